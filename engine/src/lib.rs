@@ -1,0 +1,1 @@
+//! strata: an embeddable HBase-style wide-column store.
