@@ -1,0 +1,354 @@
+//! Cells, their kinds and their order, and the limits on their parts.
+//!
+//! A cell is addressed by `(row, family:qualifier, timestamp)`. Inside one
+//! store (one family of one region) cells are ordered by
+//! row ASC, qualifier ASC, timestamp DESC, kind DESC, sequence DESC
+//! (`docs/semantics.md`, "Order").
+
+use std::cmp::Ordering;
+
+use crate::error::{Error, Result};
+
+/// Longest row key in bytes (HBase's `Short.MAX_VALUE`).
+pub const MAX_ROW_KEY_BYTES: usize = 32_767;
+/// Longest column family name in bytes.
+pub const MAX_FAMILY_NAME_BYTES: usize = 127;
+/// Longest column qualifier in bytes.
+pub const MAX_QUALIFIER_BYTES: usize = 65_535;
+/// Default limit on one value: 10 MiB (a table option can change it).
+pub const DEFAULT_MAX_VALUE_BYTES: usize = 10 * 1024 * 1024;
+
+/// What a cell is: a value or one of the four delete markers.
+///
+/// The discriminants are HBase's `KeyValue.Type` codes and are stored on disk.
+/// Their order is the order of kinds in a store (larger sorts first at equal
+/// row, qualifier and timestamp), so a marker is seen before the puts it hides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum CellKind {
+    /// A value.
+    Put = 4,
+    /// Hides the version of one column at exactly the marker's timestamp.
+    Delete = 8,
+    /// Hides every column of the family at exactly the marker's timestamp.
+    DeleteFamilyVersion = 10,
+    /// Hides every version of one column at or below the marker's timestamp.
+    DeleteColumn = 12,
+    /// Hides every column of the family at or below the marker's timestamp.
+    DeleteFamily = 14,
+}
+
+impl CellKind {
+    /// Decodes a stored kind byte.
+    pub fn from_code(code: u8) -> Option<CellKind> {
+        match code {
+            4 => Some(CellKind::Put),
+            8 => Some(CellKind::Delete),
+            10 => Some(CellKind::DeleteFamilyVersion),
+            12 => Some(CellKind::DeleteColumn),
+            14 => Some(CellKind::DeleteFamily),
+            _ => None,
+        }
+    }
+
+    /// The stored kind byte.
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+
+    /// True for the four delete markers.
+    pub fn is_delete(self) -> bool {
+        self != CellKind::Put
+    }
+
+    /// True for markers that apply to every column of a family.
+    pub fn is_family_marker(self) -> bool {
+        matches!(self, CellKind::DeleteFamily | CellKind::DeleteFamilyVersion)
+    }
+
+    /// HBase's name for the kind, as the shell prints it (`type=DeleteColumn`).
+    pub fn name(self) -> &'static str {
+        match self {
+            CellKind::Put => "Put",
+            CellKind::Delete => "Delete",
+            CellKind::DeleteFamilyVersion => "DeleteFamilyVersion",
+            CellKind::DeleteColumn => "DeleteColumn",
+            CellKind::DeleteFamily => "DeleteFamily",
+        }
+    }
+}
+
+/// One cell as returned to callers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cell {
+    /// Column family name.
+    pub family: Vec<u8>,
+    /// Column qualifier (may be empty).
+    pub qualifier: Vec<u8>,
+    /// Timestamp in milliseconds.
+    pub timestamp: i64,
+    /// Put, or a delete marker (markers appear only in raw scans).
+    pub kind: CellKind,
+    /// The value (empty for markers).
+    pub value: Vec<u8>,
+}
+
+/// The cells of one row that a get or scan returned.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RowResult {
+    /// The row key.
+    pub row: Vec<u8>,
+    /// Cells in order: family ASC, qualifier ASC, timestamp DESC.
+    pub cells: Vec<Cell>,
+}
+
+impl RowResult {
+    /// True when the row has no cells (a get of a missing row).
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    /// The newest value of `family:qualifier`, if the result holds one.
+    pub fn value(&self, family: impl AsRef<[u8]>, qualifier: impl AsRef<[u8]>) -> Option<&[u8]> {
+        let (family, qualifier) = (family.as_ref(), qualifier.as_ref());
+        self.cells
+            .iter()
+            .find(|c| c.kind == CellKind::Put && c.family == family && c.qualifier == qualifier)
+            .map(|c| c.value.as_slice())
+    }
+
+    /// Every returned cell of `family:qualifier`, newest first.
+    pub fn versions<'a>(
+        &'a self,
+        family: &'a [u8],
+        qualifier: &'a [u8],
+    ) -> impl Iterator<Item = &'a Cell> + 'a {
+        self.cells
+            .iter()
+            .filter(move |c| c.family == family && c.qualifier == qualifier)
+    }
+}
+
+/// A half-open time range `[min, max)` in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TimeRange {
+    min: i64,
+    max: i64,
+}
+
+impl TimeRange {
+    /// Every timestamp.
+    pub const ALL: TimeRange = TimeRange {
+        min: 0,
+        max: i64::MAX,
+    };
+
+    /// `[min, max)`; fails unless `0 <= min <= max`.
+    pub fn new(min: i64, max: i64) -> Result<TimeRange> {
+        if min < 0 || max < 0 || min > max {
+            return Err(Error::InvalidTimeRange { min, max });
+        }
+        Ok(TimeRange { min, max })
+    }
+
+    /// Exactly one timestamp.
+    pub fn at(timestamp: i64) -> Result<TimeRange> {
+        if timestamp < 0 {
+            return Err(Error::NegativeTimestamp { timestamp });
+        }
+        Ok(TimeRange {
+            min: timestamp,
+            max: timestamp.saturating_add(1),
+        })
+    }
+
+    /// Inclusive lower bound.
+    pub fn min(&self) -> i64 {
+        self.min
+    }
+
+    /// Exclusive upper bound.
+    pub fn max(&self) -> i64 {
+        self.max
+    }
+
+    /// True when `timestamp` lies in the range.
+    pub fn contains(&self, timestamp: i64) -> bool {
+        self.min <= timestamp && timestamp < self.max
+    }
+
+    /// True when the range admits every timestamp.
+    pub fn is_all(&self) -> bool {
+        self.min == 0 && self.max == i64::MAX
+    }
+}
+
+impl Default for TimeRange {
+    fn default() -> Self {
+        TimeRange::ALL
+    }
+}
+
+/// Compares two cell keys in store order:
+/// row ASC, qualifier ASC, timestamp DESC, kind DESC, sequence DESC.
+#[inline]
+pub(crate) fn compare_keys(
+    a: (&[u8], &[u8], i64, CellKind, u64),
+    b: (&[u8], &[u8], i64, CellKind, u64),
+) -> Ordering {
+    a.0.cmp(b.0)
+        .then_with(|| a.1.cmp(b.1))
+        .then_with(|| b.2.cmp(&a.2))
+        .then_with(|| b.3.cmp(&a.3))
+        .then_with(|| b.4.cmp(&a.4))
+}
+
+/// Checks a row key's length.
+pub(crate) fn validate_row(row: &[u8]) -> Result<()> {
+    if row.is_empty() {
+        return Err(Error::EmptyRowKey);
+    }
+    if row.len() > MAX_ROW_KEY_BYTES {
+        return Err(Error::RowKeyTooLong {
+            len: row.len(),
+            max: MAX_ROW_KEY_BYTES,
+        });
+    }
+    Ok(())
+}
+
+/// Checks a qualifier's length.
+pub(crate) fn validate_qualifier(qualifier: &[u8]) -> Result<()> {
+    if qualifier.len() > MAX_QUALIFIER_BYTES {
+        return Err(Error::QualifierTooLong {
+            len: qualifier.len(),
+            max: MAX_QUALIFIER_BYTES,
+        });
+    }
+    Ok(())
+}
+
+/// Checks a timestamp is not negative.
+pub(crate) fn validate_timestamp(timestamp: i64) -> Result<()> {
+    if timestamp < 0 {
+        return Err(Error::NegativeTimestamp { timestamp });
+    }
+    Ok(())
+}
+
+/// Checks a column family name as HBase does: 1..=127 printable ASCII bytes,
+/// none of `:`, `\\` or `/`, not starting with `.`.
+pub(crate) fn validate_family_name(name: &[u8]) -> Result<()> {
+    let reason = if name.is_empty() {
+        Some("it is empty")
+    } else if name.len() > MAX_FAMILY_NAME_BYTES {
+        Some("it is longer than 127 bytes")
+    } else if name.contains(&b':') {
+        Some("it contains ':'")
+    } else if name.contains(&b'/') || name.contains(&b'\\') {
+        Some("it contains '/' or '\\'")
+    } else if name.iter().any(|b| !(0x20..0x7f).contains(b)) {
+        Some("it contains a byte that is not printable ASCII")
+    } else if name.first() == Some(&b'.') {
+        Some("it starts with '.'")
+    } else {
+        None
+    };
+    match reason {
+        Some(reason) => Err(Error::InvalidFamilyName {
+            name: String::from_utf8_lossy(name).into_owned(),
+            reason,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The smallest row key greater than every key that starts with `prefix`,
+/// or `None` when no such key exists (the prefix is empty or all `0xFF`).
+pub(crate) fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last != 0xFF {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_sort_family_markers_first() {
+        let mut kinds = vec![
+            CellKind::Put,
+            CellKind::DeleteFamily,
+            CellKind::Delete,
+            CellKind::DeleteColumn,
+            CellKind::DeleteFamilyVersion,
+        ];
+        kinds.sort_by(|a, b| b.cmp(a));
+        assert_eq!(
+            kinds,
+            [
+                CellKind::DeleteFamily,
+                CellKind::DeleteColumn,
+                CellKind::DeleteFamilyVersion,
+                CellKind::Delete,
+                CellKind::Put
+            ]
+        );
+        for k in kinds {
+            assert_eq!(CellKind::from_code(k.code()), Some(k));
+        }
+        assert_eq!(CellKind::from_code(5), None);
+    }
+
+    #[test]
+    fn key_order_is_row_qualifier_then_newest_first() {
+        let a = (&b"r1"[..], &b"a"[..], 10, CellKind::Put, 1);
+        let b = (&b"r1"[..], &b"a"[..], 5, CellKind::Put, 9);
+        assert_eq!(compare_keys(a, b), Ordering::Less, "newer timestamp first");
+        let c = (&b"r1"[..], &b"a"[..], 10, CellKind::DeleteColumn, 1);
+        assert_eq!(compare_keys(c, a), Ordering::Less, "marker before put");
+        let d = (&b"r1"[..], &b"a"[..], 10, CellKind::Put, 2);
+        assert_eq!(compare_keys(d, a), Ordering::Less, "higher sequence first");
+        let e = (&b"r0"[..], &b"z"[..], 0, CellKind::Put, 0);
+        assert_eq!(compare_keys(e, a), Ordering::Less, "row decides first");
+    }
+
+    #[test]
+    fn time_range_validation() {
+        assert!(TimeRange::new(5, 3).is_err());
+        assert!(TimeRange::new(-1, 3).is_err());
+        let r = TimeRange::new(3, 5).unwrap();
+        assert!(r.contains(3) && r.contains(4) && !r.contains(5));
+        assert!(TimeRange::at(7).unwrap().contains(7));
+        assert!(matches!(
+            TimeRange::at(-2),
+            Err(Error::NegativeTimestamp { .. })
+        ));
+    }
+
+    #[test]
+    fn family_names() {
+        assert!(validate_family_name(b"cf").is_ok());
+        assert!(validate_family_name(b"").is_err());
+        assert!(validate_family_name(b"a:b").is_err());
+        assert!(validate_family_name(b"a\tb").is_err());
+        assert!(validate_family_name(b"a/b").is_err());
+        assert!(validate_family_name(b".a").is_err());
+        assert!(validate_family_name(&[b'a'; 128]).is_err());
+        assert!(validate_family_name(&[b'a'; 127]).is_ok());
+    }
+
+    #[test]
+    fn prefix_successors() {
+        assert_eq!(prefix_successor(b"ab"), Some(b"ac".to_vec()));
+        assert_eq!(prefix_successor(b"a\xff"), Some(b"b".to_vec()));
+        assert_eq!(prefix_successor(b"\xff\xff"), None);
+        assert_eq!(prefix_successor(b""), None);
+    }
+}

@@ -1,0 +1,358 @@
+//! Errors: one enum whose variants say exactly what went wrong.
+//!
+//! Bad input is rejected before anything is written, so an `Err` from a
+//! mutation always means nothing of that mutation was applied.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Result alias used throughout strata.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in strata.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// A row key was empty; HBase row keys are 1..=32767 bytes.
+    EmptyRowKey,
+    /// A row key was longer than the limit.
+    RowKeyTooLong {
+        /// Length of the offending key in bytes.
+        len: usize,
+        /// The limit in bytes.
+        max: usize,
+    },
+    /// A column qualifier was longer than the limit.
+    QualifierTooLong {
+        /// Length of the offending qualifier in bytes.
+        len: usize,
+        /// The limit in bytes.
+        max: usize,
+    },
+    /// A table name does not follow the rules (`[A-Za-z0-9_.-]`, optional `namespace:`).
+    InvalidTableName {
+        /// The rejected name, rendered lossily.
+        name: String,
+        /// Why it was rejected.
+        reason: &'static str,
+    },
+    /// A column family name does not follow the rules (printable, no `:`, 1..=127 bytes).
+    InvalidFamilyName {
+        /// The rejected name, rendered lossily.
+        name: String,
+        /// Why it was rejected.
+        reason: &'static str,
+    },
+    /// A table descriptor names the same family twice.
+    DuplicateFamily {
+        /// The repeated family.
+        family: String,
+    },
+    /// A table must have at least one column family.
+    NoFamilies {
+        /// The table being created or altered.
+        table: String,
+    },
+    /// An operation named a family the table does not have.
+    UnknownFamily {
+        /// The table.
+        table: String,
+        /// The family that does not exist in it.
+        family: String,
+    },
+    /// A timestamp was negative; timestamps are milliseconds `>= 0`.
+    NegativeTimestamp {
+        /// The rejected timestamp.
+        timestamp: i64,
+    },
+    /// A time range with `min > max` or a negative bound.
+    InvalidTimeRange {
+        /// Inclusive lower bound.
+        min: i64,
+        /// Exclusive upper bound.
+        max: i64,
+    },
+    /// A value was larger than the table's limit.
+    ValueTooLarge {
+        /// Length of the value in bytes.
+        len: usize,
+        /// The limit in bytes.
+        max: usize,
+    },
+    /// A single mutation was larger than one WAL record may be.
+    MutationTooLarge {
+        /// Encoded size in bytes.
+        len: usize,
+        /// The limit in bytes.
+        max: usize,
+    },
+    /// A mutation carried no cells.
+    EmptyMutation,
+    /// A row mutation mixed cells of different rows.
+    RowMismatch {
+        /// Row of the enclosing operation.
+        expected: Vec<u8>,
+        /// Row found in a nested mutation.
+        found: Vec<u8>,
+    },
+    /// An increment found a value that is not an 8-byte big-endian counter.
+    NotACounter {
+        /// Family of the column.
+        family: String,
+        /// Qualifier of the column.
+        qualifier: Vec<u8>,
+        /// Length of the stored value.
+        len: usize,
+    },
+    /// An increment would overflow the i64 counter.
+    CounterOverflow {
+        /// Family of the column.
+        family: String,
+        /// Qualifier of the column.
+        qualifier: Vec<u8>,
+    },
+    /// An option has a value outside its allowed range.
+    InvalidOption {
+        /// Name of the option.
+        name: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// No table with this name exists.
+    TableNotFound {
+        /// The table name.
+        table: String,
+    },
+    /// A table with this name already exists.
+    TableExists {
+        /// The table name.
+        table: String,
+    },
+    /// The database (or a handle into it) was used after it was closed.
+    Closed,
+    /// Another process (or another open handle) holds the database directory.
+    DatabaseLocked {
+        /// The database directory.
+        path: PathBuf,
+    },
+    /// `STRATA_IO=uring` (or the option) demanded io_uring but a ring cannot be set up.
+    IoUringUnavailable {
+        /// What the kernel said.
+        reason: String,
+    },
+    /// The WAL commit thread failed earlier; writes are refused until reopen.
+    WalFailed {
+        /// The original failure.
+        reason: String,
+    },
+    /// A file's content failed a checksum or does not parse.
+    Corruption {
+        /// The damaged file.
+        file: PathBuf,
+        /// Byte offset of the damaged record or block.
+        offset: u64,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An operating system I/O error.
+    Io {
+        /// What strata was doing (usually names the file).
+        context: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// Wraps an I/O error with what strata was doing when it happened.
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io {
+            context: context.into(),
+            source,
+        }
+    }
+
+    /// A corruption error naming `file` and `offset`.
+    pub(crate) fn corruption(
+        file: impl Into<PathBuf>,
+        offset: u64,
+        reason: impl Into<String>,
+    ) -> Self {
+        Error::Corruption {
+            file: file.into(),
+            offset,
+            reason: reason.into(),
+        }
+    }
+
+    /// True when the error is about the caller's input rather than storage.
+    pub fn is_invalid_input(&self) -> bool {
+        matches!(
+            self,
+            Error::EmptyRowKey
+                | Error::RowKeyTooLong { .. }
+                | Error::QualifierTooLong { .. }
+                | Error::InvalidTableName { .. }
+                | Error::InvalidFamilyName { .. }
+                | Error::DuplicateFamily { .. }
+                | Error::NoFamilies { .. }
+                | Error::UnknownFamily { .. }
+                | Error::NegativeTimestamp { .. }
+                | Error::InvalidTimeRange { .. }
+                | Error::ValueTooLarge { .. }
+                | Error::MutationTooLarge { .. }
+                | Error::EmptyMutation
+                | Error::RowMismatch { .. }
+                | Error::NotACounter { .. }
+                | Error::CounterOverflow { .. }
+                | Error::InvalidOption { .. }
+        )
+    }
+}
+
+/// Renders bytes the way HBase's `Bytes.toStringBinary` does, for messages.
+pub(crate) fn printable(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for &b in bytes {
+        if (0x20..0x7f).contains(&b) && b != b'\\' {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("\\x{b:02X}"));
+        }
+    }
+    out
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::EmptyRowKey => write!(f, "row key is empty (must be 1..=32767 bytes)"),
+            Error::RowKeyTooLong { len, max } => {
+                write!(f, "row key is {len} bytes, longer than the limit of {max}")
+            }
+            Error::QualifierTooLong { len, max } => {
+                write!(
+                    f,
+                    "qualifier is {len} bytes, longer than the limit of {max}"
+                )
+            }
+            Error::InvalidTableName { name, reason } => {
+                write!(f, "invalid table name '{name}': {reason}")
+            }
+            Error::InvalidFamilyName { name, reason } => {
+                write!(f, "invalid column family name '{name}': {reason}")
+            }
+            Error::DuplicateFamily { family } => {
+                write!(f, "column family '{family}' is declared twice")
+            }
+            Error::NoFamilies { table } => {
+                write!(f, "table '{table}' must have at least one column family")
+            }
+            Error::UnknownFamily { table, family } => {
+                write!(
+                    f,
+                    "column family '{family}' does not exist in table '{table}'"
+                )
+            }
+            Error::NegativeTimestamp { timestamp } => {
+                write!(f, "timestamp {timestamp} is negative (must be >= 0)")
+            }
+            Error::InvalidTimeRange { min, max } => {
+                write!(
+                    f,
+                    "invalid time range [{min}, {max}): bounds must be >= 0 and min <= max"
+                )
+            }
+            Error::ValueTooLarge { len, max } => {
+                write!(f, "value is {len} bytes, larger than the limit of {max}")
+            }
+            Error::MutationTooLarge { len, max } => {
+                write!(
+                    f,
+                    "mutation encodes to {len} bytes, larger than the limit of {max}"
+                )
+            }
+            Error::EmptyMutation => write!(f, "mutation has no cells"),
+            Error::RowMismatch { expected, found } => write!(
+                f,
+                "mutation for row '{}' found inside an operation on row '{}'",
+                printable(found),
+                printable(expected)
+            ),
+            Error::NotACounter {
+                family,
+                qualifier,
+                len,
+            } => write!(
+                f,
+                "column {family}:{} holds {len} bytes, not an 8-byte counter",
+                printable(qualifier)
+            ),
+            Error::CounterOverflow { family, qualifier } => {
+                write!(
+                    f,
+                    "increment of {family}:{} overflows i64",
+                    printable(qualifier)
+                )
+            }
+            Error::InvalidOption { name, reason } => write!(f, "invalid option {name}: {reason}"),
+            Error::TableNotFound { table } => write!(f, "table '{table}' does not exist"),
+            Error::TableExists { table } => write!(f, "table '{table}' already exists"),
+            Error::Closed => write!(f, "the database is closed"),
+            Error::DatabaseLocked { path } => write!(
+                f,
+                "database {} is already open (its LOCK is held)",
+                path.display()
+            ),
+            Error::IoUringUnavailable { reason } => {
+                write!(f, "io_uring was requested but is unavailable: {reason}")
+            }
+            Error::WalFailed { reason } => {
+                write!(
+                    f,
+                    "the write-ahead log failed earlier ({reason}); reopen the database"
+                )
+            }
+            Error::Corruption {
+                file,
+                offset,
+                reason,
+            } => write!(
+                f,
+                "corruption in {} at offset {offset}: {reason}",
+                file.display()
+            ),
+            Error::Io { context, source } => write!(f, "{context}: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn printable_escapes_like_hbase() {
+        assert_eq!(printable(b"abc"), "abc");
+        assert_eq!(printable(b"a\x00\xffz"), "a\\x00\\xFFz");
+        assert_eq!(printable(b"a\\b"), "a\\x5Cb");
+    }
+
+    #[test]
+    fn corruption_message_names_file_and_offset() {
+        let e = Error::corruption("/d/wal/000001.log", 4096, "checksum mismatch");
+        assert_eq!(
+            e.to_string(),
+            "corruption in /d/wal/000001.log at offset 4096: checksum mismatch"
+        );
+    }
+}

@@ -1,0 +1,393 @@
+//! File I/O behind one interface with two back ends.
+//!
+//! * io_uring ([`uring`]): one ring per thread, created lazily. `read_many`
+//!   submits every read of a batch at once, and the WAL's write and
+//!   `fdatasync` go in as linked SQEs.
+//! * sync ([`sync`]): `pread`/`pwrite`/`fdatasync`, for kernels or sandboxes
+//!   where a ring cannot be set up.
+//!
+//! The back end is chosen once per database ([`Io::resolve`]): the
+//! `STRATA_IO=sync|uring` environment variable wins over [`IoMode`]; in
+//! `Auto` mode a failure to set up a ring is reported once on stderr and the
+//! sync back end is used. Every call finishes all the I/O it started before
+//! it returns, so no buffer is ever left in the kernel's hands.
+
+mod sync;
+mod uring;
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::{Error, Result};
+use crate::options::IoMode;
+
+/// The environment variable that forces a back end.
+pub const IO_ENV_VAR: &str = "STRATA_IO";
+
+/// Largest byte count handed to the kernel in one request (io_uring takes a
+/// u32 length; larger transfers are split).
+const MAX_IO_BYTES: usize = 1 << 30;
+
+/// Which back end performs I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// io_uring, one ring per thread.
+    Uring,
+    /// `pread`/`pwrite`/`fdatasync`.
+    Sync,
+}
+
+impl Backend {
+    /// Lowercase name, as `STRATA_IO` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Uring => "uring",
+            Backend::Sync => "sync",
+        }
+    }
+}
+
+/// What a sync must make durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SyncKind {
+    /// `fdatasync`: the data and the metadata needed to read it back.
+    Data,
+    /// `fsync`: data and all metadata.
+    All,
+}
+
+/// The chosen back end; cheap to copy.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Io {
+    backend: Backend,
+}
+
+/// One read of a `read_many` batch: fill all of `buf` from `offset` of `file`.
+pub(crate) struct ReadOp<'a> {
+    pub(crate) file: &'a IoFile,
+    pub(crate) offset: u64,
+    pub(crate) buf: &'a mut [u8],
+}
+
+impl Io {
+    /// Picks the back end: `STRATA_IO` first, then `mode`.
+    pub(crate) fn resolve(mode: IoMode) -> Result<Io> {
+        let mode = match std::env::var(IO_ENV_VAR) {
+            Ok(value) => match value.trim().to_ascii_lowercase().as_str() {
+                "sync" => IoMode::Sync,
+                "uring" | "io_uring" => IoMode::Uring,
+                "" | "auto" => mode,
+                other => {
+                    return Err(Error::InvalidOption {
+                        name: "STRATA_IO",
+                        reason: format!("'{other}' is not one of sync, uring, auto"),
+                    });
+                }
+            },
+            Err(_) => mode,
+        };
+        let backend = match mode {
+            IoMode::Sync => Backend::Sync,
+            IoMode::Uring => match uring::probe() {
+                Ok(()) => Backend::Uring,
+                Err(e) => {
+                    return Err(Error::IoUringUnavailable {
+                        reason: e.to_string(),
+                    });
+                }
+            },
+            IoMode::Auto => match uring::probe() {
+                Ok(()) => Backend::Uring,
+                Err(e) => {
+                    uring::warn_fallback_once(&e);
+                    Backend::Sync
+                }
+            },
+        };
+        Ok(Io { backend })
+    }
+
+    /// An `Io` on the given back end, without probing (tests and tools).
+    #[cfg(test)]
+    pub(crate) fn with_backend(backend: Backend) -> Io {
+        Io { backend }
+    }
+
+    /// The back end in use.
+    pub(crate) fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Opens an existing file for reading.
+    pub(crate) fn open_read(&self, path: &Path) -> Result<IoFile> {
+        let file =
+            File::open(path).map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
+        self.wrap(file, path)
+    }
+
+    /// Opens an existing file for reading and writing.
+    pub(crate) fn open_rw(&self, path: &Path) -> Result<IoFile> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
+        self.wrap(file, path)
+    }
+
+    /// Creates a new file (failing if it exists) for reading and writing.
+    pub(crate) fn create_new(&self, path: &Path) -> Result<IoFile> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
+        self.wrap(file, path)
+    }
+
+    fn wrap(&self, file: File, path: &Path) -> Result<IoFile> {
+        let len = file
+            .metadata()
+            .map_err(|e| Error::io(format!("reading metadata of {}", path.display()), e))?
+            .len();
+        Ok(IoFile {
+            file,
+            path: path.to_path_buf(),
+            backend: self.backend,
+            append_offset: AtomicU64::new(len),
+        })
+    }
+
+    /// Fills every op's buffer; on io_uring all reads go in one submission
+    /// (chunked by ring size). Fails if any read fails or hits end of file.
+    pub(crate) fn read_many(&self, ops: &mut [ReadOp<'_>]) -> io::Result<()> {
+        match self.backend {
+            Backend::Uring => match uring::read_many(ops) {
+                Some(result) => result,
+                None => sync::read_many(ops),
+            },
+            Backend::Sync => sync::read_many(ops),
+        }
+    }
+}
+
+/// An open file bound to a back end.
+#[derive(Debug)]
+pub(crate) struct IoFile {
+    file: File,
+    path: PathBuf,
+    backend: Backend,
+    /// Where the next [`IoFile::append`] writes; starts at the file's length.
+    append_offset: AtomicU64,
+}
+
+impl IoFile {
+    /// The file's path (for error messages).
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub(crate) fn raw_fd(&self) -> i32 {
+        self.file.as_raw_fd()
+    }
+
+    /// The file's current length according to the file system.
+    pub(crate) fn len(&self) -> io::Result<u64> {
+        Ok(self.file.metadata()?.len())
+    }
+
+    /// Reads up to `buf.len()` bytes at `offset`; returns how many were read
+    /// (fewer only at end of file).
+    pub(crate) fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        if self.backend == Backend::Uring
+            && let Some(result) = uring::read_at(self.raw_fd(), offset, buf)
+        {
+            return result;
+        }
+        sync::read_at(&self.file, offset, buf)
+    }
+
+    /// Reads exactly `buf.len()` bytes at `offset`.
+    pub(crate) fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        let n = self.read_at(offset, buf)?;
+        if n < buf.len() {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "wanted {} bytes at {offset}, file ends after {n}",
+                    buf.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Writes all of `buf` at `offset`.
+    pub(crate) fn write_at(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
+        self.write_at_then_sync(offset, buf, None)
+    }
+
+    /// Writes all of `buf` at `offset`, then syncs if asked. On io_uring the
+    /// write and the sync are linked SQEs submitted together.
+    pub(crate) fn write_at_then_sync(
+        &self,
+        offset: u64,
+        buf: &[u8],
+        sync: Option<SyncKind>,
+    ) -> io::Result<()> {
+        if self.backend == Backend::Uring
+            && let Some(result) = uring::write_at_then_sync(self.raw_fd(), offset, buf, sync)
+        {
+            return result;
+        }
+        sync::write_at(&self.file, offset, buf)?;
+        match sync {
+            Some(kind) => sync::sync(&self.file, kind),
+            None => Ok(()),
+        }
+    }
+
+    /// Appends `buf` after everything appended before; returns its offset.
+    pub(crate) fn append(&self, buf: &[u8]) -> io::Result<u64> {
+        let offset = self
+            .append_offset
+            .fetch_add(buf.len() as u64, Ordering::AcqRel);
+        self.write_at(offset, buf)?;
+        Ok(offset)
+    }
+
+    /// Makes written data durable.
+    pub(crate) fn sync(&self, kind: SyncKind) -> io::Result<()> {
+        if self.backend == Backend::Uring
+            && let Some(result) = uring::sync(self.raw_fd(), kind)
+        {
+            return result;
+        }
+        sync::sync(&self.file, kind)
+    }
+
+    /// Reserves `len` bytes of disk for the file (extending its size), so
+    /// that later writes inside it do not allocate.
+    pub(crate) fn preallocate(&self, len: u64) -> io::Result<()> {
+        let len_signed = libc::off_t::try_from(len)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "length too large"))?;
+        // SAFETY: fallocate only reads its integer arguments; the fd is open
+        // for writing for as long as `self.file` lives.
+        let rc = unsafe { libc::fallocate(self.raw_fd(), 0, 0, len_signed) };
+        if rc == 0 {
+            return Ok(());
+        }
+        let err = io::Error::last_os_error();
+        match err.raw_os_error() {
+            // File systems without fallocate: extending the size is enough.
+            Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS) => self.file.set_len(len),
+            _ => Err(err),
+        }
+    }
+
+    /// Truncates or extends the file to `len` bytes.
+    pub(crate) fn set_len(&self, len: u64) -> io::Result<()> {
+        self.file.set_len(len)?;
+        self.append_offset.store(len, Ordering::Release);
+        Ok(())
+    }
+}
+
+/// Makes a directory's entries (creations, renames, deletions) durable.
+pub(crate) fn sync_dir(path: &Path) -> Result<()> {
+    File::open(path)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| Error::io(format!("syncing directory {}", path.display()), e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn backends() -> Vec<Io> {
+        let mut v = vec![Io::with_backend(Backend::Sync)];
+        if uring::probe().is_ok() {
+            v.push(Io::with_backend(Backend::Uring));
+        }
+        v
+    }
+
+    #[test]
+    fn write_read_append_sync_on_every_backend() {
+        for io in backends() {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("f");
+            let f = io.create_new(&path).unwrap();
+            f.write_at(0, b"hello world").unwrap();
+            f.write_at_then_sync(5, b"_", Some(SyncKind::Data)).unwrap();
+            let mut buf = [0u8; 11];
+            f.read_exact_at(0, &mut buf).unwrap();
+            assert_eq!(&buf, b"hello_world", "{:?}", io.backend());
+            f.sync(SyncKind::All).unwrap();
+            let mut short = [0u8; 20];
+            assert_eq!(f.read_at(0, &mut short).unwrap(), 11);
+            assert!(f.read_exact_at(10, &mut [0u8; 10]).is_err());
+            // Appends start at the length the file had when opened.
+            let g = io.open_rw(&path).unwrap();
+            assert_eq!(g.append(b"!!").unwrap(), 11);
+            assert_eq!(g.append(b"?").unwrap(), 13);
+            let mut all = [0u8; 14];
+            g.read_exact_at(0, &mut all).unwrap();
+            assert_eq!(&all, b"hello_world!!?");
+        }
+    }
+
+    #[test]
+    fn read_many_fills_every_buffer_across_files() {
+        for io in backends() {
+            let dir = tempfile::tempdir().unwrap();
+            let a = io.create_new(&dir.path().join("a")).unwrap();
+            let b = io.create_new(&dir.path().join("b")).unwrap();
+            let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+            a.write_at(0, &data).unwrap();
+            b.write_at(0, &data[..5000]).unwrap();
+            // More reads than one ring holds, to exercise chunking.
+            let mut bufs: Vec<Vec<u8>> = (0..600).map(|_| vec![0u8; 97]).collect();
+            let mut ops: Vec<ReadOp<'_>> = bufs
+                .iter_mut()
+                .enumerate()
+                .map(|(i, buf)| ReadOp {
+                    file: if i % 2 == 0 { &a } else { &b },
+                    offset: (i as u64 * 7) % 4000,
+                    buf: buf.as_mut_slice(),
+                })
+                .collect();
+            io.read_many(&mut ops).unwrap();
+            for (i, buf) in bufs.iter().enumerate() {
+                let off = ((i as u64 * 7) % 4000) as usize;
+                assert_eq!(buf.as_slice(), &data[off..off + 97]);
+            }
+            let mut past_end = vec![0u8; 10];
+            let mut ops = [ReadOp {
+                file: &b,
+                offset: 4995,
+                buf: &mut past_end,
+            }];
+            assert!(io.read_many(&mut ops).is_err());
+        }
+    }
+
+    #[test]
+    fn preallocate_extends_with_zeros() {
+        for io in backends() {
+            let dir = tempfile::tempdir().unwrap();
+            let f = io.create_new(&dir.path().join("p")).unwrap();
+            f.preallocate(1 << 20).unwrap();
+            assert_eq!(f.len().unwrap(), 1 << 20);
+            let mut buf = vec![1u8; 4096];
+            f.read_exact_at(4096, &mut buf).unwrap();
+            assert!(buf.iter().all(|&b| b == 0));
+            f.set_len(100).unwrap();
+            assert_eq!(f.len().unwrap(), 100);
+        }
+    }
+}

@@ -1,0 +1,744 @@
+//! The memstore: recently written cells of one store, sorted, in memory.
+//!
+//! A skiplist whose nodes live in an arena of large chunks (LevelDB's and
+//! RocksDB's design). Compared with a skiplist of individually allocated
+//! nodes it needs one bump allocation per cell instead of three, keeps a
+//! cell's key, value and links together in one cache-friendly run of bytes,
+//! and makes size accounting exact: the memstore's size *is* the bytes of its
+//! chunks (`docs/benchmarks.md` has the comparison with crossbeam-skiplist).
+//!
+//! Concurrency contract:
+//! * Inserts require the writer lock ([`Memstore::insert`] takes it); there
+//!   is one writer at a time.
+//! * Readers take no lock. A node is fully written before it is published by
+//!   a `Release` store of its address into its predecessors' links; readers
+//!   load links with `Acquire`. After publication the only bytes of a node
+//!   that ever change are its links, which are atomics.
+//! * Nodes are never removed or moved; chunks are freed only when the
+//!   memstore is dropped, which cannot happen while a cursor holds its `Arc`.
+//!
+//! Node layout in the arena (8-byte aligned), see [`NodeHeader`]:
+//! `header (32 bytes) | links: [AtomicPtr; height] | row | qualifier | value`.
+
+use std::cmp::Ordering as CmpOrdering;
+use std::mem::{MaybeUninit, size_of};
+use std::ptr::{self, NonNull};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+
+use parking_lot::Mutex;
+
+use crate::cell::{CellKind, compare_keys};
+
+/// Tallest tower; with p = 1/4 this serves ~16M cells without degrading.
+const MAX_HEIGHT: usize = 12;
+/// First arena chunk: small, so thousands of idle regions cost little.
+const FIRST_CHUNK_BYTES: usize = 4 * 1024;
+/// Chunks double in size up to this.
+const MAX_CHUNK_BYTES: usize = 1024 * 1024;
+/// Nodes larger than this get a chunk of their own instead of wasting the
+/// rest of a shared one.
+const DEDICATED_CHUNK_THRESHOLD_BYTES: usize = MAX_CHUNK_BYTES / 4;
+
+/// Fixed part of every node. `repr(C)` so the layout is what this comment
+/// says: 32 bytes, 8-aligned, links directly after it.
+#[repr(C)]
+struct NodeHeader {
+    timestamp: i64,
+    sequence: u64,
+    qualifier_len: u32,
+    value_len: u32,
+    row_len: u16,
+    kind: u8,
+    height: u8,
+    _padding: u32,
+}
+
+const HEADER_BYTES: usize = size_of::<NodeHeader>();
+const LINK_BYTES: usize = size_of::<AtomicPtr<NodeHeader>>();
+
+/// The key of a cell, for searching.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SeekKey<'a> {
+    pub(crate) row: &'a [u8],
+    pub(crate) qualifier: &'a [u8],
+    pub(crate) timestamp: i64,
+    pub(crate) kind: CellKind,
+    pub(crate) sequence: u64,
+}
+
+impl<'a> SeekKey<'a> {
+    /// The smallest key of `row`: every cell of the row sorts at or after it.
+    pub(crate) fn row_start(row: &'a [u8]) -> Self {
+        SeekKey {
+            row,
+            qualifier: &[],
+            timestamp: i64::MAX,
+            kind: CellKind::DeleteFamily,
+            sequence: u64::MAX,
+        }
+    }
+
+    /// The smallest key of column `row/qualifier`.
+    pub(crate) fn column_start(row: &'a [u8], qualifier: &'a [u8]) -> Self {
+        SeekKey {
+            row,
+            qualifier,
+            timestamp: i64::MAX,
+            kind: CellKind::DeleteFamily,
+            sequence: u64::MAX,
+        }
+    }
+
+    fn tuple(&self) -> (&'a [u8], &'a [u8], i64, CellKind, u64) {
+        (
+            self.row,
+            self.qualifier,
+            self.timestamp,
+            self.kind,
+            self.sequence,
+        )
+    }
+}
+
+/// A cell stored in a memstore, borrowed from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CellView<'a> {
+    pub(crate) row: &'a [u8],
+    pub(crate) qualifier: &'a [u8],
+    pub(crate) timestamp: i64,
+    pub(crate) kind: CellKind,
+    pub(crate) sequence: u64,
+    pub(crate) value: &'a [u8],
+}
+
+impl CellView<'_> {
+    fn tuple(&self) -> (&[u8], &[u8], i64, CellKind, u64) {
+        (
+            self.row,
+            self.qualifier,
+            self.timestamp,
+            self.kind,
+            self.sequence,
+        )
+    }
+}
+
+/// A published node. Valid for as long as the memstore it came from; every
+/// accessor takes that memstore as the anchor of the borrow it returns.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct NodePtr(NonNull<NodeHeader>);
+
+impl NodePtr {
+    fn header<'m>(&self, _owner: &'m Memstore) -> &'m NodeHeader {
+        // SAFETY: a NodePtr is only made from addresses of fully initialized
+        // nodes (see `Memstore::alloc_node`) obtained through Acquire loads or
+        // by the writer that initialized them; headers never change
+        // afterwards, and the arena lives as long as its memstore `_owner`.
+        unsafe { self.0.as_ref() }
+    }
+
+    fn link<'m>(&self, owner: &'m Memstore, level: usize) -> &'m AtomicPtr<NodeHeader> {
+        debug_assert!(level < usize::from(self.header(owner).height));
+        // SAFETY: links start right after the 32-byte header, are 8-aligned
+        // (the node is 8-aligned and the header is 32 bytes), there are
+        // `height` of them, all initialized before publication, callers pass
+        // `level < height`, and the arena lives as long as `owner`.
+        unsafe {
+            &*self
+                .0
+                .as_ptr()
+                .cast::<u8>()
+                .add(HEADER_BYTES + level * LINK_BYTES)
+                .cast::<AtomicPtr<NodeHeader>>()
+        }
+    }
+
+    fn bytes<'m>(&self, _owner: &'m Memstore, start: usize, len: usize) -> &'m [u8] {
+        // SAFETY: `start..start+len` lies inside the node's payload, which the
+        // writer filled before publication and never changes; the arena lives
+        // as long as `_owner`.
+        unsafe { std::slice::from_raw_parts(self.0.as_ptr().cast::<u8>().add(start), len) }
+    }
+
+    fn view<'m>(&self, owner: &'m Memstore) -> CellView<'m> {
+        let h = self.header(owner);
+        let payload = HEADER_BYTES + usize::from(h.height) * LINK_BYTES;
+        let row_len = usize::from(h.row_len);
+        let qualifier_len = h.qualifier_len as usize;
+        CellView {
+            row: self.bytes(owner, payload, row_len),
+            qualifier: self.bytes(owner, payload + row_len, qualifier_len),
+            timestamp: h.timestamp,
+            kind: CellKind::from_code(h.kind).unwrap_or(CellKind::Put),
+            sequence: h.sequence,
+            value: self.bytes(
+                owner,
+                payload + row_len + qualifier_len,
+                h.value_len as usize,
+            ),
+        }
+    }
+}
+
+/// Bump allocator over chunks that never move.
+struct Arena {
+    /// Chunks shared by small nodes; the last one is being filled.
+    shared: Vec<Box<[MaybeUninit<u64>]>>,
+    /// Chunks holding one large node each.
+    dedicated: Vec<Box<[MaybeUninit<u64>]>>,
+    /// Bytes used in the last shared chunk.
+    used_in_last: usize,
+    next_chunk_bytes: usize,
+}
+
+impl Arena {
+    fn new() -> Self {
+        Arena {
+            shared: Vec::new(),
+            dedicated: Vec::new(),
+            used_in_last: 0,
+            next_chunk_bytes: FIRST_CHUNK_BYTES,
+        }
+    }
+
+    fn new_chunk(bytes: usize) -> Box<[MaybeUninit<u64>]> {
+        let words = bytes.div_ceil(8);
+        std::iter::repeat_with(MaybeUninit::uninit)
+            .take(words)
+            .collect::<Vec<_>>()
+            .into_boxed_slice()
+    }
+
+    fn base(chunk: &mut [MaybeUninit<u64>]) -> NonNull<u8> {
+        NonNull::new(chunk.as_mut_ptr().cast::<u8>()).unwrap_or(NonNull::dangling())
+    }
+
+    /// Returns 8-aligned space for `bytes` (> 0) bytes and how many bytes of
+    /// new chunk capacity were allocated for it.
+    fn alloc(&mut self, bytes: usize) -> (NonNull<u8>, usize) {
+        let bytes = bytes.next_multiple_of(8);
+        if bytes > DEDICATED_CHUNK_THRESHOLD_BYTES {
+            let mut chunk = Self::new_chunk(bytes);
+            let grown = chunk.len() * 8;
+            let base = Self::base(&mut chunk);
+            self.dedicated.push(chunk);
+            return (base, grown);
+        }
+        let mut grown = 0;
+        let fits = self
+            .shared
+            .last()
+            .is_some_and(|c| c.len() * 8 - self.used_in_last >= bytes);
+        if !fits {
+            let size = self.next_chunk_bytes.max(bytes);
+            self.next_chunk_bytes = (self.next_chunk_bytes * 2).min(MAX_CHUNK_BYTES);
+            let chunk = Self::new_chunk(size);
+            grown = chunk.len() * 8;
+            self.shared.push(chunk);
+            self.used_in_last = 0;
+        }
+        let offset = self.used_in_last;
+        self.used_in_last += bytes;
+        let base = self
+            .shared
+            .last_mut()
+            .map_or(NonNull::dangling(), |c| Self::base(c));
+        // SAFETY: offset + bytes <= the last shared chunk's length in bytes
+        // (checked or freshly allocated above), so the result stays inside it.
+        (unsafe { base.add(offset) }, grown)
+    }
+}
+
+struct WriterState {
+    arena: Arena,
+    rng: u64,
+}
+
+/// Sorted in-memory cells of one store.
+pub(crate) struct Memstore {
+    head: [AtomicPtr<NodeHeader>; MAX_HEIGHT],
+    max_height: AtomicUsize,
+    writer: Mutex<WriterState>,
+    /// Bytes of arena chunks: the memory this memstore holds.
+    allocated_bytes: AtomicU64,
+    cell_count: AtomicU64,
+    max_sequence: AtomicU64,
+    min_timestamp: AtomicI64,
+    max_timestamp: AtomicI64,
+}
+
+// SAFETY: the raw pointers inside point into the arena owned by this value;
+// shared access follows the module's concurrency contract (single writer
+// under `writer`, Release/Acquire publication, immutable published nodes).
+unsafe impl Send for Memstore {}
+// SAFETY: as above.
+unsafe impl Sync for Memstore {}
+
+impl std::fmt::Debug for Memstore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Memstore")
+            .field("cells", &self.cell_count())
+            .field("allocated_bytes", &self.allocated_bytes())
+            .finish()
+    }
+}
+
+/// A cell to insert.
+pub(crate) struct NewCell<'a> {
+    pub(crate) row: &'a [u8],
+    pub(crate) qualifier: &'a [u8],
+    pub(crate) timestamp: i64,
+    pub(crate) kind: CellKind,
+    pub(crate) sequence: u64,
+    pub(crate) value: &'a [u8],
+}
+
+impl Memstore {
+    pub(crate) fn new() -> Self {
+        Memstore {
+            head: std::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())),
+            max_height: AtomicUsize::new(1),
+            writer: Mutex::new(WriterState {
+                arena: Arena::new(),
+                rng: 0x2545_F491_4F6C_DD1D,
+            }),
+            allocated_bytes: AtomicU64::new(0),
+            cell_count: AtomicU64::new(0),
+            max_sequence: AtomicU64::new(0),
+            min_timestamp: AtomicI64::new(i64::MAX),
+            max_timestamp: AtomicI64::new(i64::MIN),
+        }
+    }
+
+    /// Bytes of memory this memstore holds (arena chunks).
+    pub(crate) fn allocated_bytes(&self) -> u64 {
+        self.allocated_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Number of cells inserted.
+    pub(crate) fn cell_count(&self) -> u64 {
+        self.cell_count.load(Ordering::Relaxed)
+    }
+
+    /// True when no cell was ever inserted.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.cell_count() == 0
+    }
+
+    /// Highest sequence number inserted (0 when empty).
+    pub(crate) fn max_sequence(&self) -> u64 {
+        self.max_sequence.load(Ordering::Acquire)
+    }
+
+    /// Smallest and largest timestamp inserted, if any.
+    pub(crate) fn timestamp_range(&self) -> Option<(i64, i64)> {
+        let (lo, hi) = (
+            self.min_timestamp.load(Ordering::Relaxed),
+            self.max_timestamp.load(Ordering::Relaxed),
+        );
+        (lo <= hi).then_some((lo, hi))
+    }
+
+    fn slot(&self, node: Option<NodePtr>, level: usize) -> &AtomicPtr<NodeHeader> {
+        match node {
+            None => &self.head[level],
+            Some(n) => n.link(self, level),
+        }
+    }
+
+    fn load(&self, node: Option<NodePtr>, level: usize) -> Option<NodePtr> {
+        NonNull::new(self.slot(node, level).load(Ordering::Acquire)).map(NodePtr)
+    }
+
+    /// First node with key >= `key`; fills `prev[level]` with the last node
+    /// before it at each level (None = head).
+    fn find_greater_or_equal(
+        &self,
+        key: &SeekKey<'_>,
+        mut prev: Option<&mut [Option<NodePtr>; MAX_HEIGHT]>,
+    ) -> Option<NodePtr> {
+        let mut x: Option<NodePtr> = None;
+        let mut level = self.max_height.load(Ordering::Relaxed).clamp(1, MAX_HEIGHT) - 1;
+        loop {
+            let next = self.load(x, level);
+            let next_is_before_key = next.is_some_and(|n| {
+                compare_keys(n.view(self).tuple(), key.tuple()) == CmpOrdering::Less
+            });
+            if next_is_before_key {
+                x = next;
+            } else {
+                if let Some(prev) = prev.as_deref_mut() {
+                    prev[level] = x;
+                }
+                if level == 0 {
+                    return next;
+                }
+                level -= 1;
+            }
+        }
+    }
+
+    /// Last node with key < `key` (None = none, i.e. the head).
+    fn find_less_than(&self, key: &SeekKey<'_>) -> Option<NodePtr> {
+        let mut x: Option<NodePtr> = None;
+        let mut level = self.max_height.load(Ordering::Relaxed).clamp(1, MAX_HEIGHT) - 1;
+        loop {
+            let next = self.load(x, level);
+            match next {
+                Some(n) if compare_keys(n.view(self).tuple(), key.tuple()) == CmpOrdering::Less => {
+                    x = next;
+                }
+                _ => {
+                    if level == 0 {
+                        return x;
+                    }
+                    level -= 1;
+                }
+            }
+        }
+    }
+
+    /// Last node of the list.
+    fn find_last(&self) -> Option<NodePtr> {
+        let mut x: Option<NodePtr> = None;
+        let mut level = self.max_height.load(Ordering::Relaxed).clamp(1, MAX_HEIGHT) - 1;
+        loop {
+            match self.load(x, level) {
+                Some(n) => x = Some(n),
+                None if level == 0 => return x,
+                None => level -= 1,
+            }
+        }
+    }
+
+    /// Inserts cells (one mutation's cells for this store) under the writer
+    /// lock. A cell whose full key (including sequence) is already present
+    /// is skipped: keys are unique within a memstore.
+    pub(crate) fn insert_all(&self, cells: &[NewCell<'_>]) {
+        let mut writer = self.writer.lock();
+        for cell in cells {
+            self.insert_locked(&mut writer, cell);
+        }
+    }
+
+    fn random_height(rng: &mut u64) -> usize {
+        // xorshift64*: cheap and good enough for tower heights.
+        let mut height = 1;
+        loop {
+            *rng ^= *rng >> 12;
+            *rng ^= *rng << 25;
+            *rng ^= *rng >> 27;
+            let r = rng.wrapping_mul(0x2545_F491_4F6C_DD1D);
+            // Each further level with probability 1/4.
+            if height < MAX_HEIGHT && (r >> 32) & 3 == 0 {
+                height += 1;
+            } else {
+                return height;
+            }
+        }
+    }
+
+    fn insert_locked(&self, writer: &mut WriterState, cell: &NewCell<'_>) {
+        let key = SeekKey {
+            row: cell.row,
+            qualifier: cell.qualifier,
+            timestamp: cell.timestamp,
+            kind: cell.kind,
+            sequence: cell.sequence,
+        };
+        let mut prev = [None; MAX_HEIGHT];
+        let existing = self.find_greater_or_equal(&key, Some(&mut prev));
+        if existing.is_some_and(|n| compare_keys(n.view(self).tuple(), key.tuple()).is_eq()) {
+            return;
+        }
+        let height = Self::random_height(&mut writer.rng);
+        let max_height = self.max_height.load(Ordering::Relaxed);
+        if height > max_height {
+            // prev[max_height..height] are already None (the head).
+            // Readers seeing the new height before the links find null heads
+            // at the new levels and simply descend.
+            self.max_height.store(height, Ordering::Relaxed);
+        }
+        let (node, grown) = Self::alloc_node(&mut writer.arena, cell, height);
+        if grown > 0 {
+            self.allocated_bytes
+                .fetch_add(grown as u64, Ordering::Relaxed);
+        }
+        for (level, prev) in prev.iter().enumerate().take(height) {
+            let slot = self.slot(*prev, level);
+            // The node is not yet reachable, so a relaxed store suffices; the
+            // Release store below publishes it together with this link.
+            node.link(self, level)
+                .store(slot.load(Ordering::Relaxed), Ordering::Relaxed);
+            slot.store(node.0.as_ptr(), Ordering::Release);
+        }
+        self.cell_count.fetch_add(1, Ordering::Relaxed);
+        self.max_sequence.fetch_max(cell.sequence, Ordering::AcqRel);
+        self.min_timestamp
+            .fetch_min(cell.timestamp, Ordering::Relaxed);
+        self.max_timestamp
+            .fetch_max(cell.timestamp, Ordering::Relaxed);
+    }
+
+    /// Writes a complete, unlinked node into the arena.
+    fn alloc_node(arena: &mut Arena, cell: &NewCell<'_>, height: usize) -> (NodePtr, usize) {
+        let payload = HEADER_BYTES + height * LINK_BYTES;
+        let total = payload + cell.row.len() + cell.qualifier.len() + cell.value.len();
+        let (base, grown) = arena.alloc(total);
+        let header = NodeHeader {
+            timestamp: cell.timestamp,
+            sequence: cell.sequence,
+            // Lengths were validated by the caller against MAX_* limits that
+            // fit these widths (row <= 32767, qualifier <= 65535, value <= 256 MiB).
+            qualifier_len: cell.qualifier.len() as u32,
+            value_len: cell.value.len() as u32,
+            row_len: cell.row.len() as u16,
+            kind: cell.kind.code(),
+            height: height as u8,
+            _padding: 0,
+        };
+        let raw = base.as_ptr();
+        // SAFETY: `base` points at `total` freshly allocated, 8-aligned bytes
+        // that no one else can see yet; each write stays inside them.
+        unsafe {
+            ptr::write(raw.cast::<NodeHeader>(), header);
+            for level in 0..height {
+                ptr::write(
+                    raw.add(HEADER_BYTES + level * LINK_BYTES)
+                        .cast::<AtomicPtr<NodeHeader>>(),
+                    AtomicPtr::new(ptr::null_mut()),
+                );
+            }
+            let mut at = raw.add(payload);
+            for part in [cell.row, cell.qualifier, cell.value] {
+                ptr::copy_nonoverlapping(part.as_ptr(), at, part.len());
+                at = at.add(part.len());
+            }
+        }
+        (NodePtr(base.cast::<NodeHeader>()), grown)
+    }
+}
+
+/// A position in a memstore; holds the memstore alive.
+pub(crate) struct Cursor {
+    memstore: Arc<Memstore>,
+    node: Option<NodePtr>,
+}
+
+// SAFETY: the node pointer points into the arena of `memstore`, which this
+// cursor keeps alive; published nodes are immutable apart from atomics.
+unsafe impl Send for Cursor {}
+
+impl Cursor {
+    /// An unpositioned cursor.
+    pub(crate) fn new(memstore: Arc<Memstore>) -> Self {
+        Cursor {
+            memstore,
+            node: None,
+        }
+    }
+
+    /// True when positioned at a cell.
+    pub(crate) fn valid(&self) -> bool {
+        self.node.is_some()
+    }
+
+    /// The cell at the position.
+    pub(crate) fn current(&self) -> Option<CellView<'_>> {
+        self.node.as_ref().map(|n| n.view(&self.memstore))
+    }
+
+    /// Moves to the first cell with key >= `key`.
+    pub(crate) fn seek(&mut self, key: &SeekKey<'_>) {
+        self.node = self.memstore.find_greater_or_equal(key, None);
+    }
+
+    /// Moves to the last cell with key < `key`.
+    pub(crate) fn seek_before(&mut self, key: &SeekKey<'_>) {
+        self.node = self.memstore.find_less_than(key);
+    }
+
+    /// Moves to the first cell.
+    pub(crate) fn seek_to_first(&mut self) {
+        self.node = self.memstore.load(None, 0);
+    }
+
+    /// Moves to the last cell.
+    pub(crate) fn seek_to_last(&mut self) {
+        self.node = self.memstore.find_last();
+    }
+
+    /// Moves to the next cell.
+    pub(crate) fn next(&mut self) {
+        if let Some(n) = self.node {
+            self.node = self.memstore.load(Some(n), 0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    type Key = (
+        Vec<u8>,
+        Vec<u8>,
+        std::cmp::Reverse<i64>,
+        std::cmp::Reverse<u8>,
+        std::cmp::Reverse<u64>,
+    );
+
+    fn model_key(c: &CellView<'_>) -> Key {
+        use std::cmp::Reverse;
+        (
+            c.row.to_vec(),
+            c.qualifier.to_vec(),
+            Reverse(c.timestamp),
+            Reverse(c.kind.code()),
+            Reverse(c.sequence),
+        )
+    }
+
+    fn put<'a>(row: &'a [u8], q: &'a [u8], ts: i64, seq: u64, v: &'a [u8]) -> NewCell<'a> {
+        NewCell {
+            row,
+            qualifier: q,
+            timestamp: ts,
+            kind: CellKind::Put,
+            sequence: seq,
+            value: v,
+        }
+    }
+
+    #[test]
+    fn iterates_in_store_order() {
+        let m = Arc::new(Memstore::new());
+        m.insert_all(&[
+            put(b"b", b"q", 1, 1, b"v1"),
+            put(b"a", b"q", 1, 2, b"v2"),
+            put(b"a", b"q", 5, 3, b"v3"),
+            put(b"a", b"", 1, 4, b"v4"),
+        ]);
+        let mut c = Cursor::new(m.clone());
+        c.seek_to_first();
+        let mut seen = Vec::new();
+        while let Some(cell) = c.current() {
+            seen.push((
+                cell.row.to_vec(),
+                cell.qualifier.to_vec(),
+                cell.timestamp,
+                cell.value.to_vec(),
+            ));
+            c.next();
+        }
+        assert_eq!(
+            seen,
+            vec![
+                (b"a".to_vec(), b"".to_vec(), 1, b"v4".to_vec()),
+                (b"a".to_vec(), b"q".to_vec(), 5, b"v3".to_vec()),
+                (b"a".to_vec(), b"q".to_vec(), 1, b"v2".to_vec()),
+                (b"b".to_vec(), b"q".to_vec(), 1, b"v1".to_vec()),
+            ]
+        );
+        c.seek(&SeekKey::row_start(b"b"));
+        assert_eq!(c.current().unwrap().row, b"b");
+        c.seek_before(&SeekKey::row_start(b"b"));
+        assert_eq!(c.current().unwrap().value, b"v2");
+        c.seek_before(&SeekKey::row_start(b"a"));
+        assert!(!c.valid());
+        c.seek_to_last();
+        assert_eq!(c.current().unwrap().row, b"b");
+        assert_eq!(m.cell_count(), 4);
+        assert_eq!(m.max_sequence(), 4);
+        assert_eq!(m.timestamp_range(), Some((1, 5)));
+    }
+
+    #[test]
+    fn duplicate_keys_are_skipped() {
+        let m = Memstore::new();
+        m.insert_all(&[put(b"a", b"q", 1, 1, b"x"), put(b"a", b"q", 1, 1, b"y")]);
+        assert_eq!(m.cell_count(), 1);
+    }
+
+    #[test]
+    fn large_values_get_dedicated_chunks_and_accounting_is_exact() {
+        let m = Arc::new(Memstore::new());
+        let big = vec![7u8; 3 * 1024 * 1024];
+        m.insert_all(&[put(b"a", b"", 1, 1, b"small")]);
+        m.insert_all(&[put(b"b", b"", 1, 2, &big)]);
+        m.insert_all(&[put(b"c", b"", 1, 3, b"small")]);
+        assert!(m.allocated_bytes() >= big.len() as u64);
+        assert!(m.allocated_bytes() < big.len() as u64 + 64 * 1024);
+        let mut c = Cursor::new(m);
+        c.seek(&SeekKey::row_start(b"b"));
+        assert_eq!(c.current().unwrap().value, big.as_slice());
+        c.next();
+        assert_eq!(c.current().unwrap().value, b"small");
+    }
+
+    #[test]
+    fn readers_run_concurrently_with_a_writer() {
+        let m = Arc::new(Memstore::new());
+        let writer = {
+            let m = m.clone();
+            std::thread::spawn(move || {
+                for i in 0..20_000u64 {
+                    let row = (i * 7919 % 20_000).to_be_bytes();
+                    m.insert_all(&[put(&row, b"q", 1, i + 1, b"value")]);
+                }
+            })
+        };
+        for _ in 0..50 {
+            // Every scan sees a sorted list, however far the writer got.
+            let mut c = Cursor::new(m.clone());
+            c.seek_to_first();
+            let mut last: Option<Vec<u8>> = None;
+            while let Some(cell) = c.current() {
+                if let Some(l) = &last {
+                    assert!(l.as_slice() < cell.row);
+                }
+                last = Some(cell.row.to_vec());
+                c.next();
+            }
+        }
+        writer.join().unwrap();
+        assert_eq!(m.cell_count(), 20_000);
+    }
+
+    proptest! {
+        #[test]
+        fn matches_a_sorted_set(cells in proptest::collection::vec(
+            (proptest::collection::vec(0u8..4, 1..4), proptest::collection::vec(0u8..3, 0..3),
+             0i64..5, prop_oneof![Just(CellKind::Put), Just(CellKind::Delete), Just(CellKind::DeleteColumn)],
+             proptest::collection::vec(any::<u8>(), 0..20)), 0..200),
+            probe_row in proptest::collection::vec(0u8..4, 1..4)) {
+            let m = Arc::new(Memstore::new());
+            let mut model = BTreeSet::new();
+            for (seq, (row, q, ts, kind, value)) in cells.iter().enumerate() {
+                let cell = NewCell { row, qualifier: q, timestamp: *ts, kind: *kind, sequence: seq as u64 + 1, value };
+                m.insert_all(std::slice::from_ref(&cell));
+                let view = CellView { row, qualifier: q, timestamp: *ts, kind: *kind, sequence: seq as u64 + 1, value };
+                model.insert((model_key(&view), value.clone()));
+            }
+            let mut c = Cursor::new(m.clone());
+            c.seek_to_first();
+            let mut got = Vec::new();
+            while let Some(cell) = c.current() {
+                got.push((model_key(&cell), cell.value.to_vec()));
+                c.next();
+            }
+            let want: Vec<_> = model.iter().cloned().collect();
+            prop_assert_eq!(&got, &want);
+            // seek and seek_before agree with the model
+            c.seek(&SeekKey::row_start(&probe_row));
+            let first_at_or_after = want.iter().find(|(k, _)| k.0.as_slice() >= probe_row.as_slice());
+            prop_assert_eq!(c.current().map(|v| model_key(&v)), first_at_or_after.map(|(k, _)| k.clone()));
+            c.seek_before(&SeekKey::row_start(&probe_row));
+            let last_before = want.iter().rev().find(|(k, _)| k.0.as_slice() < probe_row.as_slice());
+            prop_assert_eq!(c.current().map(|v| model_key(&v)), last_before.map(|(k, _)| k.clone()));
+        }
+    }
+}

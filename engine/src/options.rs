@@ -1,0 +1,702 @@
+//! Configuration as small typed values: database options, table and column
+//! family descriptors, durability.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::cell::{DEFAULT_MAX_VALUE_BYTES, validate_family_name};
+use crate::clock::{Clock, SystemClock};
+use crate::error::{Error, Result};
+use crate::keys::Salter;
+
+/// How far a mutation must reach before the call returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum Durability {
+    /// Not written to the WAL at all: lost on a crash until flushed.
+    SkipWal,
+    /// Written to the WAL by the commit thread and synced within
+    /// [`DbOptions::async_wal_sync_interval_ms`]; the call does not wait.
+    AsyncWal,
+    /// The call returns only after the WAL record is on disk (`fdatasync`).
+    #[default]
+    SyncWal,
+    /// Like `SyncWal` but with `fsync` (file metadata too).
+    FsyncWal,
+}
+
+impl Durability {
+    /// HBase's name for the mode.
+    pub fn name(self) -> &'static str {
+        match self {
+            Durability::SkipWal => "SKIP_WAL",
+            Durability::AsyncWal => "ASYNC_WAL",
+            Durability::SyncWal => "SYNC_WAL",
+            Durability::FsyncWal => "FSYNC_WAL",
+        }
+    }
+
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            Durability::SkipWal => 0,
+            Durability::AsyncWal => 1,
+            Durability::SyncWal => 2,
+            Durability::FsyncWal => 3,
+        }
+    }
+
+    pub(crate) fn from_code(code: u8) -> Option<Durability> {
+        match code {
+            0 => Some(Durability::SkipWal),
+            1 => Some(Durability::AsyncWal),
+            2 => Some(Durability::SyncWal),
+            3 => Some(Durability::FsyncWal),
+            _ => None,
+        }
+    }
+}
+
+/// Which I/O back end to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IoMode {
+    /// io_uring when the kernel allows it, otherwise the sync back end
+    /// (said once on stderr). The environment variable `STRATA_IO=sync|uring`
+    /// overrides this choice.
+    #[default]
+    Auto,
+    /// io_uring or an error at open.
+    Uring,
+    /// Plain `pread`/`pwrite`/`fdatasync`.
+    Sync,
+}
+
+/// Options for opening a database directory.
+#[derive(Debug, Clone)]
+pub struct DbOptions {
+    /// Create the directory and an empty database when missing (default true).
+    pub create_if_missing: bool,
+    /// I/O back end choice.
+    pub io: IoMode,
+    /// Size each WAL segment is preallocated to, in bytes.
+    pub wal_segment_bytes: u64,
+    /// Longest time an `AsyncWal` write stays unsynced, in milliseconds.
+    pub async_wal_sync_interval_ms: u64,
+    /// Source of "now" for default timestamps and TTL.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Default for DbOptions {
+    fn default() -> Self {
+        DbOptions {
+            create_if_missing: true,
+            io: IoMode::Auto,
+            wal_segment_bytes: 64 * 1024 * 1024,
+            async_wal_sync_interval_ms: 100,
+            clock: Arc::new(SystemClock),
+        }
+    }
+}
+
+impl DbOptions {
+    pub(crate) fn validate(&self) -> Result<()> {
+        if !(64 * 1024..=4 * 1024 * 1024 * 1024).contains(&self.wal_segment_bytes) {
+            return Err(Error::InvalidOption {
+                name: "wal_segment_bytes",
+                reason: format!("{} is outside 64 KiB..=4 GiB", self.wal_segment_bytes),
+            });
+        }
+        if !(1..=60_000).contains(&self.async_wal_sync_interval_ms) {
+            return Err(Error::InvalidOption {
+                name: "async_wal_sync_interval_ms",
+                reason: format!("{} is outside 1..=60000", self.async_wal_sync_interval_ms),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Which bloom filter an HFile keeps for a family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BloomType {
+    /// No bloom filter.
+    None,
+    /// Keyed by row: answers "may this row be in the file?".
+    #[default]
+    Row,
+    /// Keyed by row and column: answers "may this cell be in the file?".
+    RowCol,
+}
+
+impl BloomType {
+    /// HBase's name (`NONE`, `ROW`, `ROWCOL`).
+    pub fn name(self) -> &'static str {
+        match self {
+            BloomType::None => "NONE",
+            BloomType::Row => "ROW",
+            BloomType::RowCol => "ROWCOL",
+        }
+    }
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            BloomType::None => 0,
+            BloomType::Row => 1,
+            BloomType::RowCol => 2,
+        }
+    }
+    pub(crate) fn from_code(code: u8) -> Option<BloomType> {
+        match code {
+            0 => Some(BloomType::None),
+            1 => Some(BloomType::Row),
+            2 => Some(BloomType::RowCol),
+            _ => None,
+        }
+    }
+}
+
+/// Block compression for a family's HFiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Compression {
+    /// Blocks stored as is.
+    #[default]
+    None,
+    /// zstd at the given level (1..=22).
+    Zstd {
+        /// zstd compression level.
+        level: i32,
+    },
+}
+
+impl Compression {
+    /// HBase's name (`NONE`, `ZSTD`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::None => "NONE",
+            Compression::Zstd { .. } => "ZSTD",
+        }
+    }
+}
+
+/// A column family: its name and how its cells are kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FamilyDescriptor {
+    name: String,
+    max_versions: u32,
+    ttl_ms: Option<u64>,
+    bloom: BloomType,
+    block_size_bytes: u32,
+    compression: Compression,
+    in_memory: bool,
+    block_cache: bool,
+}
+
+/// Default HFile data block size in bytes.
+pub const DEFAULT_BLOCK_SIZE_BYTES: u32 = 64 * 1024;
+
+impl FamilyDescriptor {
+    /// A family with HBase's defaults: 1 version, no TTL, ROW bloom,
+    /// 64 KiB blocks, no compression, block cache on.
+    pub fn new(name: impl Into<String>) -> Self {
+        FamilyDescriptor {
+            name: name.into(),
+            max_versions: 1,
+            ttl_ms: None,
+            bloom: BloomType::Row,
+            block_size_bytes: DEFAULT_BLOCK_SIZE_BYTES,
+            compression: Compression::None,
+            in_memory: false,
+            block_cache: true,
+        }
+    }
+
+    /// Number of newest timestamps per column that are kept (`VERSIONS`).
+    pub fn max_versions(mut self, versions: u32) -> Self {
+        self.max_versions = versions;
+        self
+    }
+
+    /// Cells older than `ttl` (by their timestamp) are no longer returned.
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl_ms = Some(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX));
+        self
+    }
+
+    /// Removes the TTL (cells live forever).
+    pub fn no_ttl(mut self) -> Self {
+        self.ttl_ms = None;
+        self
+    }
+
+    /// Bloom filter kind.
+    pub fn bloom(mut self, bloom: BloomType) -> Self {
+        self.bloom = bloom;
+        self
+    }
+
+    /// HFile data block size in bytes.
+    pub fn block_size_bytes(mut self, bytes: u32) -> Self {
+        self.block_size_bytes = bytes;
+        self
+    }
+
+    /// Block compression.
+    pub fn compression(mut self, compression: Compression) -> Self {
+        self.compression = compression;
+        self
+    }
+
+    /// Prefer keeping this family's blocks in the cache.
+    pub fn in_memory(mut self, in_memory: bool) -> Self {
+        self.in_memory = in_memory;
+        self
+    }
+
+    /// Whether data blocks of this family go through the block cache.
+    pub fn block_cache(mut self, enabled: bool) -> Self {
+        self.block_cache = enabled;
+        self
+    }
+
+    /// The family's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// `VERSIONS`.
+    pub fn get_max_versions(&self) -> u32 {
+        self.max_versions
+    }
+    /// The TTL, if any.
+    pub fn get_ttl(&self) -> Option<Duration> {
+        self.ttl_ms.map(Duration::from_millis)
+    }
+    /// The TTL in milliseconds, if any.
+    pub(crate) fn ttl_ms(&self) -> Option<u64> {
+        self.ttl_ms
+    }
+    /// Bloom filter kind.
+    pub fn get_bloom(&self) -> BloomType {
+        self.bloom
+    }
+    /// Block size in bytes.
+    pub fn get_block_size_bytes(&self) -> u32 {
+        self.block_size_bytes
+    }
+    /// Compression.
+    pub fn get_compression(&self) -> Compression {
+        self.compression
+    }
+    /// `IN_MEMORY`.
+    pub fn is_in_memory(&self) -> bool {
+        self.in_memory
+    }
+    /// `BLOCKCACHE`.
+    pub fn is_block_cache_enabled(&self) -> bool {
+        self.block_cache
+    }
+
+    pub(crate) fn validate(&self) -> Result<()> {
+        validate_family_name(self.name.as_bytes())?;
+        if self.max_versions == 0 {
+            return Err(Error::InvalidOption {
+                name: "VERSIONS",
+                reason: format!("family '{}' must keep at least 1 version", self.name),
+            });
+        }
+        if self.ttl_ms == Some(0) {
+            return Err(Error::InvalidOption {
+                name: "TTL",
+                reason: format!("family '{}' has a TTL of 0", self.name),
+            });
+        }
+        if !(1024..=16 * 1024 * 1024).contains(&self.block_size_bytes) {
+            return Err(Error::InvalidOption {
+                name: "BLOCKSIZE",
+                reason: format!("{} is outside 1 KiB..=16 MiB", self.block_size_bytes),
+            });
+        }
+        if let Compression::Zstd { level } = self.compression
+            && !(1..=22).contains(&level)
+        {
+            return Err(Error::InvalidOption {
+                name: "COMPRESSION",
+                reason: format!("zstd level {level} is outside 1..=22"),
+            });
+        }
+        Ok(())
+    }
+
+    /// Decomposes into raw parts for the manifest encoding.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn parts(
+        &self,
+    ) -> (
+        &str,
+        u32,
+        Option<u64>,
+        BloomType,
+        u32,
+        Compression,
+        bool,
+        bool,
+    ) {
+        (
+            &self.name,
+            self.max_versions,
+            self.ttl_ms,
+            self.bloom,
+            self.block_size_bytes,
+            self.compression,
+            self.in_memory,
+            self.block_cache,
+        )
+    }
+
+    /// Rebuilds from the parts the manifest stored.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn from_parts(
+        name: String,
+        max_versions: u32,
+        ttl_ms: Option<u64>,
+        bloom: BloomType,
+        block_size_bytes: u32,
+        compression: Compression,
+        in_memory: bool,
+        block_cache: bool,
+    ) -> Self {
+        FamilyDescriptor {
+            name,
+            max_versions,
+            ttl_ms,
+            bloom,
+            block_size_bytes,
+            compression,
+            in_memory,
+            block_cache,
+        }
+    }
+}
+
+/// How a new table is cut into regions.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum PreSplit {
+    /// One region covering every row.
+    #[default]
+    None,
+    /// Explicit split keys; region `i` covers `[keys[i-1], keys[i])`.
+    Keys(Vec<Vec<u8>>),
+    /// HBase's `HexStringSplit`: `regions` regions over 8-character lowercase
+    /// hex keys `00000000`..`ffffffff`.
+    HexString {
+        /// Number of regions (>= 1).
+        regions: u32,
+    },
+    /// HBase's `UniformSplit`: `regions` regions evenly over 8-byte keys.
+    Uniform {
+        /// Number of regions (>= 1).
+        regions: u32,
+    },
+    /// One region per salt bucket of [`Salter`] (`000|`, `001|`, ...).
+    SaltBuckets {
+        /// Number of buckets (>= 1).
+        buckets: u32,
+    },
+}
+
+/// Most regions one pre-split may create.
+pub const MAX_PRESPLIT_REGIONS: u32 = 100_000;
+
+impl PreSplit {
+    /// The split keys this choice produces, sorted and distinct.
+    pub fn split_keys(&self) -> Result<Vec<Vec<u8>>> {
+        let check_count = |n: u32| {
+            if n == 0 || n > MAX_PRESPLIT_REGIONS {
+                Err(Error::InvalidOption {
+                    name: "NUMREGIONS",
+                    reason: format!("{n} is outside 1..={MAX_PRESPLIT_REGIONS}"),
+                })
+            } else {
+                Ok(n)
+            }
+        };
+        let keys = match self {
+            PreSplit::None => Vec::new(),
+            PreSplit::Keys(keys) => {
+                let mut keys = keys.clone();
+                keys.sort();
+                keys.dedup();
+                if keys.iter().any(Vec::is_empty) {
+                    return Err(Error::InvalidOption {
+                        name: "SPLITS",
+                        reason: "a split key is empty".into(),
+                    });
+                }
+                if keys.len() >= MAX_PRESPLIT_REGIONS as usize {
+                    return Err(Error::InvalidOption {
+                        name: "SPLITS",
+                        reason: format!("more than {MAX_PRESPLIT_REGIONS} regions"),
+                    });
+                }
+                keys
+            }
+            PreSplit::HexString { regions } => {
+                // HexStringSplit: each region spans (0xFFFFFFFF / n) keys.
+                let n = u64::from(check_count(*regions)?);
+                let step = 0xFFFF_FFFFu64 / n;
+                (1..n)
+                    .map(|i| format!("{:08x}", step * i).into_bytes())
+                    .collect()
+            }
+            PreSplit::Uniform { regions } => {
+                let n = u128::from(check_count(*regions)?);
+                (1..n)
+                    .map(|i| {
+                        // floor(2^64 * i / n) fits in u64 because i < n.
+                        let point = ((1u128 << 64) * i / n) as u64;
+                        point.to_be_bytes().to_vec()
+                    })
+                    .collect()
+            }
+            PreSplit::SaltBuckets { buckets } => Salter::new(check_count(*buckets)?).split_keys(),
+        };
+        Ok(keys)
+    }
+}
+
+/// A table: its name, families and table-level options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableDescriptor {
+    name: String,
+    families: Vec<FamilyDescriptor>,
+    pre_split: PreSplit,
+    max_region_size_bytes: u64,
+    memstore_flush_size_bytes: u64,
+    durability: Durability,
+    max_value_bytes: usize,
+}
+
+/// Default size past which a region splits: 10 GiB (HBase's default).
+pub const DEFAULT_MAX_REGION_SIZE_BYTES: u64 = 10 * 1024 * 1024 * 1024;
+/// Default memstore size at which a region flushes: 128 MiB.
+pub const DEFAULT_MEMSTORE_FLUSH_SIZE_BYTES: u64 = 128 * 1024 * 1024;
+
+impl TableDescriptor {
+    /// A table with no families yet and default options.
+    pub fn new(name: impl Into<String>) -> Self {
+        TableDescriptor {
+            name: name.into(),
+            families: Vec::new(),
+            pre_split: PreSplit::None,
+            max_region_size_bytes: DEFAULT_MAX_REGION_SIZE_BYTES,
+            memstore_flush_size_bytes: DEFAULT_MEMSTORE_FLUSH_SIZE_BYTES,
+            durability: Durability::SyncWal,
+            max_value_bytes: DEFAULT_MAX_VALUE_BYTES,
+        }
+    }
+
+    /// Adds a column family.
+    pub fn family(mut self, family: FamilyDescriptor) -> Self {
+        self.families.push(family);
+        self
+    }
+
+    /// How the table is cut into regions at creation.
+    pub fn pre_split(mut self, pre_split: PreSplit) -> Self {
+        self.pre_split = pre_split;
+        self
+    }
+
+    /// Size past which a region splits, in bytes.
+    pub fn max_region_size_bytes(mut self, bytes: u64) -> Self {
+        self.max_region_size_bytes = bytes;
+        self
+    }
+
+    /// Memstore size at which a region flushes, in bytes.
+    pub fn memstore_flush_size_bytes(mut self, bytes: u64) -> Self {
+        self.memstore_flush_size_bytes = bytes;
+        self
+    }
+
+    /// Default durability of mutations on this table.
+    pub fn durability(mut self, durability: Durability) -> Self {
+        self.durability = durability;
+        self
+    }
+
+    /// Largest value accepted, in bytes.
+    pub fn max_value_bytes(mut self, bytes: usize) -> Self {
+        self.max_value_bytes = bytes;
+        self
+    }
+
+    /// The table's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The families, in declaration order.
+    pub fn families(&self) -> &[FamilyDescriptor] {
+        &self.families
+    }
+    /// The family named `name`.
+    pub fn family_named(&self, name: &[u8]) -> Option<&FamilyDescriptor> {
+        self.families.iter().find(|f| f.name.as_bytes() == name)
+    }
+    /// The pre-split choice.
+    pub fn get_pre_split(&self) -> &PreSplit {
+        &self.pre_split
+    }
+    /// Region split threshold in bytes.
+    pub fn get_max_region_size_bytes(&self) -> u64 {
+        self.max_region_size_bytes
+    }
+    /// Memstore flush threshold in bytes.
+    pub fn get_memstore_flush_size_bytes(&self) -> u64 {
+        self.memstore_flush_size_bytes
+    }
+    /// Default durability.
+    pub fn get_durability(&self) -> Durability {
+        self.durability
+    }
+    /// Value size limit in bytes.
+    pub fn get_max_value_bytes(&self) -> usize {
+        self.max_value_bytes
+    }
+
+    /// Replaces the family list (used by `alter`).
+    pub(crate) fn set_families(&mut self, families: Vec<FamilyDescriptor>) {
+        self.families = families;
+    }
+
+    pub(crate) fn validate(&self) -> Result<()> {
+        validate_table_name(&self.name)?;
+        if self.families.is_empty() {
+            return Err(Error::NoFamilies {
+                table: self.name.clone(),
+            });
+        }
+        for (i, family) in self.families.iter().enumerate() {
+            family.validate()?;
+            if self.families[..i].iter().any(|f| f.name == family.name) {
+                return Err(Error::DuplicateFamily {
+                    family: family.name.clone(),
+                });
+            }
+        }
+        if self.memstore_flush_size_bytes < 64 * 1024 {
+            return Err(Error::InvalidOption {
+                name: "MEMSTORE_FLUSHSIZE",
+                reason: format!("{} is below 64 KiB", self.memstore_flush_size_bytes),
+            });
+        }
+        if self.max_region_size_bytes < 1024 * 1024 {
+            return Err(Error::InvalidOption {
+                name: "MAX_FILESIZE",
+                reason: format!("{} is below 1 MiB", self.max_region_size_bytes),
+            });
+        }
+        if !(1..=256 * 1024 * 1024).contains(&self.max_value_bytes) {
+            return Err(Error::InvalidOption {
+                name: "max_value_bytes",
+                reason: format!("{} is outside 1..=256 MiB", self.max_value_bytes),
+            });
+        }
+        self.pre_split.split_keys()?;
+        Ok(())
+    }
+}
+
+/// Checks a table name: `[A-Za-z0-9_.-]`, at most 255 bytes, optionally
+/// `namespace:` in front, not starting with `.` or `-`.
+pub(crate) fn validate_table_name(name: &str) -> Result<()> {
+    let fail = |reason| {
+        Err(Error::InvalidTableName {
+            name: name.to_owned(),
+            reason,
+        })
+    };
+    if name.is_empty() {
+        return fail("it is empty");
+    }
+    if name.len() > 255 {
+        return fail("it is longer than 255 bytes");
+    }
+    let (namespace, qualifier) = match name.split_once(':') {
+        Some((ns, q)) => (Some(ns), q),
+        None => (None, name),
+    };
+    let legal = |part: &str| {
+        !part.is_empty()
+            && !part.starts_with(['.', '-'])
+            && part
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+    };
+    if namespace.is_some_and(|ns| !legal(ns)) {
+        return fail("the namespace must be [A-Za-z0-9_.-] and not start with '.' or '-'");
+    }
+    if !legal(qualifier) {
+        return fail("it must be [A-Za-z0-9_.-] and not start with '.' or '-'");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_string_split_matches_hbase() {
+        let keys = PreSplit::HexString { regions: 4 }.split_keys().unwrap();
+        assert_eq!(
+            keys,
+            [
+                b"3fffffff".to_vec(),
+                b"7ffffffe".to_vec(),
+                b"bffffffd".to_vec()
+            ]
+        );
+    }
+
+    #[test]
+    fn uniform_split_is_even() {
+        let keys = PreSplit::Uniform { regions: 4 }.split_keys().unwrap();
+        assert_eq!(keys[0], vec![0x40, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(keys[1], vec![0x80, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(keys[2], vec![0xC0, 0, 0, 0, 0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn explicit_splits_are_sorted_and_deduplicated() {
+        let keys = PreSplit::Keys(vec![b"b".to_vec(), b"a".to_vec(), b"b".to_vec()])
+            .split_keys()
+            .unwrap();
+        assert_eq!(keys, [b"a".to_vec(), b"b".to_vec()]);
+        assert!(PreSplit::Keys(vec![Vec::new()]).split_keys().is_err());
+        assert!(PreSplit::HexString { regions: 0 }.split_keys().is_err());
+    }
+
+    #[test]
+    fn table_names() {
+        assert!(validate_table_name("scores").is_ok());
+        assert!(validate_table_name("ns:t_1.x-y").is_ok());
+        assert!(validate_table_name("").is_err());
+        assert!(validate_table_name("a b").is_err());
+        assert!(validate_table_name(".meta").is_err());
+        assert!(validate_table_name("ns:").is_err());
+        assert!(validate_table_name("a:b:c").is_err());
+    }
+
+    #[test]
+    fn descriptor_validation() {
+        let t = TableDescriptor::new("t");
+        assert!(matches!(t.validate(), Err(Error::NoFamilies { .. })));
+        let t = TableDescriptor::new("t")
+            .family(FamilyDescriptor::new("f"))
+            .family(FamilyDescriptor::new("f"));
+        assert!(matches!(t.validate(), Err(Error::DuplicateFamily { .. })));
+        let t = TableDescriptor::new("t").family(FamilyDescriptor::new("f").max_versions(0));
+        assert!(matches!(t.validate(), Err(Error::InvalidOption { .. })));
+        let t = TableDescriptor::new("t").family(FamilyDescriptor::new("f:x"));
+        assert!(matches!(t.validate(), Err(Error::InvalidFamilyName { .. })));
+        let t = TableDescriptor::new("t").family(FamilyDescriptor::new("f"));
+        assert!(t.validate().is_ok());
+    }
+}
