@@ -189,6 +189,31 @@ impl Default for TimeRange {
     }
 }
 
+/// A cell borrowed from where it is stored (a memstore node or a block),
+/// with its sequence number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CellRef<'a> {
+    pub(crate) row: &'a [u8],
+    pub(crate) qualifier: &'a [u8],
+    pub(crate) timestamp: i64,
+    pub(crate) kind: CellKind,
+    pub(crate) sequence: u64,
+    pub(crate) value: &'a [u8],
+}
+
+impl<'a> CellRef<'a> {
+    /// The key as a tuple for [`compare_keys`].
+    pub(crate) fn tuple(&self) -> (&'a [u8], &'a [u8], i64, CellKind, u64) {
+        (
+            self.row,
+            self.qualifier,
+            self.timestamp,
+            self.kind,
+            self.sequence,
+        )
+    }
+}
+
 /// Compares two cell keys in store order:
 /// row ASC, qualifier ASC, timestamp DESC, kind DESC, sequence DESC.
 #[inline]

@@ -5,12 +5,13 @@
 
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Result alias used throughout strata.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong in strata.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum Error {
     /// A row key was empty; HBase row keys are 1..=32767 bytes.
@@ -158,8 +159,8 @@ pub enum Error {
     Io {
         /// What strata was doing (usually names the file).
         context: String,
-        /// The underlying error.
-        source: std::io::Error,
+        /// The underlying error (shared so that errors can be cloned).
+        source: Arc<std::io::Error>,
     },
 }
 
@@ -168,7 +169,7 @@ impl Error {
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io {
             context: context.into(),
-            source,
+            source: Arc::new(source),
         }
     }
 
@@ -330,7 +331,7 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Io { source, .. } => Some(source),
+            Error::Io { source, .. } => Some(source.as_ref()),
             _ => None,
         }
     }

@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 
-use crate::cell::{CellKind, compare_keys};
+use crate::cell::{CellKind, CellRef, compare_keys};
 
 /// Tallest tower; with p = 1/4 this serves ~16M cells without degrading.
 const MAX_HEIGHT: usize = 12;
@@ -79,41 +79,7 @@ impl<'a> SeekKey<'a> {
         }
     }
 
-    /// The smallest key of column `row/qualifier`.
-    pub(crate) fn column_start(row: &'a [u8], qualifier: &'a [u8]) -> Self {
-        SeekKey {
-            row,
-            qualifier,
-            timestamp: i64::MAX,
-            kind: CellKind::DeleteFamily,
-            sequence: u64::MAX,
-        }
-    }
-
     fn tuple(&self) -> (&'a [u8], &'a [u8], i64, CellKind, u64) {
-        (
-            self.row,
-            self.qualifier,
-            self.timestamp,
-            self.kind,
-            self.sequence,
-        )
-    }
-}
-
-/// A cell stored in a memstore, borrowed from it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct CellView<'a> {
-    pub(crate) row: &'a [u8],
-    pub(crate) qualifier: &'a [u8],
-    pub(crate) timestamp: i64,
-    pub(crate) kind: CellKind,
-    pub(crate) sequence: u64,
-    pub(crate) value: &'a [u8],
-}
-
-impl CellView<'_> {
-    fn tuple(&self) -> (&[u8], &[u8], i64, CellKind, u64) {
         (
             self.row,
             self.qualifier,
@@ -161,12 +127,12 @@ impl NodePtr {
         unsafe { std::slice::from_raw_parts(self.0.as_ptr().cast::<u8>().add(start), len) }
     }
 
-    fn view<'m>(&self, owner: &'m Memstore) -> CellView<'m> {
+    fn view<'m>(&self, owner: &'m Memstore) -> CellRef<'m> {
         let h = self.header(owner);
         let payload = HEADER_BYTES + usize::from(h.height) * LINK_BYTES;
         let row_len = usize::from(h.row_len);
         let qualifier_len = h.qualifier_len as usize;
-        CellView {
+        CellRef {
             row: self.bytes(owner, payload, row_len),
             qualifier: self.bytes(owner, payload + row_len, qualifier_len),
             timestamp: h.timestamp,
@@ -321,17 +287,14 @@ impl Memstore {
         self.cell_count.load(Ordering::Relaxed)
     }
 
-    /// True when no cell was ever inserted.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.cell_count() == 0
-    }
-
     /// Highest sequence number inserted (0 when empty).
+    #[allow(dead_code, reason = "flush records it in the HFile meta; tested here")]
     pub(crate) fn max_sequence(&self) -> u64 {
         self.max_sequence.load(Ordering::Acquire)
     }
 
     /// Smallest and largest timestamp inserted, if any.
+    #[allow(dead_code, reason = "flush records it in the HFile meta; tested here")]
     pub(crate) fn timestamp_range(&self) -> Option<(i64, i64)> {
         let (lo, hi) = (
             self.min_timestamp.load(Ordering::Relaxed),
@@ -540,12 +503,13 @@ impl Cursor {
     }
 
     /// True when positioned at a cell.
+    #[cfg(test)]
     pub(crate) fn valid(&self) -> bool {
         self.node.is_some()
     }
 
     /// The cell at the position.
-    pub(crate) fn current(&self) -> Option<CellView<'_>> {
+    pub(crate) fn current(&self) -> Option<CellRef<'_>> {
         self.node.as_ref().map(|n| n.view(&self.memstore))
     }
 
@@ -560,6 +524,7 @@ impl Cursor {
     }
 
     /// Moves to the first cell.
+    #[cfg(test)]
     pub(crate) fn seek_to_first(&mut self) {
         self.node = self.memstore.load(None, 0);
     }
@@ -591,7 +556,7 @@ mod tests {
         std::cmp::Reverse<u64>,
     );
 
-    fn model_key(c: &CellView<'_>) -> Key {
+    fn model_key(c: &CellRef<'_>) -> Key {
         use std::cmp::Reverse;
         (
             c.row.to_vec(),
@@ -720,7 +685,7 @@ mod tests {
             for (seq, (row, q, ts, kind, value)) in cells.iter().enumerate() {
                 let cell = NewCell { row, qualifier: q, timestamp: *ts, kind: *kind, sequence: seq as u64 + 1, value };
                 m.insert_all(std::slice::from_ref(&cell));
-                let view = CellView { row, qualifier: q, timestamp: *ts, kind: *kind, sequence: seq as u64 + 1, value };
+                let view = CellRef { row, qualifier: q, timestamp: *ts, kind: *kind, sequence: seq as u64 + 1, value };
                 model.insert((model_key(&view), value.clone()));
             }
             let mut c = Cursor::new(m.clone());

@@ -560,11 +560,6 @@ impl TableDescriptor {
         self.max_value_bytes
     }
 
-    /// Replaces the family list (used by `alter`).
-    pub(crate) fn set_families(&mut self, families: Vec<FamilyDescriptor>) {
-        self.families = families;
-    }
-
     pub(crate) fn validate(&self) -> Result<()> {
         validate_table_name(&self.name)?;
         if self.families.is_empty() {

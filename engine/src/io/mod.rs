@@ -66,6 +66,7 @@ pub(crate) struct Io {
 }
 
 /// One read of a `read_many` batch: fill all of `buf` from `offset` of `file`.
+#[allow(dead_code, reason = "used by the HFile read path; tested here")]
 pub(crate) struct ReadOp<'a> {
     pub(crate) file: &'a IoFile,
     pub(crate) offset: u64,
@@ -164,6 +165,10 @@ impl Io {
 
     /// Fills every op's buffer; on io_uring all reads go in one submission
     /// (chunked by ring size). Fails if any read fails or hits end of file.
+    #[allow(
+        dead_code,
+        reason = "called by the HFile read path (multi-get, read-ahead); tested here"
+    )]
     pub(crate) fn read_many(&self, ops: &mut [ReadOp<'_>]) -> io::Result<()> {
         match self.backend {
             Backend::Uring => match uring::read_many(ops) {

@@ -47,6 +47,7 @@ pub(super) fn sync(file: &File, kind: SyncKind) -> io::Result<()> {
 }
 
 /// Each read in turn.
+#[allow(dead_code, reason = "used by the HFile read path; tested here")]
 pub(super) fn read_many(ops: &mut [ReadOp<'_>]) -> io::Result<()> {
     for op in ops.iter_mut() {
         let want = op.buf.len();

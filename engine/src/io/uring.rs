@@ -23,7 +23,7 @@ const MAX_ENTER_RETRIES: u32 = 10_000;
 
 enum RingSlot {
     Untried,
-    Ready(IoUring),
+    Ready(Box<IoUring>),
     Unavailable,
 }
 
@@ -67,7 +67,7 @@ fn with_ring<R>(f: impl FnOnce(&mut IoUring) -> io::Result<R>) -> Option<io::Res
         let mut slot = slot.try_borrow_mut().ok()?;
         if matches!(*slot, RingSlot::Untried) {
             *slot = match IoUring::new(RING_ENTRIES) {
-                Ok(ring) => RingSlot::Ready(ring),
+                Ok(ring) => RingSlot::Ready(Box::new(ring)),
                 Err(e) => {
                     warn_fallback_once(&e);
                     RingSlot::Unavailable
@@ -163,6 +163,7 @@ fn os_error(result: i32) -> io::Error {
 }
 
 /// Fills every buffer; short reads are continued, end of file is an error.
+#[allow(dead_code, reason = "used by the HFile read path; tested here")]
 pub(super) fn read_many(ops: &mut [ReadOp<'_>]) -> Option<io::Result<()>> {
     with_ring(|ring| {
         // done[i]: bytes of op i already read.

@@ -1,0 +1,881 @@
+//! The operations a table accepts, as small builder values.
+//!
+//! Builders never fail; every check (row key length, families, timestamps,
+//! time ranges, value sizes) happens when the operation runs, before
+//! anything is written, so a rejected operation changes nothing.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::cell::RowResult;
+use crate::options::Durability;
+
+/// Which columns a get or scan returns. Empty means every family.
+///
+/// As in HBase, [`ColumnSelection::family`] selects a whole family and
+/// [`ColumnSelection::column`] narrows a family to named qualifiers; a later
+/// `family` call widens it back to the whole family.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ColumnSelection {
+    families: BTreeMap<Vec<u8>, Option<BTreeSet<Vec<u8>>>>,
+}
+
+impl ColumnSelection {
+    /// Selects all of `family`.
+    pub fn family(&mut self, family: impl AsRef<[u8]>) {
+        self.families.insert(family.as_ref().to_vec(), None);
+    }
+
+    /// Selects `family:qualifier`.
+    pub fn column(&mut self, family: impl AsRef<[u8]>, qualifier: impl AsRef<[u8]>) {
+        let entry = self
+            .families
+            .entry(family.as_ref().to_vec())
+            .or_insert_with(|| Some(BTreeSet::new()));
+        match entry {
+            Some(set) => {
+                set.insert(qualifier.as_ref().to_vec());
+            }
+            None => {
+                *entry = Some(BTreeSet::from([qualifier.as_ref().to_vec()]));
+            }
+        }
+    }
+
+    /// True when nothing was selected (which means everything).
+    pub fn is_all(&self) -> bool {
+        self.families.is_empty()
+    }
+
+    /// The selected families with their qualifier sets (`None` = whole family).
+    pub fn families(&self) -> impl Iterator<Item = (&[u8], Option<&BTreeSet<Vec<u8>>>)> {
+        self.families
+            .iter()
+            .map(|(f, q)| (f.as_slice(), q.as_ref()))
+    }
+}
+
+/// One cell of a [`Put`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PutCell {
+    pub(crate) family: Vec<u8>,
+    pub(crate) qualifier: Vec<u8>,
+    pub(crate) timestamp: Option<i64>,
+    pub(crate) value: Vec<u8>,
+}
+
+/// Writes values into one row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Put {
+    pub(crate) row: Vec<u8>,
+    pub(crate) cells: Vec<PutCell>,
+    pub(crate) timestamp: Option<i64>,
+    pub(crate) durability: Option<Durability>,
+}
+
+impl Put {
+    /// A put into `row` with no cells yet.
+    pub fn new(row: impl AsRef<[u8]>) -> Self {
+        Put {
+            row: row.as_ref().to_vec(),
+            cells: Vec::new(),
+            timestamp: None,
+            durability: None,
+        }
+    }
+
+    /// Adds `family:qualifier = value` at the put's timestamp (default: now).
+    pub fn add(
+        mut self,
+        family: impl AsRef<[u8]>,
+        qualifier: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+    ) -> Self {
+        self.cells.push(PutCell {
+            family: family.as_ref().to_vec(),
+            qualifier: qualifier.as_ref().to_vec(),
+            timestamp: None,
+            value: value.as_ref().to_vec(),
+        });
+        self
+    }
+
+    /// Adds `family:qualifier = value` at an explicit timestamp.
+    pub fn add_at(
+        mut self,
+        family: impl AsRef<[u8]>,
+        qualifier: impl AsRef<[u8]>,
+        timestamp: i64,
+        value: impl AsRef<[u8]>,
+    ) -> Self {
+        self.cells.push(PutCell {
+            family: family.as_ref().to_vec(),
+            qualifier: qualifier.as_ref().to_vec(),
+            timestamp: Some(timestamp),
+            value: value.as_ref().to_vec(),
+        });
+        self
+    }
+
+    /// Timestamp for cells added without one (instead of the server clock).
+    pub fn timestamp(mut self, timestamp: i64) -> Self {
+        self.timestamp = Some(timestamp);
+        self
+    }
+
+    /// Durability of this put (instead of the table's default).
+    pub fn durability(mut self, durability: Durability) -> Self {
+        self.durability = Some(durability);
+        self
+    }
+
+    /// The row.
+    pub fn row(&self) -> &[u8] {
+        &self.row
+    }
+
+    /// Number of cells.
+    pub fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// True when no cell was added.
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+}
+
+/// One entry of a [`Delete`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum DeleteEntry {
+    /// Every column of the family at or below the timestamp.
+    Family {
+        family: Vec<u8>,
+        timestamp: Option<i64>,
+    },
+    /// Every column of the family at exactly the timestamp.
+    FamilyVersion { family: Vec<u8>, timestamp: i64 },
+    /// Every version of the column at or below the timestamp.
+    ColumnAllVersions {
+        family: Vec<u8>,
+        qualifier: Vec<u8>,
+        timestamp: Option<i64>,
+    },
+    /// One version of the column: at the timestamp, or the latest one.
+    ColumnVersion {
+        family: Vec<u8>,
+        qualifier: Vec<u8>,
+        timestamp: Option<i64>,
+    },
+}
+
+/// Deletes from one row by writing delete markers.
+///
+/// With no entries it deletes the whole row: every family, every version at
+/// or below the delete's timestamp (default: now).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delete {
+    pub(crate) row: Vec<u8>,
+    pub(crate) entries: Vec<DeleteEntry>,
+    pub(crate) timestamp: Option<i64>,
+    pub(crate) durability: Option<Durability>,
+}
+
+impl Delete {
+    /// A delete of `row` (the whole row unless entries are added).
+    pub fn new(row: impl AsRef<[u8]>) -> Self {
+        Delete {
+            row: row.as_ref().to_vec(),
+            entries: Vec::new(),
+            timestamp: None,
+            durability: None,
+        }
+    }
+
+    /// Upper timestamp for the whole-row delete and for entries given without
+    /// one (HBase's `new Delete(row, ts)`).
+    pub fn timestamp(mut self, timestamp: i64) -> Self {
+        self.timestamp = Some(timestamp);
+        self
+    }
+
+    /// Deletes every version of every column of `family` (HBase `addFamily`).
+    pub fn family(mut self, family: impl AsRef<[u8]>) -> Self {
+        self.entries.push(DeleteEntry::Family {
+            family: family.as_ref().to_vec(),
+            timestamp: None,
+        });
+        self
+    }
+
+    /// Deletes every column of `family` at or below `timestamp`.
+    pub fn family_up_to(mut self, family: impl AsRef<[u8]>, timestamp: i64) -> Self {
+        self.entries.push(DeleteEntry::Family {
+            family: family.as_ref().to_vec(),
+            timestamp: Some(timestamp),
+        });
+        self
+    }
+
+    /// Deletes every column of `family` at exactly `timestamp`
+    /// (HBase `addFamilyVersion`).
+    pub fn family_version(mut self, family: impl AsRef<[u8]>, timestamp: i64) -> Self {
+        self.entries.push(DeleteEntry::FamilyVersion {
+            family: family.as_ref().to_vec(),
+            timestamp,
+        });
+        self
+    }
+
+    /// Deletes every version of `family:qualifier` (HBase `addColumns`).
+    pub fn column_all_versions(
+        mut self,
+        family: impl AsRef<[u8]>,
+        qualifier: impl AsRef<[u8]>,
+    ) -> Self {
+        self.entries.push(DeleteEntry::ColumnAllVersions {
+            family: family.as_ref().to_vec(),
+            qualifier: qualifier.as_ref().to_vec(),
+            timestamp: None,
+        });
+        self
+    }
+
+    /// Deletes every version of `family:qualifier` at or below `timestamp`.
+    pub fn column_all_versions_up_to(
+        mut self,
+        family: impl AsRef<[u8]>,
+        qualifier: impl AsRef<[u8]>,
+        timestamp: i64,
+    ) -> Self {
+        self.entries.push(DeleteEntry::ColumnAllVersions {
+            family: family.as_ref().to_vec(),
+            qualifier: qualifier.as_ref().to_vec(),
+            timestamp: Some(timestamp),
+        });
+        self
+    }
+
+    /// Deletes the newest visible version of `family:qualifier`
+    /// (HBase `addColumn` without a timestamp).
+    pub fn column_latest_version(
+        mut self,
+        family: impl AsRef<[u8]>,
+        qualifier: impl AsRef<[u8]>,
+    ) -> Self {
+        self.entries.push(DeleteEntry::ColumnVersion {
+            family: family.as_ref().to_vec(),
+            qualifier: qualifier.as_ref().to_vec(),
+            timestamp: None,
+        });
+        self
+    }
+
+    /// Deletes the version of `family:qualifier` at exactly `timestamp`
+    /// (HBase `addColumn(f, q, ts)`).
+    pub fn column_version(
+        mut self,
+        family: impl AsRef<[u8]>,
+        qualifier: impl AsRef<[u8]>,
+        timestamp: i64,
+    ) -> Self {
+        self.entries.push(DeleteEntry::ColumnVersion {
+            family: family.as_ref().to_vec(),
+            qualifier: qualifier.as_ref().to_vec(),
+            timestamp: Some(timestamp),
+        });
+        self
+    }
+
+    /// Durability of this delete (instead of the table's default).
+    pub fn durability(mut self, durability: Durability) -> Self {
+        self.durability = Some(durability);
+        self
+    }
+
+    /// The row.
+    pub fn row(&self) -> &[u8] {
+        &self.row
+    }
+}
+
+/// Reads one row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Get {
+    pub(crate) row: Vec<u8>,
+    pub(crate) columns: ColumnSelection,
+    pub(crate) time_min: i64,
+    pub(crate) time_max: i64,
+    pub(crate) max_versions: u32,
+}
+
+impl Get {
+    /// A get of `row`: every family, newest version of each column.
+    pub fn new(row: impl AsRef<[u8]>) -> Self {
+        Get {
+            row: row.as_ref().to_vec(),
+            columns: ColumnSelection::default(),
+            time_min: 0,
+            time_max: i64::MAX,
+            max_versions: 1,
+        }
+    }
+
+    /// Returns all of `family`.
+    pub fn family(mut self, family: impl AsRef<[u8]>) -> Self {
+        self.columns.family(family);
+        self
+    }
+
+    /// Returns `family:qualifier`.
+    pub fn column(mut self, family: impl AsRef<[u8]>, qualifier: impl AsRef<[u8]>) -> Self {
+        self.columns.column(family, qualifier);
+        self
+    }
+
+    /// Only versions with timestamps in `[min, max)`.
+    pub fn time_range(mut self, min: i64, max: i64) -> Self {
+        self.time_min = min;
+        self.time_max = max;
+        self
+    }
+
+    /// Only versions with exactly this timestamp.
+    pub fn timestamp(mut self, timestamp: i64) -> Self {
+        self.time_min = timestamp;
+        self.time_max = timestamp.saturating_add(1);
+        self
+    }
+
+    /// Up to `versions` versions per column (default 1).
+    pub fn max_versions(mut self, versions: u32) -> Self {
+        self.max_versions = versions;
+        self
+    }
+
+    /// Every version the family keeps.
+    pub fn all_versions(mut self) -> Self {
+        self.max_versions = u32::MAX;
+        self
+    }
+
+    /// The row.
+    pub fn row(&self) -> &[u8] {
+        &self.row
+    }
+}
+
+/// Reads a range of rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scan {
+    pub(crate) start: Option<(Vec<u8>, bool)>,
+    pub(crate) stop: Option<(Vec<u8>, bool)>,
+    pub(crate) prefix: Option<Vec<u8>>,
+    pub(crate) reversed: bool,
+    pub(crate) columns: ColumnSelection,
+    pub(crate) time_min: i64,
+    pub(crate) time_max: i64,
+    pub(crate) max_versions: u32,
+    pub(crate) limit: Option<u64>,
+    pub(crate) batch: Option<usize>,
+    pub(crate) raw: bool,
+}
+
+impl Default for Scan {
+    fn default() -> Self {
+        Scan::new()
+    }
+}
+
+impl Scan {
+    /// A scan of every row, every family, newest version of each column.
+    pub fn new() -> Self {
+        Scan {
+            start: None,
+            stop: None,
+            prefix: None,
+            reversed: false,
+            columns: ColumnSelection::default(),
+            time_min: 0,
+            time_max: i64::MAX,
+            max_versions: 1,
+            limit: None,
+            batch: None,
+            raw: false,
+        }
+    }
+
+    /// Starts at `row` (inclusive). For a reversed scan the start is the
+    /// larger key, as in HBase.
+    pub fn start(self, row: impl AsRef<[u8]>) -> Self {
+        self.start_with(row, true)
+    }
+
+    /// Starts at `row`, including it or not.
+    pub fn start_with(mut self, row: impl AsRef<[u8]>, inclusive: bool) -> Self {
+        self.start = Some((row.as_ref().to_vec(), inclusive));
+        self
+    }
+
+    /// Stops before `row` (exclusive). For a reversed scan the stop is the
+    /// smaller key.
+    pub fn stop(self, row: impl AsRef<[u8]>) -> Self {
+        self.stop_with(row, false)
+    }
+
+    /// Stops at `row`, including it or not.
+    pub fn stop_with(mut self, row: impl AsRef<[u8]>, inclusive: bool) -> Self {
+        self.stop = Some((row.as_ref().to_vec(), inclusive));
+        self
+    }
+
+    /// Only rows starting with `prefix` (combined with start/stop).
+    pub fn prefix(mut self, prefix: impl AsRef<[u8]>) -> Self {
+        self.prefix = Some(prefix.as_ref().to_vec());
+        self
+    }
+
+    /// Rows in descending order (cells within a row keep their order).
+    pub fn reversed(mut self, reversed: bool) -> Self {
+        self.reversed = reversed;
+        self
+    }
+
+    /// Returns all of `family`.
+    pub fn family(mut self, family: impl AsRef<[u8]>) -> Self {
+        self.columns.family(family);
+        self
+    }
+
+    /// Returns `family:qualifier`.
+    pub fn column(mut self, family: impl AsRef<[u8]>, qualifier: impl AsRef<[u8]>) -> Self {
+        self.columns.column(family, qualifier);
+        self
+    }
+
+    /// Only versions with timestamps in `[min, max)`.
+    pub fn time_range(mut self, min: i64, max: i64) -> Self {
+        self.time_min = min;
+        self.time_max = max;
+        self
+    }
+
+    /// Only versions with exactly this timestamp.
+    pub fn timestamp(mut self, timestamp: i64) -> Self {
+        self.time_min = timestamp;
+        self.time_max = timestamp.saturating_add(1);
+        self
+    }
+
+    /// Up to `versions` versions per column (default 1).
+    pub fn max_versions(mut self, versions: u32) -> Self {
+        self.max_versions = versions;
+        self
+    }
+
+    /// Every version the family keeps.
+    pub fn all_versions(mut self) -> Self {
+        self.max_versions = u32::MAX;
+        self
+    }
+
+    /// At most `rows` rows.
+    pub fn limit(mut self, rows: u64) -> Self {
+        self.limit = Some(rows);
+        self
+    }
+
+    /// At most `cells` cells per returned result; wider rows come back as
+    /// several results with the same row key (HBase `setBatch`).
+    pub fn batch(mut self, cells: usize) -> Self {
+        self.batch = Some(cells);
+        self
+    }
+
+    /// Returns delete markers and hidden cells too (HBase `setRaw`).
+    pub fn raw(mut self, raw: bool) -> Self {
+        self.raw = raw;
+        self
+    }
+}
+
+/// Adds to 8-byte big-endian counters, atomically per row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Increment {
+    pub(crate) row: Vec<u8>,
+    pub(crate) columns: Vec<(Vec<u8>, Vec<u8>, i64)>,
+    pub(crate) durability: Option<Durability>,
+}
+
+impl Increment {
+    /// An increment of `row` with no columns yet.
+    pub fn new(row: impl AsRef<[u8]>) -> Self {
+        Increment {
+            row: row.as_ref().to_vec(),
+            columns: Vec::new(),
+            durability: None,
+        }
+    }
+
+    /// Adds `delta` to `family:qualifier` (a missing column counts as 0).
+    pub fn add(
+        mut self,
+        family: impl AsRef<[u8]>,
+        qualifier: impl AsRef<[u8]>,
+        delta: i64,
+    ) -> Self {
+        self.columns
+            .push((family.as_ref().to_vec(), qualifier.as_ref().to_vec(), delta));
+        self
+    }
+
+    /// Durability of this increment.
+    pub fn durability(mut self, durability: Durability) -> Self {
+        self.durability = Some(durability);
+        self
+    }
+
+    /// The row.
+    pub fn row(&self) -> &[u8] {
+        &self.row
+    }
+}
+
+/// Appends bytes to values, atomically per row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Append {
+    pub(crate) row: Vec<u8>,
+    pub(crate) columns: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)>,
+    pub(crate) durability: Option<Durability>,
+}
+
+impl Append {
+    /// An append to `row` with no columns yet.
+    pub fn new(row: impl AsRef<[u8]>) -> Self {
+        Append {
+            row: row.as_ref().to_vec(),
+            columns: Vec::new(),
+            durability: None,
+        }
+    }
+
+    /// Appends `suffix` to `family:qualifier` (a missing column counts as empty).
+    pub fn add(
+        mut self,
+        family: impl AsRef<[u8]>,
+        qualifier: impl AsRef<[u8]>,
+        suffix: impl AsRef<[u8]>,
+    ) -> Self {
+        self.columns.push((
+            family.as_ref().to_vec(),
+            qualifier.as_ref().to_vec(),
+            suffix.as_ref().to_vec(),
+        ));
+        self
+    }
+
+    /// Durability of this append.
+    pub fn durability(mut self, durability: Durability) -> Self {
+        self.durability = Some(durability);
+        self
+    }
+
+    /// The row.
+    pub fn row(&self) -> &[u8] {
+        &self.row
+    }
+}
+
+/// A put or a delete inside a [`RowMutations`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mutation {
+    /// A put.
+    Put(Put),
+    /// A delete.
+    Delete(Delete),
+}
+
+/// Puts and deletes on one row applied atomically, in order, with one
+/// sequence number: a delete in the list never hides a put of the same list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowMutations {
+    pub(crate) row: Vec<u8>,
+    pub(crate) mutations: Vec<Mutation>,
+    pub(crate) durability: Option<Durability>,
+}
+
+impl RowMutations {
+    /// An empty list for `row`.
+    pub fn new(row: impl AsRef<[u8]>) -> Self {
+        RowMutations {
+            row: row.as_ref().to_vec(),
+            mutations: Vec::new(),
+            durability: None,
+        }
+    }
+
+    /// Adds a put (its row must be this row).
+    pub fn put(mut self, put: Put) -> Self {
+        self.mutations.push(Mutation::Put(put));
+        self
+    }
+
+    /// Adds a delete (its row must be this row).
+    pub fn delete(mut self, delete: Delete) -> Self {
+        self.mutations.push(Mutation::Delete(delete));
+        self
+    }
+
+    /// Durability of the whole list.
+    pub fn durability(mut self, durability: Durability) -> Self {
+        self.durability = Some(durability);
+        self
+    }
+
+    /// The row.
+    pub fn row(&self) -> &[u8] {
+        &self.row
+    }
+}
+
+/// A comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CompareOp {
+    /// `<`
+    Less,
+    /// `<=`
+    LessOrEqual,
+    /// `=`
+    Equal,
+    /// `!=`
+    NotEqual,
+    /// `>=`
+    GreaterOrEqual,
+    /// `>`
+    Greater,
+}
+
+impl CompareOp {
+    /// Whether `ordering` (left compared with right) satisfies `left OP right`.
+    pub fn holds(self, ordering: std::cmp::Ordering) -> bool {
+        use std::cmp::Ordering::*;
+        match self {
+            CompareOp::Less => ordering == Less,
+            CompareOp::LessOrEqual => ordering != Greater,
+            CompareOp::Equal => ordering == Equal,
+            CompareOp::NotEqual => ordering != Equal,
+            CompareOp::GreaterOrEqual => ordering != Less,
+            CompareOp::Greater => ordering == Greater,
+        }
+    }
+}
+
+/// The check of a [`CheckAndMutate`], with HBase's semantics.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Condition {
+    /// `operand OP stored`, where `stored` is the newest visible value of the
+    /// column. The operand comes first, as in HBase: `Greater` holds when
+    /// the operand is greater than the stored value. An empty operand
+    /// matches a missing column (for every op but `NotEqual`) and an empty
+    /// stored value.
+    Compare {
+        /// Family of the checked column.
+        family: Vec<u8>,
+        /// Qualifier of the checked column.
+        qualifier: Vec<u8>,
+        /// Operator.
+        op: CompareOp,
+        /// Operand.
+        operand: Vec<u8>,
+    },
+}
+
+/// What a [`CheckAndMutate`] does when its condition holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckAction {
+    /// Apply a put.
+    Put(Put),
+    /// Apply a delete.
+    Delete(Delete),
+    /// Apply puts and deletes atomically.
+    RowMutations(RowMutations),
+    /// Apply an increment.
+    Increment(Increment),
+    /// Apply an append.
+    Append(Append),
+}
+
+/// Checks one column of a row and, if the check holds, mutates the row;
+/// atomically under the row's lock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckAndMutate {
+    pub(crate) row: Vec<u8>,
+    pub(crate) condition: Condition,
+    pub(crate) time_min: i64,
+    pub(crate) time_max: i64,
+    pub(crate) action: CheckAction,
+}
+
+/// Builds a [`CheckAndMutate`].
+#[derive(Debug, Clone)]
+pub struct CheckAndMutateBuilder {
+    row: Vec<u8>,
+    condition: Option<Condition>,
+    time_min: i64,
+    time_max: i64,
+}
+
+impl CheckAndMutate {
+    /// Starts a check on `row`.
+    pub fn builder(row: impl AsRef<[u8]>) -> CheckAndMutateBuilder {
+        CheckAndMutateBuilder {
+            row: row.as_ref().to_vec(),
+            condition: None,
+            time_min: 0,
+            time_max: i64::MAX,
+        }
+    }
+}
+
+impl CheckAndMutateBuilder {
+    /// Holds when the column's newest value equals `value`.
+    pub fn if_equals(
+        self,
+        family: impl AsRef<[u8]>,
+        qualifier: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+    ) -> Self {
+        self.if_matches(family, qualifier, CompareOp::Equal, value)
+    }
+
+    /// Holds when `operand OP stored` (HBase's operand order).
+    pub fn if_matches(
+        mut self,
+        family: impl AsRef<[u8]>,
+        qualifier: impl AsRef<[u8]>,
+        op: CompareOp,
+        operand: impl AsRef<[u8]>,
+    ) -> Self {
+        self.condition = Some(Condition::Compare {
+            family: family.as_ref().to_vec(),
+            qualifier: qualifier.as_ref().to_vec(),
+            op,
+            operand: operand.as_ref().to_vec(),
+        });
+        self
+    }
+
+    /// Holds when the column has no visible value (HBase `ifNotExists`,
+    /// which also accepts an empty stored value).
+    pub fn if_not_exists(self, family: impl AsRef<[u8]>, qualifier: impl AsRef<[u8]>) -> Self {
+        self.if_matches(family, qualifier, CompareOp::Equal, [])
+    }
+
+    /// Only versions with timestamps in `[min, max)` are checked.
+    pub fn time_range(mut self, min: i64, max: i64) -> Self {
+        self.time_min = min;
+        self.time_max = max;
+        self
+    }
+
+    /// Finishes with the action to take when the condition holds. Without a
+    /// condition the check is `if_not_exists` on an empty family name, which
+    /// fails as an unknown family when run.
+    pub fn then(self, action: CheckAction) -> CheckAndMutate {
+        CheckAndMutate {
+            condition: self.condition.unwrap_or(Condition::Compare {
+                family: Vec::new(),
+                qualifier: Vec::new(),
+                op: CompareOp::Equal,
+                operand: Vec::new(),
+            }),
+            row: self.row,
+            time_min: self.time_min,
+            time_max: self.time_max,
+            action,
+        }
+    }
+
+    /// Finishes with a put.
+    pub fn then_put(self, put: Put) -> CheckAndMutate {
+        self.then(CheckAction::Put(put))
+    }
+
+    /// Finishes with a delete.
+    pub fn then_delete(self, delete: Delete) -> CheckAndMutate {
+        self.then(CheckAction::Delete(delete))
+    }
+
+    /// Finishes with a list of row mutations.
+    pub fn then_mutate(self, mutations: RowMutations) -> CheckAndMutate {
+        self.then(CheckAction::RowMutations(mutations))
+    }
+}
+
+/// What a [`CheckAndMutate`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckAndMutateResult {
+    /// Whether the condition held (and the action was applied).
+    pub success: bool,
+    /// New values, for increment and append actions that ran.
+    pub result: Option<RowResult>,
+}
+
+/// One operation of a [`crate::Table::batch`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BatchOp {
+    /// A put.
+    Put(Put),
+    /// A delete.
+    Delete(Delete),
+    /// A get.
+    Get(Get),
+    /// An increment.
+    Increment(Increment),
+    /// An append.
+    Append(Append),
+    /// Atomic puts and deletes on one row.
+    RowMutations(RowMutations),
+    /// A check-and-mutate.
+    CheckAndMutate(CheckAndMutate),
+}
+
+/// The outcome of one [`BatchOp`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BatchResult {
+    /// A put, delete or row mutation was applied.
+    Done,
+    /// The row a get read, or the new values of an increment or append.
+    Row(RowResult),
+    /// What a check-and-mutate did.
+    CheckAndMutate(CheckAndMutateResult),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cmp::Ordering;
+
+    #[test]
+    fn column_selection_follows_hbase() {
+        let mut s = ColumnSelection::default();
+        assert!(s.is_all());
+        s.column("f", "a");
+        s.column("f", "b");
+        s.family("g");
+        let got: Vec<_> = s
+            .families()
+            .map(|(f, q)| (f.to_vec(), q.map(|q| q.len())))
+            .collect();
+        assert_eq!(got, vec![(b"f".to_vec(), Some(2)), (b"g".to_vec(), None)]);
+        s.family("f");
+        assert_eq!(s.families().next().unwrap().1, None);
+    }
+
+    #[test]
+    fn compare_ops() {
+        assert!(CompareOp::Less.holds(Ordering::Less));
+        assert!(!CompareOp::Less.holds(Ordering::Equal));
+        assert!(CompareOp::GreaterOrEqual.holds(Ordering::Equal));
+        assert!(CompareOp::NotEqual.holds(Ordering::Greater));
+    }
+}

@@ -1,0 +1,548 @@
+//! The read path: plan a scan, walk its regions in order (or in reverse),
+//! merge each store's sources at the read point, resolve versions and
+//! deletes, and hand back rows.
+//!
+//! A get is a scan of one row.
+
+pub(crate) mod merge;
+pub(crate) mod resolve;
+pub(crate) mod source;
+
+use std::collections::{BTreeSet, VecDeque};
+use std::ops::Bound;
+use std::sync::Arc;
+
+use crate::cell::{Cell, RowResult, TimeRange, prefix_successor, validate_row};
+use crate::error::{Error, Result};
+use crate::memstore::SeekKey;
+use crate::ops::{ColumnSelection, Get, Scan};
+use crate::region::Region;
+use crate::table::TableState;
+use merge::MergedSources;
+use resolve::{FamilyRules, QueryRules, Resolver};
+
+/// One family a read touches.
+#[derive(Debug, Clone)]
+pub(crate) struct FamilyPlan {
+    pub(crate) id: u32,
+    pub(crate) name: Vec<u8>,
+    pub(crate) rules: FamilyRules,
+    /// Selected qualifiers; `None` = the whole family.
+    pub(crate) columns: Option<BTreeSet<Vec<u8>>>,
+}
+
+/// Everything a read needs to know, fixed when it starts.
+#[derive(Debug, Clone)]
+pub(crate) struct ScanPlan {
+    /// Rows in `lower..upper`, in ascending key terms whatever the direction.
+    pub(crate) lower: Bound<Vec<u8>>,
+    pub(crate) upper: Bound<Vec<u8>>,
+    pub(crate) reversed: bool,
+    /// Families read, sorted by name.
+    pub(crate) families: Vec<FamilyPlan>,
+    pub(crate) query: QueryRules,
+    pub(crate) read_point: u64,
+    pub(crate) limit: Option<u64>,
+    pub(crate) batch: Option<usize>,
+}
+
+fn time_range(min: i64, max: i64) -> Result<TimeRange> {
+    TimeRange::new(min, max)
+}
+
+fn family_plans(state: &TableState, columns: &ColumnSelection) -> Result<Vec<FamilyPlan>> {
+    let plan = |id: u32,
+                family: &crate::options::FamilyDescriptor,
+                columns: Option<BTreeSet<Vec<u8>>>| FamilyPlan {
+        id,
+        name: family.name().as_bytes().to_vec(),
+        rules: FamilyRules {
+            max_versions: family.get_max_versions(),
+            ttl_ms: family.ttl_ms(),
+        },
+        columns,
+    };
+    let mut plans = Vec::new();
+    if columns.is_all() {
+        for (id, family) in state.family_ids.iter().zip(state.descriptor.families()) {
+            plans.push(plan(*id, family, None));
+        }
+    } else {
+        for (name, qualifiers) in columns.families() {
+            let (id, family) = state.family(name).ok_or_else(|| Error::UnknownFamily {
+                table: state.descriptor.name().to_owned(),
+                family: String::from_utf8_lossy(name).into_owned(),
+            })?;
+            plans.push(plan(id, family, qualifiers.cloned()));
+        }
+    }
+    plans.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(plans)
+}
+
+fn check_versions(versions: u32) -> Result<u32> {
+    if versions == 0 {
+        return Err(Error::InvalidOption {
+            name: "max_versions",
+            reason: "must be at least 1".into(),
+        });
+    }
+    Ok(versions)
+}
+
+/// Tightens `lower` to at least `bound`.
+fn max_lower(lower: Bound<Vec<u8>>, bound: Bound<Vec<u8>>) -> Bound<Vec<u8>> {
+    use Bound::*;
+    match (&lower, &bound) {
+        (Unbounded, _) => bound,
+        (_, Unbounded) => lower,
+        (Included(a) | Excluded(a), Included(b) | Excluded(b)) => {
+            if a < b || (a == b && matches!(bound, Excluded(_))) {
+                bound
+            } else {
+                lower
+            }
+        }
+    }
+}
+
+/// Tightens `upper` to at most `bound`.
+fn min_upper(upper: Bound<Vec<u8>>, bound: Bound<Vec<u8>>) -> Bound<Vec<u8>> {
+    use Bound::*;
+    match (&upper, &bound) {
+        (Unbounded, _) => bound,
+        (_, Unbounded) => upper,
+        (Included(a) | Excluded(a), Included(b) | Excluded(b)) => {
+            if b < a || (a == b && matches!(bound, Excluded(_))) {
+                bound
+            } else {
+                upper
+            }
+        }
+    }
+}
+
+fn bound_of(key: &Option<(Vec<u8>, bool)>) -> Bound<Vec<u8>> {
+    match key {
+        // HBase treats an empty start or stop row as "no bound".
+        Some((k, _)) if k.is_empty() => Bound::Unbounded,
+        Some((k, true)) => Bound::Included(k.clone()),
+        Some((k, false)) => Bound::Excluded(k.clone()),
+        None => Bound::Unbounded,
+    }
+}
+
+/// Plans a scan of the table as it is in `state`.
+pub(crate) fn plan_scan(
+    state: &TableState,
+    scan: &Scan,
+    read_point: u64,
+    now_ms: i64,
+) -> Result<ScanPlan> {
+    let range = time_range(scan.time_min, scan.time_max)?;
+    let max_versions = check_versions(scan.max_versions)?;
+    if scan.batch == Some(0) {
+        return Err(Error::InvalidOption {
+            name: "batch",
+            reason: "must be at least 1 cell".into(),
+        });
+    }
+    // HBase: a reversed scan starts at the larger key and stops at the smaller.
+    let (mut lower, mut upper) = if scan.reversed {
+        (bound_of(&scan.stop), bound_of(&scan.start))
+    } else {
+        (bound_of(&scan.start), bound_of(&scan.stop))
+    };
+    if let Some(prefix) = &scan.prefix
+        && !prefix.is_empty()
+    {
+        lower = max_lower(lower, Bound::Included(prefix.clone()));
+        if let Some(end) = prefix_successor(prefix) {
+            upper = min_upper(upper, Bound::Excluded(end));
+        }
+    }
+    Ok(ScanPlan {
+        lower,
+        upper,
+        reversed: scan.reversed,
+        families: family_plans(state, &scan.columns)?,
+        query: QueryRules {
+            time_range: range,
+            max_versions,
+            raw: scan.raw,
+            now_ms,
+        },
+        read_point,
+        limit: scan.limit,
+        batch: scan.batch,
+    })
+}
+
+/// Plans a get: a scan of exactly one row.
+pub(crate) fn plan_get(
+    state: &TableState,
+    get: &Get,
+    read_point: u64,
+    now_ms: i64,
+) -> Result<ScanPlan> {
+    validate_row(&get.row)?;
+    Ok(ScanPlan {
+        lower: Bound::Included(get.row.clone()),
+        upper: Bound::Included(get.row.clone()),
+        reversed: false,
+        families: family_plans(state, &get.columns)?,
+        query: QueryRules {
+            time_range: time_range(get.time_min, get.time_max)?,
+            max_versions: check_versions(get.max_versions)?,
+            raw: false,
+            now_ms,
+        },
+        read_point,
+        limit: Some(1),
+        batch: None,
+    })
+}
+
+fn above_lower(row: &[u8], lower: &Bound<Vec<u8>>) -> bool {
+    match lower {
+        Bound::Included(l) => row >= l.as_slice(),
+        Bound::Excluded(l) => row > l.as_slice(),
+        Bound::Unbounded => true,
+    }
+}
+
+fn below_upper(row: &[u8], upper: &Bound<Vec<u8>>) -> bool {
+    match upper {
+        Bound::Included(u) => row <= u.as_slice(),
+        Bound::Excluded(u) => row < u.as_slice(),
+        Bound::Unbounded => true,
+    }
+}
+
+/// One store of a region scan.
+struct StoreScan {
+    family: usize,
+    sources: MergedSources,
+}
+
+/// Reads the rows of one region.
+pub(crate) struct RegionScanner {
+    stores: Vec<StoreScan>,
+    started: bool,
+    /// Reverse scans: the next row must be below this (`None` = no bound yet).
+    reverse_bound: Option<Vec<u8>>,
+    finished: bool,
+}
+
+impl RegionScanner {
+    pub(crate) fn open(region: &Region, plan: &ScanPlan) -> RegionScanner {
+        let stores = plan
+            .families
+            .iter()
+            .enumerate()
+            .filter_map(|(family, fp)| {
+                region.store(fp.id).map(|store| StoreScan {
+                    family,
+                    sources: MergedSources::new(store.sources(), plan.read_point),
+                })
+            })
+            .collect();
+        RegionScanner {
+            stores,
+            started: false,
+            reverse_bound: None,
+            finished: false,
+        }
+    }
+
+    /// The next row with at least one returned cell.
+    pub(crate) fn next_row(&mut self, plan: &ScanPlan) -> Result<Option<RowResult>> {
+        if self.finished {
+            return Ok(None);
+        }
+        let row = if plan.reversed {
+            self.next_row_reverse(plan)?
+        } else {
+            self.next_row_forward(plan)?
+        };
+        if row.is_none() {
+            self.finished = true;
+        }
+        Ok(row)
+    }
+
+    fn next_row_forward(&mut self, plan: &ScanPlan) -> Result<Option<RowResult>> {
+        if !self.started {
+            self.started = true;
+            let start: Vec<u8> = match &plan.lower {
+                Bound::Included(l) => l.clone(),
+                Bound::Excluded(l) => {
+                    let mut next = l.clone();
+                    next.push(0);
+                    next
+                }
+                Bound::Unbounded => Vec::new(),
+            };
+            for store in &mut self.stores {
+                store.sources.seek(&SeekKey::row_start(&start))?;
+            }
+        }
+        loop {
+            let Some(row) = self
+                .stores
+                .iter()
+                .filter_map(|s| s.sources.current().map(|c| c.row))
+                .min()
+                .map(<[u8]>::to_vec)
+            else {
+                return Ok(None);
+            };
+            if !below_upper(&row, &plan.upper) {
+                return Ok(None);
+            }
+            let cells = self.collect_row(plan, &row)?;
+            if !cells.is_empty() {
+                return Ok(Some(RowResult { row, cells }));
+            }
+        }
+    }
+
+    fn next_row_reverse(&mut self, plan: &ScanPlan) -> Result<Option<RowResult>> {
+        if !self.started {
+            self.started = true;
+            self.reverse_bound = match &plan.upper {
+                Bound::Included(u) => {
+                    let mut next = u.clone();
+                    next.push(0);
+                    Some(next)
+                }
+                Bound::Excluded(u) => Some(u.clone()),
+                Bound::Unbounded => None,
+            };
+        }
+        loop {
+            let mut candidate: Option<Vec<u8>> = None;
+            for store in &mut self.stores {
+                if let Some(row) = store
+                    .sources
+                    .last_row_before(self.reverse_bound.as_deref())?
+                    && candidate.as_ref().is_none_or(|c| row > *c)
+                {
+                    candidate = Some(row);
+                }
+            }
+            let Some(row) = candidate else {
+                return Ok(None);
+            };
+            if !above_lower(&row, &plan.lower) {
+                return Ok(None);
+            }
+            self.reverse_bound = Some(row.clone());
+            for store in &mut self.stores {
+                store.sources.seek(&SeekKey::row_start(&row))?;
+            }
+            let cells = self.collect_row(plan, &row)?;
+            if !cells.is_empty() {
+                return Ok(Some(RowResult { row, cells }));
+            }
+        }
+    }
+
+    /// Resolves every store's cells of `row`; leaves each store positioned
+    /// after the row.
+    fn collect_row(&mut self, plan: &ScanPlan, row: &[u8]) -> Result<Vec<Cell>> {
+        let mut cells = Vec::new();
+        for store in &mut self.stores {
+            let Some(family) = plan.families.get(store.family) else {
+                continue;
+            };
+            let mut resolver = Resolver::new(
+                &family.name,
+                family.columns.as_ref(),
+                family.rules,
+                plan.query,
+            );
+            while let Some(cell) = store.sources.current() {
+                if cell.row != row {
+                    break;
+                }
+                resolver.push(&cell, &mut cells);
+                store.sources.advance()?;
+            }
+        }
+        Ok(cells)
+    }
+}
+
+/// An iterator over the rows of a scan. Each item is one row (or, with
+/// [`Scan::batch`], a part of one row).
+pub struct Scanner {
+    state: Arc<TableState>,
+    plan: ScanPlan,
+    region_index: Option<usize>,
+    current: Option<RegionScanner>,
+    pending: VecDeque<RowResult>,
+    rows_returned: u64,
+    finished: bool,
+}
+
+impl std::fmt::Debug for Scanner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scanner")
+            .field("table", &self.state.descriptor.name())
+            .field("rows_returned", &self.rows_returned)
+            .finish()
+    }
+}
+
+impl Scanner {
+    pub(crate) fn new(state: Arc<TableState>, plan: ScanPlan) -> Scanner {
+        let finished = plan.limit == Some(0);
+        Scanner {
+            state,
+            plan,
+            region_index: None,
+            current: None,
+            pending: VecDeque::new(),
+            rows_returned: 0,
+            finished,
+        }
+    }
+
+    /// Index of the first region to read.
+    fn first_region(&self) -> Option<usize> {
+        let regions = &self.state.regions;
+        if regions.is_empty() {
+            return None;
+        }
+        let index = if self.plan.reversed {
+            match &self.plan.upper {
+                Bound::Unbounded => regions.len() - 1,
+                Bound::Included(u) => self.state.region_index_for(u),
+                // The region holding the largest row below `u`.
+                Bound::Excluded(u) => regions
+                    .partition_point(|r| r.start() < u.as_slice())
+                    .saturating_sub(1),
+            }
+        } else {
+            match &self.plan.lower {
+                Bound::Unbounded => 0,
+                Bound::Included(l) | Bound::Excluded(l) => self.state.region_index_for(l),
+            }
+        };
+        Some(index)
+    }
+
+    /// Index of the region after `index` in scan order, if the scan reaches it.
+    fn following_region(&self, index: usize) -> Option<usize> {
+        let regions = &self.state.regions;
+        if self.plan.reversed {
+            let next = index.checked_sub(1)?;
+            let region = regions.get(next)?;
+            let reaches = match &self.plan.lower {
+                Bound::Unbounded => true,
+                Bound::Included(l) | Bound::Excluded(l) => {
+                    region.end().is_empty() || region.end() > l.as_slice()
+                }
+            };
+            reaches.then_some(next)
+        } else {
+            let next = index + 1;
+            let region = regions.get(next)?;
+            below_upper(region.start(), &self.plan.upper).then_some(next)
+        }
+    }
+
+    fn next_full_row(&mut self) -> Result<Option<RowResult>> {
+        loop {
+            if self.current.is_none() {
+                let index = match self.region_index {
+                    None => self.first_region(),
+                    Some(i) => self.following_region(i),
+                };
+                let Some(index) = index else {
+                    return Ok(None);
+                };
+                let Some(region) = self.state.regions.get(index) else {
+                    return Ok(None);
+                };
+                self.region_index = Some(index);
+                self.current = Some(RegionScanner::open(region, &self.plan));
+            }
+            if let Some(scanner) = &mut self.current {
+                match scanner.next_row(&self.plan)? {
+                    Some(row) => return Ok(Some(row)),
+                    None => self.current = None,
+                }
+            }
+        }
+    }
+}
+
+impl Iterator for Scanner {
+    type Item = Result<RowResult>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Some(part) = self.pending.pop_front() {
+            return Some(Ok(part));
+        }
+        if self.finished {
+            return None;
+        }
+        match self.next_full_row() {
+            Ok(Some(row)) => {
+                self.rows_returned += 1;
+                if self
+                    .plan
+                    .limit
+                    .is_some_and(|limit| self.rows_returned >= limit)
+                {
+                    self.finished = true;
+                }
+                match self.plan.batch {
+                    Some(batch) if row.cells.len() > batch => {
+                        let RowResult { row, cells } = row;
+                        let mut cells = cells.into_iter().peekable();
+                        while cells.peek().is_some() {
+                            let part: Vec<Cell> = cells.by_ref().take(batch).collect();
+                            self.pending.push_back(RowResult {
+                                row: row.clone(),
+                                cells: part,
+                            });
+                        }
+                        self.pending.pop_front().map(Ok)
+                    }
+                    _ => Some(Ok(row)),
+                }
+            }
+            Ok(None) => {
+                self.finished = true;
+                None
+            }
+            Err(e) => {
+                self.finished = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounds_tighten() {
+        use Bound::*;
+        let l = max_lower(Included(b"b".to_vec()), Included(b"a".to_vec()));
+        assert_eq!(l, Included(b"b".to_vec()));
+        let l = max_lower(Included(b"b".to_vec()), Excluded(b"b".to_vec()));
+        assert_eq!(l, Excluded(b"b".to_vec()));
+        let u = min_upper(Unbounded, Excluded(b"c".to_vec()));
+        assert_eq!(u, Excluded(b"c".to_vec()));
+        let u = min_upper(Included(b"c".to_vec()), Excluded(b"c".to_vec()));
+        assert_eq!(u, Excluded(b"c".to_vec()));
+        let u = min_upper(Included(b"a".to_vec()), Excluded(b"c".to_vec()));
+        assert_eq!(u, Included(b"a".to_vec()));
+    }
+}

@@ -1,0 +1,900 @@
+//! A table handle: the data operations, routing rows to regions.
+//!
+//! Every operation validates its input completely before it takes the row
+//! lock, and a mutation is committed as one unit, so a failed call leaves the
+//! table unchanged. Read-modify-write operations (increment, append,
+//! check-and-mutate, deletes of the latest version) read and write under the
+//! row lock; every mutation takes it, so they serialize with plain writes of
+//! the same row.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use parking_lot::RwLock;
+
+use crate::cell::{
+    Cell, CellKind, RowResult, validate_qualifier, validate_row, validate_timestamp,
+};
+use crate::db::DbInner;
+use crate::error::{Error, Result};
+use crate::ops::{
+    Append, BatchOp, BatchResult, CheckAction, CheckAndMutate, CheckAndMutateResult, CompareOp,
+    Condition, Delete, DeleteEntry, Get, Increment, Mutation, Put, RowMutations, Scan,
+};
+use crate::options::{FamilyDescriptor, TableDescriptor};
+use crate::region::Region;
+use crate::scan::{RegionScanner, Scanner, plan_get, plan_scan};
+use crate::write::{PreparedCell, PreparedFamily, PreparedRow, commit};
+
+/// A column as (family, qualifier).
+type ColumnKey = (Vec<u8>, Vec<u8>);
+/// The newest value of a column and its timestamp, if it has one.
+type StoredValue = Option<(Vec<u8>, i64)>;
+
+/// Most rows committed together by one `put_many` or batch group.
+const MAX_ROWS_PER_COMMIT: usize = 1024;
+
+/// A table's schema and regions at one moment; replaced as a whole on alter.
+pub(crate) struct TableState {
+    pub(crate) descriptor: TableDescriptor,
+    /// Id of each family, in the descriptor's order.
+    pub(crate) family_ids: Vec<u32>,
+    /// Regions sorted by start key; the first starts at the empty key and
+    /// each ends where the next starts.
+    pub(crate) regions: Vec<Arc<Region>>,
+}
+
+impl TableState {
+    /// The family named `name`, with its id.
+    pub(crate) fn family(&self, name: &[u8]) -> Option<(u32, &FamilyDescriptor)> {
+        self.family_ids
+            .iter()
+            .zip(self.descriptor.families())
+            .find(|(_, f)| f.name().as_bytes() == name)
+            .map(|(id, f)| (*id, f))
+    }
+
+    /// Index of the region holding `row`.
+    pub(crate) fn region_index_for(&self, row: &[u8]) -> usize {
+        self.regions
+            .partition_point(|r| r.start() <= row)
+            .saturating_sub(1)
+    }
+
+    /// The region holding `row`.
+    pub(crate) fn region_for(&self, row: &[u8]) -> Option<&Arc<Region>> {
+        self.regions.get(self.region_index_for(row))
+    }
+}
+
+/// The shared part of a table, behind every [`Table`] handle.
+pub(crate) struct TableInner {
+    pub(crate) id: u64,
+    pub(crate) name: String,
+    pub(crate) state: RwLock<Arc<TableState>>,
+    pub(crate) dropped: AtomicBool,
+}
+
+/// A region of a table as reported by [`Table::regions`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegionInfo {
+    /// Region id, unique in the database.
+    pub id: u64,
+    /// Inclusive start key (empty for the first region).
+    pub start_key: Vec<u8>,
+    /// Exclusive end key (empty for the last region).
+    pub end_key: Vec<u8>,
+    /// Bytes of memory held by the region's memstores.
+    pub memstore_bytes: u64,
+    /// Cells in the region's memstores.
+    pub memstore_cells: u64,
+}
+
+/// A handle to one table. Cheap to clone; every clone sees the same table.
+#[derive(Clone)]
+pub struct Table {
+    pub(crate) db: Arc<DbInner>,
+    pub(crate) inner: Arc<TableInner>,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table")
+            .field("name", &self.inner.name)
+            .finish()
+    }
+}
+
+fn unknown_family(state: &TableState, family: &[u8]) -> Error {
+    Error::UnknownFamily {
+        table: state.descriptor.name().to_owned(),
+        family: String::from_utf8_lossy(family).into_owned(),
+    }
+}
+
+/// Collects cells per family, keeping the last of identical
+/// (family, qualifier, timestamp, kind) keys, as HBase does within one mutation.
+#[derive(Default)]
+struct CellsByFamily {
+    families: Vec<(u32, Vec<PreparedCell>)>,
+}
+
+impl CellsByFamily {
+    fn push(&mut self, family_id: u32, cell: PreparedCell) {
+        match self.families.iter_mut().find(|(id, _)| *id == family_id) {
+            Some((_, cells)) => cells.push(cell),
+            None => self.families.push((family_id, vec![cell])),
+        }
+    }
+
+    fn into_prepared(
+        self,
+        region: &Arc<Region>,
+        row: &[u8],
+        durability: crate::Durability,
+    ) -> Result<PreparedRow> {
+        let mut families = Vec::with_capacity(self.families.len());
+        for (family_id, mut cells) in self.families {
+            if cells.len() > 1 {
+                let mut seen = HashSet::new();
+                cells.reverse();
+                cells.retain(|c| seen.insert((c.qualifier.clone(), c.timestamp, c.kind)));
+                cells.reverse();
+            }
+            // The store exists unless the family was dropped concurrently.
+            let store = region
+                .store(family_id)
+                .ok_or_else(|| Error::UnknownFamily {
+                    table: String::new(),
+                    family: format!("(id {family_id})"),
+                })?;
+            families.push(PreparedFamily { store, cells });
+        }
+        debug_assert!(
+            region.contains(row),
+            "rows are routed to the region holding them"
+        );
+        let prepared = PreparedRow {
+            region: region.clone(),
+            row: row.to_vec(),
+            families,
+            durability,
+        };
+        prepared.check_size()?;
+        Ok(prepared)
+    }
+}
+
+impl Table {
+    /// The table's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    pub(crate) fn state(&self) -> Result<Arc<TableState>> {
+        if self.db.is_closed() {
+            return Err(Error::Closed);
+        }
+        if self.inner.dropped.load(Ordering::Acquire) {
+            return Err(Error::TableNotFound {
+                table: self.inner.name.clone(),
+            });
+        }
+        Ok(self.inner.state.read().clone())
+    }
+
+    /// The table's current descriptor.
+    pub fn descriptor(&self) -> Result<TableDescriptor> {
+        Ok(self.state()?.descriptor.clone())
+    }
+
+    /// The table's regions in key order.
+    pub fn regions(&self) -> Result<Vec<RegionInfo>> {
+        Ok(self
+            .state()?
+            .regions
+            .iter()
+            .map(|r| RegionInfo {
+                id: r.id(),
+                start_key: r.start().to_vec(),
+                end_key: r.end().to_vec(),
+                memstore_bytes: r.memstore_bytes(),
+                memstore_cells: r.memstore_cells(),
+            })
+            .collect())
+    }
+
+    fn region<'s>(state: &'s TableState, row: &[u8]) -> Result<&'s Arc<Region>> {
+        state.region_for(row).ok_or_else(|| Error::TableNotFound {
+            table: state.descriptor.name().to_owned(),
+        })
+    }
+
+    fn check_value(state: &TableState, value: &[u8]) -> Result<()> {
+        let max = state.descriptor.get_max_value_bytes();
+        if value.len() > max {
+            return Err(Error::ValueTooLarge {
+                len: value.len(),
+                max,
+            });
+        }
+        Ok(())
+    }
+
+    fn family_id(state: &TableState, family: &[u8]) -> Result<u32> {
+        state
+            .family(family)
+            .map(|(id, _)| id)
+            .ok_or_else(|| unknown_family(state, family))
+    }
+
+    fn prepare_put(&self, state: &TableState, put: &Put, now_ms: i64) -> Result<PreparedRow> {
+        validate_row(&put.row)?;
+        if put.cells.is_empty() {
+            return Err(Error::EmptyMutation);
+        }
+        let region = Self::region(state, &put.row)?;
+        let mut cells = CellsByFamily::default();
+        Self::add_put_cells(state, put, now_ms, &mut cells)?;
+        let durability = put.durability.unwrap_or(state.descriptor.get_durability());
+        cells.into_prepared(region, &put.row, durability)
+    }
+
+    fn add_put_cells(
+        state: &TableState,
+        put: &Put,
+        now_ms: i64,
+        out: &mut CellsByFamily,
+    ) -> Result<()> {
+        for cell in &put.cells {
+            let family_id = Self::family_id(state, &cell.family)?;
+            validate_qualifier(&cell.qualifier)?;
+            let timestamp = cell.timestamp.or(put.timestamp).unwrap_or(now_ms);
+            validate_timestamp(timestamp)?;
+            Self::check_value(state, &cell.value)?;
+            out.push(
+                family_id,
+                PreparedCell {
+                    qualifier: cell.qualifier.clone(),
+                    timestamp,
+                    kind: CellKind::Put,
+                    value: cell.value.clone(),
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// Checks a delete's input without reading anything.
+    fn validate_delete(state: &TableState, delete: &Delete) -> Result<()> {
+        validate_row(&delete.row)?;
+        if let Some(ts) = delete.timestamp {
+            validate_timestamp(ts)?;
+        }
+        for entry in &delete.entries {
+            let (family, qualifier, timestamp) = match entry {
+                DeleteEntry::Family { family, timestamp } => (family, None, *timestamp),
+                DeleteEntry::FamilyVersion { family, timestamp } => {
+                    (family, None, Some(*timestamp))
+                }
+                DeleteEntry::ColumnAllVersions {
+                    family,
+                    qualifier,
+                    timestamp,
+                }
+                | DeleteEntry::ColumnVersion {
+                    family,
+                    qualifier,
+                    timestamp,
+                } => (family, Some(qualifier), *timestamp),
+            };
+            Self::family_id(state, family)?;
+            if let Some(q) = qualifier {
+                validate_qualifier(q)?;
+            }
+            if let Some(ts) = timestamp {
+                validate_timestamp(ts)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Turns a delete into markers; "latest version" entries read the row,
+    /// so the caller must hold the row lock.
+    fn add_delete_cells(
+        &self,
+        state: &TableState,
+        delete: &Delete,
+        now_ms: i64,
+        out: &mut CellsByFamily,
+    ) -> Result<()> {
+        let default_ts = delete.timestamp.unwrap_or(now_ms);
+        let marker = |qualifier: &[u8], timestamp: i64, kind: CellKind| PreparedCell {
+            qualifier: qualifier.to_vec(),
+            timestamp,
+            kind,
+            value: Vec::new(),
+        };
+        if delete.entries.is_empty() {
+            for &family_id in &state.family_ids {
+                out.push(family_id, marker(b"", default_ts, CellKind::DeleteFamily));
+            }
+            return Ok(());
+        }
+        for entry in &delete.entries {
+            match entry {
+                DeleteEntry::Family { family, timestamp } => out.push(
+                    Self::family_id(state, family)?,
+                    marker(b"", timestamp.unwrap_or(default_ts), CellKind::DeleteFamily),
+                ),
+                DeleteEntry::FamilyVersion { family, timestamp } => out.push(
+                    Self::family_id(state, family)?,
+                    marker(b"", *timestamp, CellKind::DeleteFamilyVersion),
+                ),
+                DeleteEntry::ColumnAllVersions {
+                    family,
+                    qualifier,
+                    timestamp,
+                } => out.push(
+                    Self::family_id(state, family)?,
+                    marker(
+                        qualifier,
+                        timestamp.unwrap_or(default_ts),
+                        CellKind::DeleteColumn,
+                    ),
+                ),
+                DeleteEntry::ColumnVersion {
+                    family,
+                    qualifier,
+                    timestamp,
+                } => {
+                    let timestamp = match timestamp.or(delete.timestamp) {
+                        Some(ts) => ts,
+                        // HBase: the newest visible version's timestamp, or now
+                        // when there is none (a marker that hides nothing).
+                        None => {
+                            let get = Get::new(&delete.row).column(family, qualifier);
+                            self.get_in(state, &get, now_ms)?
+                                .cells
+                                .first()
+                                .map_or(now_ms, |c| c.timestamp)
+                        }
+                    };
+                    out.push(
+                        Self::family_id(state, family)?,
+                        marker(qualifier, timestamp, CellKind::Delete),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn prepare_delete(
+        &self,
+        state: &TableState,
+        delete: &Delete,
+        now_ms: i64,
+    ) -> Result<PreparedRow> {
+        let region = Self::region(state, &delete.row)?;
+        let mut cells = CellsByFamily::default();
+        self.add_delete_cells(state, delete, now_ms, &mut cells)?;
+        let durability = delete
+            .durability
+            .unwrap_or(state.descriptor.get_durability());
+        cells.into_prepared(region, &delete.row, durability)
+    }
+
+    fn lock_row(&self, row: &[u8]) -> crate::mvcc::RowLockGuard<'_> {
+        self.db.row_locks.lock(self.inner.id, [row])
+    }
+
+    /// Writes a put. Returns once it is visible (and, with `SyncWal`, durable).
+    pub fn put(&self, put: &Put) -> Result<()> {
+        let state = self.state()?;
+        let prepared = self.prepare_put(&state, put, self.db.now_ms())?;
+        let _lock = self.lock_row(&put.row);
+        commit(&self.db, std::slice::from_ref(&prepared))
+    }
+
+    /// Writes many puts with one WAL sync. Every put is validated first; if
+    /// any is invalid nothing is written. Each row is atomic on its own.
+    pub fn put_many(&self, puts: &[Put]) -> Result<()> {
+        let state = self.state()?;
+        let now = self.db.now_ms();
+        let prepared = puts
+            .iter()
+            .map(|p| self.prepare_put(&state, p, now))
+            .collect::<Result<Vec<_>>>()?;
+        for chunk in prepared.chunks(MAX_ROWS_PER_COMMIT) {
+            let _locks = self
+                .db
+                .row_locks
+                .lock(self.inner.id, chunk.iter().map(|p| p.row.as_slice()));
+            commit(&self.db, chunk)?;
+        }
+        Ok(())
+    }
+
+    /// Writes delete markers.
+    pub fn delete(&self, delete: &Delete) -> Result<()> {
+        let state = self.state()?;
+        Self::validate_delete(&state, delete)?;
+        let _lock = self.lock_row(&delete.row);
+        let prepared = self.prepare_delete(&state, delete, self.db.now_ms())?;
+        commit(&self.db, std::slice::from_ref(&prepared))
+    }
+
+    fn get_in(&self, state: &TableState, get: &Get, now_ms: i64) -> Result<RowResult> {
+        let plan = plan_get(state, get, self.db.mvcc.read_point(), now_ms)?;
+        let region = Self::region(state, &get.row)?;
+        let mut scanner = RegionScanner::open(region, &plan);
+        Ok(scanner.next_row(&plan)?.unwrap_or_else(|| RowResult {
+            row: get.row.clone(),
+            cells: Vec::new(),
+        }))
+    }
+
+    /// Reads one row; an absent row gives an empty result.
+    pub fn get(&self, get: &Get) -> Result<RowResult> {
+        let state = self.state()?;
+        self.get_in(&state, get, self.db.now_ms())
+    }
+
+    /// True when the get would return at least one cell.
+    pub fn exists(&self, get: &Get) -> Result<bool> {
+        Ok(!self.get(get)?.is_empty())
+    }
+
+    /// Starts a scan; rows come from the returned iterator.
+    pub fn scan(&self, scan: &Scan) -> Result<Scanner> {
+        let state = self.state()?;
+        let plan = plan_scan(&state, scan, self.db.mvcc.read_point(), self.db.now_ms())?;
+        Ok(Scanner::new(state, plan))
+    }
+
+    fn validate_columns<'a>(
+        state: &TableState,
+        row: &[u8],
+        columns: impl Iterator<Item = (&'a [u8], &'a [u8])>,
+    ) -> Result<usize> {
+        validate_row(row)?;
+        let mut n = 0;
+        for (family, qualifier) in columns {
+            Self::family_id(state, family)?;
+            validate_qualifier(qualifier)?;
+            n += 1;
+        }
+        if n == 0 {
+            return Err(Error::EmptyMutation);
+        }
+        Ok(n)
+    }
+
+    /// Reads the newest value and timestamp of each column, under the row lock.
+    fn read_columns(
+        &self,
+        state: &TableState,
+        row: &[u8],
+        columns: &[ColumnKey],
+        now_ms: i64,
+    ) -> Result<Vec<StoredValue>> {
+        let mut get = Get::new(row);
+        for (family, qualifier) in columns {
+            get = get.column(family, qualifier);
+        }
+        let current = self.get_in(state, &get, now_ms)?;
+        Ok(columns
+            .iter()
+            .map(|(f, q)| {
+                current
+                    .cells
+                    .iter()
+                    .find(|c| c.family == *f && c.qualifier == *q)
+                    .map(|c| (c.value.clone(), c.timestamp))
+            })
+            .collect())
+    }
+
+    /// Writes `values` (one per column) as new versions; returns them.
+    fn write_new_values(
+        &self,
+        state: &TableState,
+        row: &[u8],
+        columns: &[ColumnKey],
+        values: Vec<(Vec<u8>, i64)>,
+        durability: crate::Durability,
+    ) -> Result<RowResult> {
+        let region = Self::region(state, row)?;
+        let mut cells = CellsByFamily::default();
+        let mut result = Vec::with_capacity(columns.len());
+        for ((family, qualifier), (value, timestamp)) in columns.iter().zip(values) {
+            cells.push(
+                Self::family_id(state, family)?,
+                PreparedCell {
+                    qualifier: qualifier.clone(),
+                    timestamp,
+                    kind: CellKind::Put,
+                    value: value.clone(),
+                },
+            );
+            result.push(Cell {
+                family: family.clone(),
+                qualifier: qualifier.clone(),
+                timestamp,
+                kind: CellKind::Put,
+                value,
+            });
+        }
+        let prepared = cells.into_prepared(region, row, durability)?;
+        commit(&self.db, std::slice::from_ref(&prepared))?;
+        result.sort_by(|a, b| (&a.family, &a.qualifier).cmp(&(&b.family, &b.qualifier)));
+        Ok(RowResult {
+            row: row.to_vec(),
+            cells: result,
+        })
+    }
+
+    /// Columns in first-seen order with their operands merged by `merge`.
+    fn merge_columns<T: Clone>(
+        columns: &[(Vec<u8>, Vec<u8>, T)],
+        merge: impl Fn(&T, &T) -> Option<T>,
+        overflow: impl Fn(&[u8], &[u8]) -> Error,
+    ) -> Result<(Vec<ColumnKey>, Vec<T>)> {
+        let mut keys: Vec<ColumnKey> = Vec::new();
+        let mut operands: Vec<T> = Vec::new();
+        for (family, qualifier, operand) in columns {
+            match keys.iter().position(|(f, q)| f == family && q == qualifier) {
+                Some(i) => {
+                    let slot = operands
+                        .get_mut(i)
+                        .ok_or_else(|| overflow(family, qualifier))?;
+                    *slot = merge(slot, operand).ok_or_else(|| overflow(family, qualifier))?;
+                }
+                None => {
+                    keys.push((family.clone(), qualifier.clone()));
+                    operands.push(operand.clone());
+                }
+            }
+        }
+        Ok((keys, operands))
+    }
+
+    fn increment_locked(&self, state: &TableState, increment: &Increment) -> Result<RowResult> {
+        let now = self.db.now_ms();
+        let overflow = |family: &[u8], qualifier: &[u8]| Error::CounterOverflow {
+            family: String::from_utf8_lossy(family).into_owned(),
+            qualifier: qualifier.to_vec(),
+        };
+        let (columns, deltas) =
+            Self::merge_columns(&increment.columns, |a, b| a.checked_add(*b), overflow)?;
+        let current = self.read_columns(state, &increment.row, &columns, now)?;
+        let mut values = Vec::with_capacity(columns.len());
+        for (((family, qualifier), delta), stored) in columns.iter().zip(&deltas).zip(current) {
+            let (old, timestamp) = match stored {
+                None => (0, now),
+                Some((bytes, ts)) => {
+                    let array: [u8; 8] =
+                        bytes
+                            .as_slice()
+                            .try_into()
+                            .map_err(|_| Error::NotACounter {
+                                family: String::from_utf8_lossy(family).into_owned(),
+                                qualifier: qualifier.clone(),
+                                len: bytes.len(),
+                            })?;
+                    (i64::from_be_bytes(array), now.max(ts))
+                }
+            };
+            let new = old
+                .checked_add(*delta)
+                .ok_or_else(|| overflow(family, qualifier))?;
+            values.push((new.to_be_bytes().to_vec(), timestamp));
+        }
+        let durability = increment
+            .durability
+            .unwrap_or(state.descriptor.get_durability());
+        self.write_new_values(state, &increment.row, &columns, values, durability)
+    }
+
+    /// Adds to 8-byte big-endian counters atomically; returns the new values.
+    pub fn increment(&self, increment: &Increment) -> Result<RowResult> {
+        let state = self.state()?;
+        Self::validate_columns(
+            &state,
+            &increment.row,
+            increment
+                .columns
+                .iter()
+                .map(|(f, q, _)| (f.as_slice(), q.as_slice())),
+        )?;
+        let _lock = self.lock_row(&increment.row);
+        self.increment_locked(&state, increment)
+    }
+
+    fn append_locked(&self, state: &TableState, append: &Append) -> Result<RowResult> {
+        let now = self.db.now_ms();
+        let (columns, suffixes) = Self::merge_columns(
+            &append.columns,
+            |a: &Vec<u8>, b: &Vec<u8>| Some([a.as_slice(), b.as_slice()].concat()),
+            |_, _| Error::EmptyMutation,
+        )?;
+        let current = self.read_columns(state, &append.row, &columns, now)?;
+        let mut values = Vec::with_capacity(columns.len());
+        for (suffix, stored) in suffixes.iter().zip(current) {
+            let (mut value, timestamp) = match stored {
+                None => (Vec::new(), now),
+                Some((bytes, ts)) => (bytes, now.max(ts)),
+            };
+            value.extend_from_slice(suffix);
+            Self::check_value(state, &value)?;
+            values.push((value, timestamp));
+        }
+        let durability = append
+            .durability
+            .unwrap_or(state.descriptor.get_durability());
+        self.write_new_values(state, &append.row, &columns, values, durability)
+    }
+
+    /// Appends to values atomically; returns the new values.
+    pub fn append(&self, append: &Append) -> Result<RowResult> {
+        let state = self.state()?;
+        Self::validate_columns(
+            &state,
+            &append.row,
+            append
+                .columns
+                .iter()
+                .map(|(f, q, _)| (f.as_slice(), q.as_slice())),
+        )?;
+        let _lock = self.lock_row(&append.row);
+        self.append_locked(&state, append)
+    }
+
+    fn validate_row_mutations(state: &TableState, mutations: &RowMutations) -> Result<()> {
+        validate_row(&mutations.row)?;
+        if mutations.mutations.is_empty() {
+            return Err(Error::EmptyMutation);
+        }
+        for m in &mutations.mutations {
+            let row = match m {
+                Mutation::Put(p) => &p.row,
+                Mutation::Delete(d) => &d.row,
+            };
+            if *row != mutations.row {
+                return Err(Error::RowMismatch {
+                    expected: mutations.row.clone(),
+                    found: row.clone(),
+                });
+            }
+            if let Mutation::Delete(d) = m {
+                Self::validate_delete(state, d)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn mutate_row_locked(&self, state: &TableState, mutations: &RowMutations) -> Result<()> {
+        let now = self.db.now_ms();
+        let region = Self::region(state, &mutations.row)?;
+        let mut cells = CellsByFamily::default();
+        for m in &mutations.mutations {
+            match m {
+                Mutation::Put(put) => {
+                    if put.cells.is_empty() {
+                        return Err(Error::EmptyMutation);
+                    }
+                    Self::add_put_cells(state, put, now, &mut cells)?;
+                }
+                Mutation::Delete(delete) => {
+                    self.add_delete_cells(state, delete, now, &mut cells)?
+                }
+            }
+        }
+        let durability = mutations
+            .durability
+            .unwrap_or(state.descriptor.get_durability());
+        let prepared = cells.into_prepared(region, &mutations.row, durability)?;
+        commit(&self.db, std::slice::from_ref(&prepared))
+    }
+
+    /// Applies puts and deletes to one row atomically (one sequence number).
+    pub fn mutate_row(&self, mutations: &RowMutations) -> Result<()> {
+        let state = self.state()?;
+        Self::validate_row_mutations(&state, mutations)?;
+        let _lock = self.lock_row(&mutations.row);
+        self.mutate_row_locked(&state, mutations)
+    }
+
+    /// HBase's check: `operand OP stored` on the newest visible value.
+    fn condition_holds(op: CompareOp, operand: &[u8], stored: Option<&[u8]>) -> bool {
+        match (operand.is_empty(), stored) {
+            (true, None) => op != CompareOp::NotEqual,
+            (true, Some(value)) => value.is_empty() == (op != CompareOp::NotEqual),
+            (false, None) => false,
+            (false, Some(value)) => op.holds(operand.cmp(value)),
+        }
+    }
+
+    /// Checks a column and, if the check holds, applies the action; both
+    /// under the row lock.
+    pub fn check_and_mutate(&self, check: &CheckAndMutate) -> Result<CheckAndMutateResult> {
+        let state = self.state()?;
+        validate_row(&check.row)?;
+        let Condition::Compare {
+            family,
+            qualifier,
+            op,
+            operand,
+        } = &check.condition;
+        Self::family_id(&state, family)?;
+        validate_qualifier(qualifier)?;
+        let action_row = match &check.action {
+            CheckAction::Put(p) => &p.row,
+            CheckAction::Delete(d) => &d.row,
+            CheckAction::RowMutations(m) => &m.row,
+            CheckAction::Increment(i) => &i.row,
+            CheckAction::Append(a) => &a.row,
+        };
+        if *action_row != check.row {
+            return Err(Error::RowMismatch {
+                expected: check.row.clone(),
+                found: action_row.clone(),
+            });
+        }
+        let now = self.db.now_ms();
+        // Validate the action fully before taking the lock.
+        match &check.action {
+            CheckAction::Put(p) => {
+                self.prepare_put(&state, p, now)?;
+            }
+            CheckAction::Delete(d) => Self::validate_delete(&state, d)?,
+            CheckAction::RowMutations(m) => Self::validate_row_mutations(&state, m)?,
+            CheckAction::Increment(i) => {
+                Self::validate_columns(
+                    &state,
+                    &i.row,
+                    i.columns
+                        .iter()
+                        .map(|(f, q, _)| (f.as_slice(), q.as_slice())),
+                )?;
+            }
+            CheckAction::Append(a) => {
+                Self::validate_columns(
+                    &state,
+                    &a.row,
+                    a.columns
+                        .iter()
+                        .map(|(f, q, _)| (f.as_slice(), q.as_slice())),
+                )?;
+            }
+        }
+        let get = Get::new(&check.row)
+            .column(family, qualifier)
+            .time_range(check.time_min, check.time_max);
+        let _lock = self.lock_row(&check.row);
+        let current = self.get_in(&state, &get, now)?;
+        let stored = current.cells.first().map(|c| c.value.as_slice());
+        if !Self::condition_holds(*op, operand, stored) {
+            return Ok(CheckAndMutateResult {
+                success: false,
+                result: None,
+            });
+        }
+        let result = match &check.action {
+            CheckAction::Put(p) => {
+                let prepared = self.prepare_put(&state, p, self.db.now_ms())?;
+                commit(&self.db, std::slice::from_ref(&prepared))?;
+                None
+            }
+            CheckAction::Delete(d) => {
+                let prepared = self.prepare_delete(&state, d, self.db.now_ms())?;
+                commit(&self.db, std::slice::from_ref(&prepared))?;
+                None
+            }
+            CheckAction::RowMutations(m) => {
+                self.mutate_row_locked(&state, m)?;
+                None
+            }
+            CheckAction::Increment(i) => Some(self.increment_locked(&state, i)?),
+            CheckAction::Append(a) => Some(self.append_locked(&state, a)?),
+        };
+        Ok(CheckAndMutateResult {
+            success: true,
+            result,
+        })
+    }
+
+    /// Runs operations in order; each is atomic on its own row, and runs of
+    /// consecutive puts share one WAL sync. Returns one outcome per operation.
+    pub fn batch(&self, ops: &[BatchOp]) -> Vec<Result<BatchResult>> {
+        let mut results: Vec<Result<BatchResult>> = Vec::with_capacity(ops.len());
+        let mut i = 0;
+        while let Some(op) = ops.get(i) {
+            if let BatchOp::Put(_) = op {
+                let run: Vec<&Put> = ops
+                    .get(i..)
+                    .unwrap_or_default()
+                    .iter()
+                    .take(MAX_ROWS_PER_COMMIT)
+                    .map_while(|op| match op {
+                        BatchOp::Put(p) => Some(p),
+                        _ => None,
+                    })
+                    .collect();
+                i += run.len();
+                results.extend(self.put_run(&run));
+                continue;
+            }
+            results.push(match op {
+                BatchOp::Put(p) => self.put(p).map(|()| BatchResult::Done),
+                BatchOp::Delete(d) => self.delete(d).map(|()| BatchResult::Done),
+                BatchOp::Get(g) => self.get(g).map(BatchResult::Row),
+                BatchOp::Increment(inc) => self.increment(inc).map(BatchResult::Row),
+                BatchOp::Append(a) => self.append(a).map(BatchResult::Row),
+                BatchOp::RowMutations(m) => self.mutate_row(m).map(|()| BatchResult::Done),
+                BatchOp::CheckAndMutate(c) => {
+                    self.check_and_mutate(c).map(BatchResult::CheckAndMutate)
+                }
+            });
+            i += 1;
+        }
+        results
+    }
+
+    /// Commits the valid puts of a run together; invalid ones get their error.
+    fn put_run(&self, puts: &[&Put]) -> Vec<Result<BatchResult>> {
+        let state = match self.state() {
+            Ok(state) => state,
+            Err(e) => return puts.iter().map(|_| Err(e.clone())).collect(),
+        };
+        let now = self.db.now_ms();
+        let mut outcomes: Vec<Result<BatchResult>> = Vec::with_capacity(puts.len());
+        let mut prepared = Vec::new();
+        for put in puts {
+            match self.prepare_put(&state, put, now) {
+                Ok(p) => {
+                    prepared.push(p);
+                    outcomes.push(Ok(BatchResult::Done));
+                }
+                Err(e) => outcomes.push(Err(e)),
+            }
+        }
+        let committed = {
+            let _locks = self
+                .db
+                .row_locks
+                .lock(self.inner.id, prepared.iter().map(|p| p.row.as_slice()));
+            commit(&self.db, &prepared)
+        };
+        if let Err(e) = committed {
+            for outcome in outcomes.iter_mut().filter(|o| o.is_ok()) {
+                *outcome = Err(e.clone());
+            }
+        }
+        outcomes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_and_mutate_follows_hbase_operand_order() {
+        use CompareOp::*;
+        // Greater holds when the operand is greater than the stored value.
+        assert!(Table::condition_holds(Greater, b"5", Some(b"3")));
+        assert!(!Table::condition_holds(Greater, b"3", Some(b"5")));
+        assert!(Table::condition_holds(Less, b"3", Some(b"5")));
+        assert!(Table::condition_holds(Equal, b"x", Some(b"x")));
+        assert!(!Table::condition_holds(Equal, b"x", None));
+        // An empty operand matches a missing column or an empty value.
+        assert!(Table::condition_holds(Equal, b"", None));
+        assert!(Table::condition_holds(Equal, b"", Some(b"")));
+        assert!(!Table::condition_holds(Equal, b"", Some(b"v")));
+        assert!(!Table::condition_holds(NotEqual, b"", None));
+        assert!(Table::condition_holds(NotEqual, b"", Some(b"v")));
+    }
+}

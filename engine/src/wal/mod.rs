@@ -1,0 +1,617 @@
+//! The write-ahead log: one shared log for every region of the database.
+//!
+//! Writers encode their frames outside any lock, then [`Wal::append`] copies
+//! them into the *filling* group and returns a [`Ticket`]. One commit thread
+//! takes the filling group, writes it at the end of the current segment and,
+//! when any writer of the group asked for it, syncs it; on io_uring the write
+//! and the `fdatasync` are linked SQEs in one submission. While that group's
+//! I/O is in flight the next group fills, so under load each sync covers
+//! every writer that arrived during the previous one (pipelined group
+//! commit). `SyncWal` writers wait for their group's sync ([`Wal::wait`]);
+//! `AsyncWal` writers return at once and the commit thread syncs their data
+//! within `async_wal_sync_interval_ms`.
+//!
+//! Segments are preallocated files of `wal_segment_bytes`; a group that does
+//! not fit starts a new segment after the old one is synced. Frames are
+//! self-checking (`format.rs`), so replay ([`replay`]) can tell a torn tail
+//! from corruption. Bounds: the filling group holds at most
+//! [`MAX_PENDING_BYTES`]; writers wait for the commit thread beyond that.
+
+pub(crate) mod format;
+pub(crate) mod replay;
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::error::{Error, Result};
+use crate::io::{Io, IoFile, SyncKind, sync_dir};
+use format::{SEGMENT_HEADER_BYTES, segment_header};
+
+/// Bytes the filling group may hold before writers wait for the commit thread.
+pub(crate) const MAX_PENDING_BYTES: usize = 64 * 1024 * 1024;
+/// Async-only data is written once this much is pending...
+const ASYNC_WRITE_BATCH_BYTES: usize = 1024 * 1024;
+/// ...or once the oldest pending async byte is this old.
+const ASYNC_WRITE_DELAY: Duration = Duration::from_millis(2);
+
+/// File name of segment `id` inside the WAL directory.
+pub(crate) fn segment_file_name(id: u64) -> String {
+    format!("{id:012}.wal")
+}
+
+/// Parses a segment file name back into its id.
+pub(crate) fn parse_segment_file_name(name: &str) -> Option<u64> {
+    let digits = name.strip_suffix(".wal")?;
+    if digits.len() != 12 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// Identifies the group a writer's frames went into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Ticket(u64);
+
+/// Counters for group commit, readable at any time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WalStats {
+    /// Groups written.
+    pub groups_written: u64,
+    /// Frames (row mutations) written.
+    pub frames_written: u64,
+    /// Bytes written, frames only.
+    pub bytes_written: u64,
+    /// Syncs performed.
+    pub syncs: u64,
+    /// Total time spent in write+sync submissions that included a sync, in microseconds.
+    pub sync_micros_total: u64,
+    /// Segments created since open.
+    pub segments_created: u64,
+}
+
+/// A sealed or current segment and the highest sequence it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SegmentInfo {
+    pub(crate) id: u64,
+    pub(crate) max_sequence: u64,
+}
+
+struct State {
+    /// Frames of the filling group.
+    filling: Vec<u8>,
+    filling_frames: u64,
+    filling_max_sequence: u64,
+    /// Strongest sync any writer of the filling group asked for.
+    filling_sync: Option<SyncKind>,
+    /// When the first byte entered the filling group.
+    filling_since: Option<Instant>,
+    /// Number of the filling group; groups are numbered from 1.
+    filling_group: u64,
+    /// Every group <= this was written (to the page cache at least).
+    written_group: u64,
+    /// Every group <= this is durable.
+    synced_group: u64,
+    /// The first failure of the commit thread; the WAL refuses work after it.
+    failed: Option<String>,
+    shutdown: bool,
+    /// The commit thread sleeps without a deadline and needs a nudge.
+    commit_thread_idle: bool,
+    stats: WalStats,
+    segments: VecDeque<SegmentInfo>,
+}
+
+struct Shared {
+    dir: PathBuf,
+    io: Io,
+    segment_bytes: u64,
+    async_sync_interval: Duration,
+    state: Mutex<State>,
+    /// The commit thread waits here for work.
+    work: Condvar,
+    /// Writers wait here for durability or room.
+    progress: Condvar,
+}
+
+/// The shared write-ahead log.
+pub(crate) struct Wal {
+    shared: Arc<Shared>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Wal {
+    /// Starts a WAL in `dir` whose first new segment is `first_segment_id`;
+    /// `existing` lists the segments replay found (oldest first).
+    pub(crate) fn start(
+        dir: &Path,
+        io: Io,
+        segment_bytes: u64,
+        async_sync_interval_ms: u64,
+        first_segment_id: u64,
+        existing: Vec<SegmentInfo>,
+    ) -> Result<Wal> {
+        let segment = Segment::create(dir, io, first_segment_id, segment_bytes, 0)?;
+        let mut segments: VecDeque<SegmentInfo> = existing.into();
+        segments.push_back(SegmentInfo {
+            id: first_segment_id,
+            max_sequence: 0,
+        });
+        let shared = Arc::new(Shared {
+            dir: dir.to_path_buf(),
+            io,
+            segment_bytes,
+            async_sync_interval: Duration::from_millis(async_sync_interval_ms),
+            state: Mutex::new(State {
+                filling: Vec::new(),
+                filling_frames: 0,
+                filling_max_sequence: 0,
+                filling_sync: None,
+                filling_since: None,
+                filling_group: 1,
+                written_group: 0,
+                synced_group: 0,
+                failed: None,
+                shutdown: false,
+                commit_thread_idle: false,
+                stats: WalStats {
+                    segments_created: 1,
+                    ..WalStats::default()
+                },
+                segments,
+            }),
+            work: Condvar::new(),
+            progress: Condvar::new(),
+        });
+        let thread_shared = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("strata-wal".into())
+            .spawn(move || commit_loop(&thread_shared, segment))
+            .map_err(|e| Error::io("starting the WAL commit thread", e))?;
+        Ok(Wal {
+            shared,
+            thread: Mutex::new(Some(thread)),
+        })
+    }
+
+    /// Adds `frames` (whole frames, `frame_count` of them, highest sequence
+    /// `max_sequence`) to the filling group. With `sync`, the group will be
+    /// synced and the caller should [`Wal::wait`] on the ticket.
+    pub(crate) fn append(
+        &self,
+        frames: &[u8],
+        frame_count: u64,
+        max_sequence: u64,
+        sync: Option<SyncKind>,
+    ) -> Result<Ticket> {
+        let shared = &*self.shared;
+        let mut state = shared.state.lock();
+        loop {
+            if let Some(reason) = &state.failed {
+                return Err(Error::WalFailed {
+                    reason: reason.clone(),
+                });
+            }
+            if state.shutdown {
+                return Err(Error::Closed);
+            }
+            // A frame larger than the bound is admitted into an empty group.
+            if state.filling.is_empty() || state.filling.len() + frames.len() <= MAX_PENDING_BYTES {
+                break;
+            }
+            shared.progress.wait(&mut state);
+        }
+        let was_empty = state.filling.is_empty();
+        state.filling.extend_from_slice(frames);
+        state.filling_frames += frame_count;
+        state.filling_max_sequence = state.filling_max_sequence.max(max_sequence);
+        if was_empty {
+            state.filling_since = Some(Instant::now());
+        }
+        if let Some(kind) = sync {
+            state.filling_sync = Some(match (state.filling_sync, kind) {
+                (Some(SyncKind::All), _) | (_, SyncKind::All) => SyncKind::All,
+                _ => SyncKind::Data,
+            });
+        }
+        let urgent = sync.is_some() || state.filling.len() >= ASYNC_WRITE_BATCH_BYTES;
+        if urgent || (was_empty && state.commit_thread_idle) {
+            shared.work.notify_one();
+        }
+        Ok(Ticket(state.filling_group))
+    }
+
+    /// Waits until the group of `ticket` is durable.
+    pub(crate) fn wait(&self, ticket: Ticket) -> Result<()> {
+        let shared = &*self.shared;
+        let mut state = shared.state.lock();
+        loop {
+            if state.synced_group >= ticket.0 {
+                return Ok(());
+            }
+            if let Some(reason) = &state.failed {
+                return Err(Error::WalFailed {
+                    reason: reason.clone(),
+                });
+            }
+            shared.progress.wait(&mut state);
+        }
+    }
+
+    /// Makes everything appended so far durable (used by flush and close).
+    pub(crate) fn sync_all(&self) -> Result<()> {
+        let ticket = {
+            let mut state = self.shared.state.lock();
+            if state.filling.is_empty() {
+                // Force a sync even with no new frames, if anything is unsynced.
+                if state.synced_group >= state.written_group && state.filling_frames == 0 {
+                    return match &state.failed {
+                        Some(reason) => Err(Error::WalFailed {
+                            reason: reason.clone(),
+                        }),
+                        None => Ok(()),
+                    };
+                }
+            }
+            state.filling_sync = Some(state.filling_sync.unwrap_or(SyncKind::Data));
+            if state.filling_since.is_none() {
+                state.filling_since = Some(Instant::now());
+            }
+            self.shared.work.notify_one();
+            Ticket(state.filling_group)
+        };
+        self.wait(ticket)
+    }
+
+    /// Group commit counters.
+    pub(crate) fn stats(&self) -> WalStats {
+        self.shared.state.lock().stats
+    }
+
+    /// The segments the log holds, oldest first, with their highest sequence.
+    #[allow(
+        dead_code,
+        reason = "segment release after flush reads it; tested here"
+    )]
+    pub(crate) fn segments(&self) -> Vec<SegmentInfo> {
+        self.shared.state.lock().segments.iter().copied().collect()
+    }
+
+    /// Writes and syncs what is pending, then stops the commit thread.
+    pub(crate) fn shutdown(&self) -> Result<()> {
+        let synced = self.sync_all();
+        {
+            let mut state = self.shared.state.lock();
+            state.shutdown = true;
+            self.shared.work.notify_one();
+        }
+        if let Some(handle) = self.thread.lock().take() {
+            let _ = handle.join();
+        }
+        synced
+    }
+}
+
+impl Drop for Wal {
+    fn drop(&mut self) {
+        let _ = self.shutdown();
+    }
+}
+
+/// The segment the commit thread appends to.
+struct Segment {
+    file: IoFile,
+    id: u64,
+    /// Where the next group goes.
+    write_offset: u64,
+    /// Bytes preallocated.
+    capacity: u64,
+    /// Data was written since the last sync.
+    unsynced: bool,
+}
+
+impl Segment {
+    fn create(
+        dir: &Path,
+        io: Io,
+        id: u64,
+        segment_bytes: u64,
+        first_group_bytes: u64,
+    ) -> Result<Segment> {
+        let path = dir.join(segment_file_name(id));
+        let file = io.create_new(&path)?;
+        let capacity = segment_bytes.max(SEGMENT_HEADER_BYTES as u64 + first_group_bytes);
+        let context = |what: &str| format!("{what} WAL segment {}", path.display());
+        file.preallocate(capacity)
+            .map_err(|e| Error::io(context("preallocating"), e))?;
+        file.write_at_then_sync(0, &segment_header(id), Some(SyncKind::Data))
+            .map_err(|e| Error::io(context("writing the header of"), e))?;
+        sync_dir(dir)?;
+        Ok(Segment {
+            file,
+            id,
+            write_offset: SEGMENT_HEADER_BYTES as u64,
+            capacity,
+            unsynced: false,
+        })
+    }
+}
+
+/// What the commit thread took from the filling group.
+struct Group {
+    number: u64,
+    bytes: Vec<u8>,
+    frames: u64,
+    max_sequence: u64,
+    sync: Option<SyncKind>,
+}
+
+fn commit_loop(shared: &Shared, mut segment: Segment) {
+    let mut spare = Vec::new();
+    // When the oldest unsynced async write happened, if any.
+    let mut unsynced_since: Option<Instant> = None;
+    loop {
+        let group = {
+            let mut state = shared.state.lock();
+            loop {
+                let now = Instant::now();
+                let sync_due =
+                    unsynced_since.is_some_and(|t| now >= t + shared.async_sync_interval);
+                let write_due = state.filling_sync.is_some()
+                    || state.filling.len() >= ASYNC_WRITE_BATCH_BYTES
+                    || state
+                        .filling_since
+                        .is_some_and(|t| now >= t + ASYNC_WRITE_DELAY)
+                    || (state.shutdown && !state.filling.is_empty());
+                if write_due || sync_due {
+                    break;
+                }
+                if state.shutdown {
+                    drop(state);
+                    // Nothing pending: make whatever async data was written durable.
+                    if segment.unsynced {
+                        let _ = segment.file.sync(SyncKind::Data);
+                    }
+                    return;
+                }
+                let deadline = [
+                    state.filling_since.map(|t| t + ASYNC_WRITE_DELAY),
+                    unsynced_since.map(|t| t + shared.async_sync_interval),
+                ]
+                .into_iter()
+                .flatten()
+                .min();
+                match deadline {
+                    Some(deadline) => {
+                        state.commit_thread_idle = false;
+                        shared.work.wait_until(&mut state, deadline);
+                    }
+                    None => {
+                        state.commit_thread_idle = true;
+                        shared.work.wait(&mut state);
+                        state.commit_thread_idle = false;
+                    }
+                }
+            }
+            let bytes = std::mem::replace(&mut state.filling, std::mem::take(&mut spare));
+            let group = Group {
+                number: state.filling_group,
+                bytes,
+                frames: state.filling_frames,
+                max_sequence: state.filling_max_sequence,
+                sync: state.filling_sync.take(),
+            };
+            state.filling_group += 1;
+            state.filling_frames = 0;
+            state.filling_max_sequence = 0;
+            state.filling_since = None;
+            // Writers waiting for room may proceed.
+            shared.progress.notify_all();
+            group
+        };
+
+        // A group with no bytes is a pure sync request (or a due async sync).
+        let now = Instant::now();
+        let sync = group.sync.or_else(|| {
+            let due = unsynced_since.is_some_and(|t| now >= t + shared.async_sync_interval);
+            let had_unsynced = segment.unsynced || !group.bytes.is_empty();
+            (due && had_unsynced).then_some(SyncKind::Data)
+        });
+        let started = Instant::now();
+        let outcome = write_group(shared, &mut segment, &group, sync);
+        let elapsed_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+
+        let mut state = shared.state.lock();
+        match outcome {
+            Ok(new_segment) => {
+                if new_segment {
+                    state.stats.segments_created += 1;
+                    state.segments.push_back(SegmentInfo {
+                        id: segment.id,
+                        max_sequence: 0,
+                    });
+                }
+                if let Some(last) = state.segments.back_mut() {
+                    last.max_sequence = last.max_sequence.max(group.max_sequence);
+                }
+                state.written_group = group.number;
+                state.stats.groups_written += u64::from(!group.bytes.is_empty());
+                state.stats.frames_written += group.frames;
+                state.stats.bytes_written += group.bytes.len() as u64;
+                if sync.is_some() {
+                    state.synced_group = group.number;
+                    state.stats.syncs += 1;
+                    state.stats.sync_micros_total += elapsed_us;
+                    unsynced_since = None;
+                } else if !group.bytes.is_empty() && unsynced_since.is_none() {
+                    unsynced_since = Some(started);
+                }
+            }
+            Err(e) => {
+                state.failed = Some(e.to_string());
+            }
+        }
+        shared.progress.notify_all();
+        let failed = state.failed.is_some();
+        drop(state);
+        spare = group.bytes;
+        spare.clear();
+        if failed {
+            return;
+        }
+    }
+}
+
+/// Writes one group (and syncs it when asked); returns whether a new
+/// segment was started for it.
+fn write_group(
+    shared: &Shared,
+    segment: &mut Segment,
+    group: &Group,
+    sync: Option<SyncKind>,
+) -> Result<bool> {
+    let len = group.bytes.len() as u64;
+    let mut new_segment = false;
+    let header = SEGMENT_HEADER_BYTES as u64;
+    if len > 0 && segment.write_offset + len > segment.capacity && segment.write_offset > header {
+        if segment.unsynced {
+            segment
+                .file
+                .sync(SyncKind::Data)
+                .map_err(|e| Error::io(format!("syncing {}", segment.file.path().display()), e))?;
+        }
+        *segment = Segment::create(
+            &shared.dir,
+            shared.io,
+            segment.id + 1,
+            shared.segment_bytes,
+            len,
+        )?;
+        new_segment = true;
+    }
+    if len == 0 {
+        if let Some(kind) = sync
+            && segment.unsynced
+        {
+            segment
+                .file
+                .sync(kind)
+                .map_err(|e| Error::io(format!("syncing {}", segment.file.path().display()), e))?;
+            segment.unsynced = false;
+        }
+        return Ok(new_segment);
+    }
+    segment
+        .file
+        .write_at_then_sync(segment.write_offset, &group.bytes, sync)
+        .map_err(|e| Error::io(format!("writing {}", segment.file.path().display()), e))?;
+    segment.write_offset += len;
+    segment.unsynced = sync.is_none();
+    Ok(new_segment)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::Backend;
+
+    fn frame(payload: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        format::append_frame(&mut out, payload);
+        out
+    }
+
+    #[test]
+    fn segment_names_round_trip() {
+        assert_eq!(segment_file_name(42), "000000000042.wal");
+        assert_eq!(parse_segment_file_name("000000000042.wal"), Some(42));
+        assert_eq!(parse_segment_file_name("42.wal"), None);
+        assert_eq!(parse_segment_file_name("000000000042.log"), None);
+    }
+
+    #[test]
+    fn sync_writers_are_durable_and_async_writers_get_synced() {
+        for backend in [Backend::Sync, Backend::Uring] {
+            let dir = tempfile::tempdir().unwrap();
+            let io = Io::with_backend(backend);
+            let wal = Wal::start(dir.path(), io, 1 << 20, 20, 1, Vec::new()).unwrap();
+            let t = wal
+                .append(&frame(b"a"), 1, 1, Some(SyncKind::Data))
+                .unwrap();
+            wal.wait(t).unwrap();
+            wal.append(&frame(b"b"), 1, 2, None).unwrap();
+            // The async write is synced within the interval without anyone asking.
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while wal.stats().syncs < 2 && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let stats = wal.stats();
+            assert!(stats.syncs >= 2, "{stats:?}");
+            assert_eq!(stats.frames_written, 2);
+            assert_eq!(wal.segments()[0].max_sequence, 2);
+            wal.shutdown().unwrap();
+            assert!(matches!(
+                wal.append(&frame(b"c"), 1, 3, None),
+                Err(Error::Closed)
+            ));
+        }
+    }
+
+    #[test]
+    fn groups_roll_over_into_new_segments() {
+        let dir = tempfile::tempdir().unwrap();
+        let io = Io::with_backend(Backend::Sync);
+        let wal = Wal::start(dir.path(), io, 64 * 1024, 20, 1, Vec::new()).unwrap();
+        let big = frame(&vec![7u8; 40 * 1024]);
+        for seq in 1..=3 {
+            let t = wal.append(&big, 1, seq, Some(SyncKind::Data)).unwrap();
+            wal.wait(t).unwrap();
+        }
+        let segments = wal.segments();
+        assert_eq!(segments.len(), 3);
+        assert_eq!(
+            segments.iter().map(|s| s.max_sequence).collect::<Vec<_>>(),
+            [1, 2, 3]
+        );
+        // A frame bigger than a segment gets a segment of its own size.
+        let huge = frame(&vec![1u8; 100 * 1024]);
+        let t = wal.append(&huge, 1, 4, Some(SyncKind::Data)).unwrap();
+        wal.wait(t).unwrap();
+        assert_eq!(wal.segments().len(), 4);
+        wal.shutdown().unwrap();
+    }
+
+    #[test]
+    fn concurrent_sync_writers_share_syncs() {
+        let dir = tempfile::tempdir().unwrap();
+        let io = Io::resolve(crate::options::IoMode::Auto).unwrap();
+        let wal = Arc::new(Wal::start(dir.path(), io, 1 << 24, 100, 1, Vec::new()).unwrap());
+        let writers: Vec<_> = (0..16u64)
+            .map(|w| {
+                let wal = wal.clone();
+                std::thread::spawn(move || {
+                    for i in 0..50u64 {
+                        let t = wal
+                            .append(
+                                &frame(&[w as u8; 100]),
+                                1,
+                                w * 1000 + i,
+                                Some(SyncKind::Data),
+                            )
+                            .unwrap();
+                        wal.wait(t).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap();
+        }
+        let stats = wal.stats();
+        assert_eq!(stats.frames_written, 800);
+        assert!(stats.syncs < 800, "group commit merged syncs: {stats:?}");
+    }
+}

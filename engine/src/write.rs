@@ -1,0 +1,176 @@
+//! The write path, for one group of already validated row mutations whose
+//! rows the caller has locked:
+//!
+//! sequence numbers (MVCC) -> WAL frames (group commit; `SyncWal` waits for
+//! the sync) -> memstore inserts -> read point advances -> return.
+//!
+//! If the WAL refuses or fails, the sequences are still completed (as empty)
+//! so that the read point can move on; nothing reached a memstore. An I/O
+//! failure after the WAL write started leaves the outcome unknown, as in any
+//! database: the record may or may not be replayed after a restart.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use crate::cell::CellKind;
+use crate::db::DbInner;
+use crate::error::{Error, Result};
+use crate::io::SyncKind;
+use crate::memstore::NewCell;
+use crate::options::Durability;
+use crate::region::Region;
+use crate::store::Store;
+use crate::wal::format::{MAX_RECORD_BYTES, append_frame, encode_mutation};
+
+/// One cell of a prepared mutation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PreparedCell {
+    pub(crate) qualifier: Vec<u8>,
+    pub(crate) timestamp: i64,
+    pub(crate) kind: CellKind,
+    pub(crate) value: Vec<u8>,
+}
+
+/// The cells of one family of a prepared mutation.
+pub(crate) struct PreparedFamily {
+    pub(crate) store: Arc<Store>,
+    pub(crate) cells: Vec<PreparedCell>,
+}
+
+/// A validated mutation of one row, ready to commit.
+pub(crate) struct PreparedRow {
+    pub(crate) region: Arc<Region>,
+    pub(crate) row: Vec<u8>,
+    pub(crate) families: Vec<PreparedFamily>,
+    pub(crate) durability: Durability,
+}
+
+impl PreparedRow {
+    /// Bytes the WAL payload of this row takes (exactly what `encode_mutation` writes).
+    pub(crate) fn encoded_len(&self) -> usize {
+        let cells: usize = self
+            .families
+            .iter()
+            .map(|f| {
+                8 + f
+                    .cells
+                    .iter()
+                    .map(|c| 17 + c.qualifier.len() + c.value.len())
+                    .sum::<usize>()
+            })
+            .sum();
+        1 + 8 + 8 + 2 + self.row.len() + 2 + cells
+    }
+
+    /// Rejects rows whose WAL record would exceed the limit.
+    pub(crate) fn check_size(&self) -> Result<()> {
+        let len = self.encoded_len();
+        if len > MAX_RECORD_BYTES {
+            return Err(Error::MutationTooLarge {
+                len,
+                max: MAX_RECORD_BYTES,
+            });
+        }
+        Ok(())
+    }
+}
+
+fn sync_kind(durability: Durability) -> Option<SyncKind> {
+    match durability {
+        Durability::SkipWal | Durability::AsyncWal => None,
+        Durability::SyncWal => Some(SyncKind::Data),
+        Durability::FsyncWal => Some(SyncKind::All),
+    }
+}
+
+fn stronger(a: Option<SyncKind>, b: Option<SyncKind>) -> Option<SyncKind> {
+    match (a, b) {
+        (Some(SyncKind::All), _) | (_, Some(SyncKind::All)) => Some(SyncKind::All),
+        (Some(SyncKind::Data), _) | (_, Some(SyncKind::Data)) => Some(SyncKind::Data),
+        _ => None,
+    }
+}
+
+/// Logs and applies `rows`; each row becomes visible atomically, in order.
+pub(crate) fn commit(db: &DbInner, rows: &[PreparedRow]) -> Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    if db.is_closed() {
+        return Err(Error::Closed);
+    }
+    let count = rows.len() as u64;
+    let first = db.mvcc.begin(count);
+    if let Err(e) = log(db, rows, first) {
+        db.mvcc.complete(first, count);
+        return Err(e);
+    }
+    let mut grown = 0u64;
+    let mut cells: Vec<NewCell<'_>> = Vec::new();
+    for (sequence, row) in (first..).zip(rows) {
+        for family in &row.families {
+            cells.clear();
+            cells.extend(family.cells.iter().map(|c| NewCell {
+                row: &row.row,
+                qualifier: &c.qualifier,
+                timestamp: c.timestamp,
+                kind: c.kind,
+                sequence,
+                value: &c.value,
+            }));
+            grown += family.store.insert(&cells);
+        }
+        row.region.note_sequence(sequence);
+    }
+    db.memstore_bytes.fetch_add(grown, Ordering::Relaxed);
+    db.mvcc.complete(first, count);
+    db.mvcc.wait_visible(first + count - 1);
+    Ok(())
+}
+
+/// Appends the WAL frames of `rows` (sequences from `first`) and waits for
+/// the sync when any row's durability asks for it.
+fn log(db: &DbInner, rows: &[PreparedRow], first: u64) -> Result<()> {
+    let mut frames = Vec::new();
+    let mut payload = Vec::new();
+    let mut frame_count = 0u64;
+    let mut sync = None;
+    let mut max_sequence = 0;
+    for (sequence, row) in (first..).zip(rows) {
+        if row.durability == Durability::SkipWal {
+            continue;
+        }
+        payload.clear();
+        encode_mutation(
+            &mut payload,
+            row.region.id(),
+            sequence,
+            &row.row,
+            row.families.iter().map(|f| {
+                (
+                    f.store.family_id(),
+                    f.cells.iter().map(|c| {
+                        (
+                            c.kind,
+                            c.timestamp,
+                            c.qualifier.as_slice(),
+                            c.value.as_slice(),
+                        )
+                    }),
+                )
+            }),
+        );
+        append_frame(&mut frames, &payload);
+        frame_count += 1;
+        max_sequence = sequence;
+        sync = stronger(sync, sync_kind(row.durability));
+    }
+    if frame_count == 0 {
+        return Ok(());
+    }
+    let ticket = db.wal.append(&frames, frame_count, max_sequence, sync)?;
+    if sync.is_some() {
+        db.wal.wait(ticket)?;
+    }
+    Ok(())
+}
