@@ -1,0 +1,411 @@
+//! From a parsed [`Call`] to a typed [`Command`]: each command's argument forms, checked the
+//! way HBase's shell checks them (and a little more strictly where HBase silently ignores a
+//! mistake; see the module documentation of [`shell`](crate::shell)).
+//!
+//! This file dispatches by command name and handles the small administrative commands;
+//! [`schema`] converts `create` and `alter`, [`data`] the reads and writes.
+
+mod data;
+mod schema;
+
+use data::{append, count, delete, delete_all, get, get_counter, incr, put, scan};
+use schema::{alter, create};
+
+use crate::shell::args::{Context, OptionPolicy};
+use crate::shell::ast::{Call, Value, ValueKind};
+use crate::shell::command::{Command, ListRegions, Maintenance, RegionColumn, Split, StatusFormat};
+use crate::shell::error::{
+    ArgumentErrorKind, ArgumentScope, Arity, NameError, NameErrorKind, ShellError, Warning,
+};
+
+/// A command and the warnings its arguments raised.
+pub(crate) type Converted = (Command, Vec<Warning>);
+
+/// Converts one parsed statement. `source` is the text it was parsed from (for positions).
+pub(crate) fn convert(call: &Call, source: &str) -> Result<Converted, ShellError> {
+    let Some(command) = canonical_name(&call.name) else {
+        let kind = if HBASE_ONLY_COMMANDS.contains(&call.name.as_str()) {
+            NameErrorKind::UnsupportedCommand
+        } else {
+            NameErrorKind::UndefinedCommand
+        };
+        return Err(NameError::new(&call.name, kind, call.name_span, source).into());
+    };
+    let mut context = Context::new(call, source, command);
+    let parsed = match command {
+        "create" => create(&mut context).map(Command::Create),
+        "alter" => alter(&mut context).map(Command::Alter),
+        "put" => put(&mut context).map(Command::Put),
+        "get" => get(&mut context).map(Command::Get),
+        "scan" => scan(&mut context).map(Command::Scan),
+        "count" => count(&mut context).map(Command::Count),
+        "delete" => delete(&mut context).map(Command::Delete),
+        "deleteall" => delete_all(&mut context).map(Command::DeleteAll),
+        "incr" => incr(&mut context).map(Command::Incr),
+        "get_counter" => get_counter(&mut context).map(Command::GetCounter),
+        "append" => append(&mut context).map(Command::Append),
+        "flush" => maintenance(&mut context, false).map(Command::Flush),
+        "compact" => maintenance(&mut context, true).map(Command::Compact),
+        "major_compact" => maintenance(&mut context, true).map(Command::MajorCompact),
+        "split" => split(&mut context).map(Command::Split),
+        "list_regions" => list_regions(&mut context).map(Command::ListRegions),
+        "list" => list(&mut context),
+        "status" => status(&mut context),
+        "help" => help(&mut context),
+        "version" => context.arity(Arity::Exactly(0)).map(|()| Command::Version),
+        "exit" => context.arity(Arity::Exactly(0)).map(|()| Command::Exit),
+        _ => single_table(&mut context),
+    }?;
+    Ok((parsed, context.into_warnings()))
+}
+
+/// The canonical name of a shell command, resolving aliases.
+fn canonical_name(name: &str) -> Option<&'static str> {
+    let canonical = match name {
+        "desc" => "describe",
+        "quit" => "exit",
+        _ => name,
+    };
+    COMMAND_NAMES
+        .iter()
+        .copied()
+        .find(|known| *known == canonical)
+}
+
+/// Every command the shell knows, by canonical name.
+pub(crate) const COMMAND_NAMES: [&str; 30] = [
+    "create",
+    "list",
+    "exists",
+    "describe",
+    "put",
+    "get",
+    "scan",
+    "count",
+    "delete",
+    "deleteall",
+    "incr",
+    "get_counter",
+    "append",
+    "truncate",
+    "truncate_preserve",
+    "disable",
+    "enable",
+    "is_enabled",
+    "is_disabled",
+    "drop",
+    "alter",
+    "flush",
+    "compact",
+    "major_compact",
+    "split",
+    "list_regions",
+    "status",
+    "version",
+    "help",
+    "exit",
+];
+
+/// HBase shell commands strata shell does not provide (cluster, security, replication,
+/// namespace and snapshot administration). Naming one gives a clearer error than "undefined
+/// method".
+const HBASE_ONLY_COMMANDS: &[&str] = &[
+    "whoami",
+    "processlist",
+    "table_help",
+    "alter_async",
+    "alter_status",
+    "disable_all",
+    "drop_all",
+    "enable_all",
+    "show_filters",
+    "get_table",
+    "locate_region",
+    "get_splits",
+    "create_namespace",
+    "drop_namespace",
+    "alter_namespace",
+    "describe_namespace",
+    "list_namespace",
+    "list_namespace_tables",
+    "assign",
+    "unassign",
+    "move",
+    "merge_region",
+    "close_region",
+    "balancer",
+    "balance_switch",
+    "balancer_enabled",
+    "normalize",
+    "normalizer_switch",
+    "normalizer_enabled",
+    "zk_dump",
+    "wal_roll",
+    "hlog_roll",
+    "catalogjanitor_run",
+    "catalogjanitor_switch",
+    "catalogjanitor_enabled",
+    "cleaner_chore_run",
+    "cleaner_chore_switch",
+    "cleaner_chore_enabled",
+    "compact_rs",
+    "compaction_state",
+    "trace",
+    "splitormerge_switch",
+    "splitormerge_enabled",
+    "add_peer",
+    "remove_peer",
+    "list_peers",
+    "enable_peer",
+    "disable_peer",
+    "snapshot",
+    "clone_snapshot",
+    "restore_snapshot",
+    "delete_snapshot",
+    "delete_all_snapshot",
+    "delete_table_snapshots",
+    "list_snapshots",
+    "list_table_snapshots",
+    "update_config",
+    "update_all_config",
+    "set_quota",
+    "list_quotas",
+    "grant",
+    "revoke",
+    "user_permission",
+    "list_security_capabilities",
+    "abort_procedure",
+    "list_procedures",
+    "add_labels",
+    "list_labels",
+    "set_auths",
+    "get_auths",
+    "clear_auths",
+    "set_visibility",
+    "list_rsgroups",
+    "get_rsgroup",
+    "add_rsgroup",
+];
+
+/// A policy for option keys outside create/alter schemas: unknown keys are reported with
+/// the generic wording.
+pub(super) fn policy(
+    ignored: &'static [&'static str],
+    unsupported: &'static [&'static str],
+) -> OptionPolicy {
+    OptionPolicy {
+        ignored,
+        unsupported,
+        scope: ArgumentScope::Command,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Table administration.
+
+fn single_table(context: &mut Context<'_>) -> Result<Command, ShellError> {
+    context.arity(Arity::Exactly(1))?;
+    let table = context.table(context.arg(0))?;
+    Ok(match context.command {
+        "exists" => Command::Exists { table },
+        "describe" => Command::Describe { table },
+        "truncate" => Command::Truncate { table },
+        "truncate_preserve" => Command::TruncatePreserve { table },
+        "disable" => Command::Disable { table },
+        "enable" => Command::Enable { table },
+        "is_enabled" => Command::IsEnabled { table },
+        "is_disabled" => Command::IsDisabled { table },
+        _ => Command::Drop { table },
+    })
+}
+
+fn list(context: &mut Context<'_>) -> Result<Command, ShellError> {
+    context.arity(Arity::Between(0, 1))?;
+    let pattern = match context.args().first() {
+        Some(value) => Some(context.utf8(value, "regular expression")?),
+        None => None,
+    };
+    Ok(Command::List { pattern })
+}
+
+fn help(context: &mut Context<'_>) -> Result<Command, ShellError> {
+    context.arity(Arity::Between(0, 1))?;
+    let topic = match context.args().first() {
+        Some(value) => Some(context.utf8(value, "help topic")?),
+        None => None,
+    };
+    Ok(Command::Help { topic })
+}
+
+fn status(context: &mut Context<'_>) -> Result<Command, ShellError> {
+    context.arity(Arity::Between(0, 2))?;
+    let format = match context.args().first() {
+        None => StatusFormat::Summary,
+        Some(value) => match context.utf8(value, "status format")?.as_str() {
+            "summary" => StatusFormat::Summary,
+            "simple" => StatusFormat::Simple,
+            "detailed" => StatusFormat::Detailed,
+            other => {
+                return Err(context.error(
+                    ArgumentErrorKind::UnsupportedChoice {
+                        what: "status format",
+                        value: other.to_owned(),
+                        choices: &["summary", "simple", "detailed"],
+                    },
+                    value.span,
+                ));
+            }
+        },
+    };
+    Ok(Command::Status { format })
+}
+
+fn maintenance(context: &mut Context<'_>, takes_type: bool) -> Result<Maintenance, ShellError> {
+    context.arity(if takes_type {
+        Arity::Between(1, 3)
+    } else {
+        Arity::Between(1, 2)
+    })?;
+    let target = context.table_or_region(context.arg(0))?;
+    let family = match context.args().get(1) {
+        Some(Value {
+            kind: ValueKind::Nil,
+            ..
+        })
+        | None => None,
+        Some(value) => Some(context.family_name(value)?),
+    };
+    if let Some(kind) = context.args().get(2) {
+        let text = context.utf8(kind, "compaction type")?;
+        if text != "NORMAL" {
+            return Err(context.error(
+                ArgumentErrorKind::UnsupportedChoice {
+                    what: "compaction type",
+                    value: text,
+                    choices: &["NORMAL"],
+                },
+                kind.span,
+            ));
+        }
+    }
+    Ok(Maintenance { target, family })
+}
+
+fn split(context: &mut Context<'_>) -> Result<Split, ShellError> {
+    context.arity(Arity::Between(1, 2))?;
+    let target = context.table_or_region(context.arg(0))?;
+    let split_key = match context.args().get(1) {
+        Some(Value {
+            kind: ValueKind::Nil,
+            ..
+        })
+        | None => None,
+        Some(value) => {
+            let key = context.scalar_bytes(value, "split point")?;
+            if key.is_empty() {
+                return Err(context.error(
+                    ArgumentErrorKind::Empty {
+                        what: "split point",
+                    },
+                    value.span,
+                ));
+            }
+            Some(key)
+        }
+    };
+    Ok(Split { target, split_key })
+}
+
+fn list_regions(context: &mut Context<'_>) -> Result<ListRegions, ShellError> {
+    context.arity(Arity::Between(1, 3))?;
+    let table = context.table(context.arg(0))?;
+    // strata runs on one node: filtering by server or locality selects every region.
+    match context.args().get(1).map(|value| &value.kind) {
+        None | Some(ValueKind::Nil) => {}
+        Some(ValueKind::Str(bytes)) if bytes.is_empty() => {}
+        Some(ValueKind::Hash(pairs)) if pairs.is_empty() => {}
+        Some(ValueKind::Str(_) | ValueKind::Const(_)) => {
+            context.warn(Warning::IgnoredArgument {
+                key: "SERVER_NAME".to_owned(),
+            });
+        }
+        Some(ValueKind::Hash(pairs)) => {
+            for (key, _) in pairs {
+                let key = crate::shell::args::key_name(key);
+                context.warn(Warning::IgnoredArgument { key });
+            }
+        }
+        Some(other) => {
+            let value = context.arg(1);
+            return Err(context.wrong_type(
+                value,
+                "list_regions options",
+                "a String or a Hash",
+                other,
+            ));
+        }
+    }
+    let columns = match context.args().get(2) {
+        None
+        | Some(Value {
+            kind: ValueKind::Nil,
+            ..
+        }) => RegionColumn::ALL.to_vec(),
+        Some(
+            value @ Value {
+                kind: ValueKind::Array(items),
+                ..
+            },
+        ) => {
+            let mut columns = Vec::new();
+            for item in items {
+                let name = context.utf8(item, "list_regions column")?;
+                let column = RegionColumn::ALL
+                    .into_iter()
+                    .find(|column| column.name().eq_ignore_ascii_case(&name))
+                    .ok_or_else(|| {
+                        context.error(
+                            ArgumentErrorKind::UnknownRegionColumn { column: name },
+                            item.span,
+                        )
+                    })?;
+                if !columns.contains(&column) {
+                    columns.push(column);
+                }
+            }
+            if columns.is_empty() {
+                return Err(context.error(
+                    ArgumentErrorKind::Empty {
+                        what: "list_regions columns",
+                    },
+                    value.span,
+                ));
+            }
+            columns
+        }
+        Some(other) => {
+            return Err(context.wrong_type(
+                other,
+                "list_regions columns",
+                "an Array of Strings",
+                &other.kind,
+            ));
+        }
+    };
+    Ok(ListRegions { table, columns })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_command_name_is_canonical() {
+        for name in COMMAND_NAMES {
+            assert_eq!(canonical_name(name), Some(name));
+        }
+        assert_eq!(canonical_name("desc"), Some("describe"));
+        assert_eq!(canonical_name("quit"), Some("exit"));
+        assert_eq!(canonical_name("snapshot"), None);
+    }
+}

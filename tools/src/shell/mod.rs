@@ -1,0 +1,180 @@
+//! The syntax layer of `strata shell`: HBase shell command lines to typed [`Command`]s, and
+//! the output helpers that need no engine.
+//!
+//! # Reading input
+//!
+//! * [`parse_script`] parses a whole input (a line typed, a `-e` argument, a script read
+//!   from stdin) into one result per statement. An error in one statement does not stop the
+//!   others.
+//! * [`needs_more_input`] tells an interactive shell that the text typed so far is an
+//!   unfinished statement (open quote or bracket, trailing `,`, `=>` or `\`), so it should
+//!   read another line before parsing.
+//! * [`parse_calls`] and [`Command::from_call`] are the two halves of [`parse_script`], for
+//!   tools that want the untyped form.
+//!
+//! # Supported syntax
+//!
+//! The HBase shell is JRuby's IRB with HBase commands defined as methods. This shell accepts
+//! the part of Ruby people type at it:
+//!
+//! * **Statements**: `command arg, arg, ...` or `command(arg, ...)`. Statements end at a
+//!   newline or `;`. A statement continues on the next line while a `(`, `[` or `{` is open,
+//!   after a trailing `,`, `=>` or `.`, and after a `\` at the end of a line. `#` starts a
+//!   comment (outside strings).
+//! * **Strings**: `'...'` is literal except `\'` and `\\`. `"..."` has Ruby's escapes: `\n`
+//!   `\t` `\r` `\0` `\a` `\b` `\e` `\s` `\v` `\f` `\\` `\"`, `\xH`/`\xHH`, octal `\NNN`,
+//!   `\uXXXX` and `\u{X ...}` (UTF-8), backslash-newline (removed); an unknown escape keeps
+//!   the character (`\q` is `q`). Double-quoted strings yield bytes, not necessarily UTF-8:
+//!   `"\xff"` is the byte 0xFF. Strings may span lines. Adjacent literals concatenate.
+//! * **Numbers**: integers with `_` separators, a sign, and `0x`/`0b`/`0o`/`0d` or
+//!   leading-zero octal prefixes, within Java's `long`; floats like `1.5`, `-2e3`.
+//! * **Other values**: `true`, `false`, `nil`; constants (`VERSIONS`, `NAME`, any name
+//!   starting with an uppercase letter) which, as in HBase, stand for their own name as a
+//!   string; `[a, b]` arrays; `{KEY => value}` hashes whose keys are constants or strings.
+//!   Trailing bare `KEY => value` arguments form one hash, as in Ruby
+//!   (`alter 't', NAME => 'f', VERSIONS => 5`).
+//! * **Method calls**: only `Bytes.toBytes(x)` (string: its bytes; integer: 8 bytes
+//!   big-endian; float: 8-byte IEEE 754; boolean: one byte) and `Bytes.toBytesBinary('\x00a')`,
+//!   also with the `org.apache.hadoop.hbase.util.` prefix. They evaluate to byte strings.
+//!   Values may also be followed by `.to_java_bytes` or `.to_s` (no change, except that
+//!   `5.to_s` is the string `"5"`).
+//!
+//! Not supported, each with a specific error: variables and table references
+//! (`t = get_table 't'`, `t.put ...`), symbols (`:name`), `KEY: value` hash labels, string
+//! interpolation (`"#{...}"`), other method calls (`Time.now`, `[1].pack('N')`, Java filter
+//! objects such as `PrefixFilter.new(...)`) and operators.
+//!
+//! # Commands
+//!
+//! create, list, exists, describe (desc), put, get, scan, count, delete, deleteall, incr,
+//! get_counter, append, truncate, truncate_preserve, disable, enable, is_enabled,
+//! is_disabled, drop, alter, flush, compact, major_compact, split, list_regions, status,
+//! version, help, exit (quit), with HBase 2.x's argument forms; see [`Command`] and
+//! [`help_text`]. Argument errors use HBase's messages where it has one
+//! (`wrong number of arguments (given 1, expected 2+)`, `Table must have at least one column
+//! family`, `BloomFilter type FOO is not supported. Use one of NONE ROW ROWCOL`).
+//!
+//! # Deliberate differences from HBase
+//!
+//! * Option keys are checked: keys HBase knows that make no difference to strata (caching
+//!   hints, replication, encodings...) and unknown keys give a [`Warning`] (HBase prints
+//!   similar warnings for some and silently ignores others); keys that would change results
+//!   in ways strata does not implement (`MIN_VERSIONS`, `KEEP_DELETED_CELLS`, `VISIBILITY`,
+//!   `AUTHORIZATIONS`, per-cell `TTL`, `READONLY`) are errors.
+//! * Options HBase would silently let override each other are errors: `TIMESTAMP` with
+//!   `TIMERANGE`, `ROWPREFIXFILTER` with `STARTROW`/`STOPROW`, `COLUMN` with `COLUMNS`,
+//!   `SPLITS` with `NUMREGIONS` or `SALT_BUCKETS`.
+//! * `get 't', 'r', {VERSIONS => 3}` (options without columns or time range) is accepted;
+//!   HBase rejects it.
+//! * Every constant evaluates to its name; HBase raises `NameError` for undefined ones.
+//! * `Bytes.toBytes(...)` values are used as bytes. (In HBase, `put` would store the Java
+//!   array's `toString`.)
+//! * In `'f:q:X'` columns of `get`/`scan`, `X` is a formatter only when it names one;
+//!   otherwise it stays in the qualifier (HBase always cuts it off).
+//! * `SALT_BUCKETS => n` in `create` is a strata extension.
+
+mod args;
+mod ast;
+mod bytes;
+mod command;
+mod convert;
+mod error;
+mod help;
+mod lexer;
+mod parser;
+mod render;
+mod span;
+
+pub use ast::{Call, Value, ValueKind, inspect_bytes, ruby_float_to_s};
+pub use bytes::{
+    FormatError, Formatter, java_double_to_string, java_float_to_string, to_bytes_binary,
+    to_bytes_double, to_bytes_long, to_string_binary,
+};
+pub use command::{
+    Alter, AlterChange, Append, BloomFilter, CellColumn, ColumnSpec, Command, Compression, Count,
+    CreateTable, DEFAULT_COUNT_INTERVAL_ROWS, Delete, DeleteAll, DeleteColumn, Durability,
+    FamilySpec, Get, GetCounter, Incr, ListRegions, MAX_PRESPLIT_REGIONS, Maintenance, PreSplit,
+    Put, RegionColumn, RowSelector, Scan, ScanSpec, Split, SplitAlgorithm, StatusFormat,
+    TableOptionKey, TableOptions, TimeFilter, Ttl, split_keys_from_file,
+};
+pub use error::{
+    ArgumentError, ArgumentErrorKind, ArgumentScope, Arity, Expected, NameError, NameErrorKind,
+    ShellError, SyntaxError, SyntaxErrorKind, UnsupportedSyntax, Warning,
+};
+pub use help::{COMMAND_GROUPS, group_help, help_overview, help_text};
+pub use parser::{MAX_NESTING_DEPTH, needs_more_input, parse_calls};
+pub use render::{
+    CellKind, TableLayout, TimestampFormat, cell_text, column_text, counter_line, descriptor_text,
+    format_timestamp, format_ttl, list_result_line, region_table, row_count_line, took_line,
+};
+pub use span::{Position, Span};
+
+/// One parsed statement: its command, the warnings its arguments raised (print them before
+/// running it), and where it is in the input.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Statement {
+    /// The command.
+    pub command: Command,
+    /// Non-fatal remarks about the arguments, in HBase's wording.
+    pub warnings: Vec<Warning>,
+    /// The statement's bytes in the input.
+    pub span: Span,
+}
+
+impl Command {
+    /// Validates a parsed statement against its command's signature. `source` is the text
+    /// `call` was parsed from (for error positions).
+    pub fn from_call(call: &Call, source: &str) -> Result<Statement, ShellError> {
+        let (command, warnings) = convert::convert(call, source)?;
+        Ok(Statement {
+            command,
+            warnings,
+            span: call.span,
+        })
+    }
+}
+
+/// Parses every statement of `source` (one line, a `-e` argument or a whole script) into a
+/// typed command or the error that stops it. Blank lines and comments yield nothing.
+pub fn parse_script(source: &str) -> Vec<Result<Statement, ShellError>> {
+    parse_calls(source)
+        .into_iter()
+        .map(|call| call.and_then(|call| Command::from_call(&call, source)))
+        .collect()
+}
+
+/// Parses `source`, which must hold exactly one statement.
+pub fn parse_command(source: &str) -> Result<Statement, ShellError> {
+    let mut statements = parse_script(source);
+    match statements.len() {
+        1 => statements.pop().unwrap_or_else(|| Err(empty_input(source))),
+        0 => Err(empty_input(source)),
+        _ => {
+            let second = statements
+                .get(1)
+                .map_or(Span::at(source.len()), |statement| match statement {
+                    Ok(statement) => statement.span,
+                    Err(error) => error.span(),
+                });
+            Err(ShellError::from(SyntaxError::new(
+                SyntaxErrorKind::Unexpected {
+                    found: "another statement".to_owned(),
+                    expected: Expected::EndOfInput,
+                },
+                second,
+                source,
+            )))
+        }
+    }
+}
+
+fn empty_input(source: &str) -> ShellError {
+    ShellError::from(SyntaxError::new(
+        SyntaxErrorKind::Unexpected {
+            found: "end-of-input".to_owned(),
+            expected: Expected::CommandName,
+        },
+        Span::at(source.len()),
+        source,
+    ))
+}
