@@ -38,6 +38,7 @@ mod clock;
 mod codec;
 mod db;
 mod error;
+pub mod inspect;
 mod io;
 pub mod keys;
 mod manifest;

@@ -1,1 +1,67 @@
 //! Shared helpers for strata's integration tests.
+#![allow(
+    clippy::expect_used,
+    reason = "test helpers fail loudly when setup fails"
+)]
+
+use std::sync::Arc;
+
+use strata::{Db, DbOptions, ManualClock, RowResult, Scan, Table};
+
+/// A database in a temporary directory with a manual clock.
+pub struct TestDb {
+    /// The directory (deleted on drop).
+    pub dir: tempfile::TempDir,
+    /// The clock the database reads.
+    pub clock: Arc<ManualClock>,
+    /// The open database.
+    pub db: Db,
+}
+
+impl TestDb {
+    /// Opens a fresh database whose clock reads `now_ms`.
+    pub fn new(now_ms: i64) -> TestDb {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let clock = Arc::new(ManualClock::new(now_ms));
+        let db = Db::open(dir.path(), TestDb::options(&clock)).expect("open");
+        TestDb { dir, clock, db }
+    }
+
+    /// Options using `clock`.
+    pub fn options(clock: &Arc<ManualClock>) -> DbOptions {
+        DbOptions {
+            clock: clock.clone(),
+            ..DbOptions::default()
+        }
+    }
+
+    /// Closes and reopens the database.
+    pub fn reopen(&mut self) {
+        self.db.close().expect("close");
+        self.db = Db::open(self.dir.path(), TestDb::options(&self.clock)).expect("reopen");
+    }
+}
+
+/// `(family, qualifier, timestamp, value)` of every cell, as strings.
+pub fn cells(row: &RowResult) -> Vec<(String, String, i64, String)> {
+    row.cells
+        .iter()
+        .map(|c| {
+            (
+                String::from_utf8_lossy(&c.family).into_owned(),
+                String::from_utf8_lossy(&c.qualifier).into_owned(),
+                c.timestamp,
+                String::from_utf8_lossy(&c.value).into_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Row keys a scan returns, as strings.
+pub fn scan_rows(table: &Table, scan: &Scan) -> Vec<String> {
+    table
+        .scan(scan)
+        .expect("scan")
+        .map(|r| String::from_utf8_lossy(&r.expect("row").row).into_owned())
+        .collect()
+}

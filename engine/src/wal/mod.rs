@@ -340,6 +340,26 @@ impl Segment {
     }
 }
 
+impl Segment {
+    /// Syncs the segment and cuts it to the bytes written, so that replay
+    /// does not read preallocated zeros; a segment without frames is removed.
+    fn seal(&mut self, dir: &Path) -> Result<()> {
+        let path = self.file.path().to_path_buf();
+        if self.write_offset == SEGMENT_HEADER_BYTES as u64 {
+            std::fs::remove_file(&path)
+                .map_err(|e| Error::io(format!("removing {}", path.display()), e))?;
+            return sync_dir(dir);
+        }
+        self.file
+            .set_len(self.write_offset)
+            .and_then(|()| self.file.sync(SyncKind::All))
+            .map_err(|e| Error::io(format!("sealing {}", path.display()), e))?;
+        self.unsynced = false;
+        self.capacity = self.write_offset;
+        Ok(())
+    }
+}
+
 /// What the commit thread took from the filling group.
 struct Group {
     number: u64,
@@ -371,10 +391,9 @@ fn commit_loop(shared: &Shared, mut segment: Segment) {
                 }
                 if state.shutdown {
                     drop(state);
-                    // Nothing pending: make whatever async data was written durable.
-                    if segment.unsynced {
-                        let _ = segment.file.sync(SyncKind::Data);
-                    }
+                    // Nothing pending: make the segment durable and trim its
+                    // preallocated tail (or remove it if it holds nothing).
+                    let _ = segment.seal(&shared.dir);
                     return;
                 }
                 let deadline = [
@@ -477,12 +496,7 @@ fn write_group(
     let mut new_segment = false;
     let header = SEGMENT_HEADER_BYTES as u64;
     if len > 0 && segment.write_offset + len > segment.capacity && segment.write_offset > header {
-        if segment.unsynced {
-            segment
-                .file
-                .sync(SyncKind::Data)
-                .map_err(|e| Error::io(format!("syncing {}", segment.file.path().display()), e))?;
-        }
+        segment.seal(&shared.dir)?;
         *segment = Segment::create(
             &shared.dir,
             shared.io,

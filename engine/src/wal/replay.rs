@@ -46,6 +46,8 @@ pub(crate) struct SegmentScan {
     pub(crate) frames: Vec<(u64, usize)>,
     /// How the frames end.
     pub(crate) end: SegmentEnd,
+    /// Offset just after the last valid frame.
+    pub(crate) frames_end: u64,
 }
 
 /// Finds the frames of a segment's bytes (header already checked).
@@ -67,7 +69,11 @@ pub(crate) fn scan_segment(bytes: &[u8]) -> SegmentScan {
                 } else {
                     SegmentEnd::Torn { offset: p as u64 }
                 };
-                return SegmentScan { frames, end };
+                return SegmentScan {
+                    frames,
+                    end,
+                    frames_end: p as u64,
+                };
             }
         }
     }
@@ -142,6 +148,14 @@ pub(crate) fn read_segment(io: Io, path: &Path) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// Truncates a segment to `len` bytes, durably.
+fn cut(io: Io, path: &Path, len: u64) -> Result<()> {
+    let file = io.open_rw(path)?;
+    file.set_len(len)
+        .and_then(|()| file.sync(SyncKind::All))
+        .map_err(|e| Error::io(format!("truncating {} to {len} bytes", path.display()), e))
+}
+
 /// Replays every segment of `dir` in order, calling `apply` for each row
 /// mutation, cutting a torn tail of the newest segment (rule 3).
 pub(crate) fn replay(
@@ -183,6 +197,12 @@ pub(crate) fn replay(
             Err(e) => return Err(Error::corruption(&path, 0, e.to_string())),
         }
         let scan = scan_segment(&bytes);
+        if scan.frames.is_empty() && scan.end == SegmentEnd::Clean {
+            // A segment that never received a frame carries nothing.
+            std::fs::remove_file(&path)
+                .map_err(|e| Error::io(format!("removing {}", path.display()), e))?;
+            continue;
+        }
         let mut segment_max = 0u64;
         for &(offset, frame_bytes) in &scan.frames {
             let start = offset as usize + super::format::FRAME_HEADER_BYTES;
@@ -196,6 +216,11 @@ pub(crate) fn replay(
             summary.records += 1;
         }
         match scan.end {
+            SegmentEnd::Clean if scan.frames_end < bytes.len() as u64 => {
+                // Preallocated zeros after the last frame: trim them so that
+                // later opens do not read them again.
+                cut(io, &path, scan.frames_end)?;
+            }
             SegmentEnd::Clean => {}
             SegmentEnd::Corrupt { offset } => {
                 return Err(Error::corruption(
@@ -212,12 +237,7 @@ pub(crate) fn replay(
                 ));
             }
             SegmentEnd::Torn { offset } => {
-                let file = io.open_rw(&path)?;
-                file.set_len(offset)
-                    .and_then(|()| file.sync(SyncKind::All))
-                    .map_err(|e| {
-                        Error::io(format!("cutting the torn tail of {}", path.display()), e)
-                    })?;
+                cut(io, &path, offset)?;
                 summary.torn_tail = Some((path, offset));
             }
         }

@@ -1,0 +1,317 @@
+//! Tables, families, regions and the database lifecycle.
+// Compiled only as a test, so clippy treats helpers here as test code.
+#![cfg(test)]
+
+use std::time::Duration;
+
+use strata::keys::Salter;
+use strata::{
+    BloomType, Compression, Db, DbOptions, Durability, Error, FamilyDescriptor, Get, IoBackend,
+    IoMode, PreSplit, Put, Scan, TableDescriptor,
+};
+use strata_tests::{TestDb, scan_rows};
+
+fn descriptor(name: &str) -> TableDescriptor {
+    TableDescriptor::new(name).family(FamilyDescriptor::new("f"))
+}
+
+#[test]
+fn tables_are_created_listed_described_and_survive_reopen() {
+    let mut t = TestDb::new(1000);
+    let full = TableDescriptor::new("ns:full")
+        .family(
+            FamilyDescriptor::new("a")
+                .max_versions(5)
+                .ttl(Duration::from_secs(86400))
+                .bloom(BloomType::RowCol)
+                .block_size_bytes(16384)
+                .compression(Compression::Zstd { level: 3 })
+                .in_memory(true)
+                .block_cache(false),
+        )
+        .family(FamilyDescriptor::new("b"))
+        .max_region_size_bytes(1 << 30)
+        .memstore_flush_size_bytes(64 << 20)
+        .durability(Durability::AsyncWal);
+    t.db.create_table(full.clone()).unwrap();
+    t.db.create_table(descriptor("plain")).unwrap();
+    assert_eq!(t.db.list_tables(), ["ns:full", "plain"]);
+    assert!(t.db.table_exists("plain") && !t.db.table_exists("nope"));
+    t.reopen();
+    assert_eq!(t.db.describe_table("ns:full").unwrap(), full);
+    assert_eq!(t.db.list_tables(), ["ns:full", "plain"]);
+}
+
+#[test]
+fn pre_splits_cut_tables_into_regions_and_rows_route_to_them() {
+    let t = TestDb::new(1000);
+    let hex =
+        t.db.create_table(descriptor("hex").pre_split(PreSplit::HexString { regions: 4 }))
+            .unwrap();
+    let bounds: Vec<_> = hex
+        .regions()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                String::from_utf8(r.start_key.clone()).unwrap(),
+                String::from_utf8(r.end_key.clone()).unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        bounds,
+        [
+            ("".into(), "3fffffff".into()),
+            ("3fffffff".into(), "7ffffffe".into()),
+            ("7ffffffe".into(), "bffffffd".into()),
+            ("bffffffd".into(), "".into())
+        ]
+    );
+    for key in ["00000001", "3fffffff", "80000000", "ffffffff"] {
+        hex.put(&Put::new(key).add("f", "q", key)).unwrap();
+    }
+    let cells: Vec<u64> = hex
+        .regions()
+        .unwrap()
+        .iter()
+        .map(|r| r.memstore_cells)
+        .collect();
+    assert_eq!(cells, [1, 1, 1, 1], "one row in each region");
+    assert_eq!(
+        scan_rows(&hex, &Scan::new()),
+        ["00000001", "3fffffff", "80000000", "ffffffff"]
+    );
+    assert_eq!(
+        scan_rows(&hex, &Scan::new().reversed(true)),
+        ["ffffffff", "80000000", "3fffffff", "00000001"]
+    );
+
+    let uniform =
+        t.db.create_table(descriptor("uniform").pre_split(PreSplit::Uniform { regions: 3 }))
+            .unwrap();
+    assert_eq!(uniform.regions().unwrap().len(), 3);
+
+    let salted =
+        t.db.create_table(descriptor("salted").pre_split(PreSplit::SaltBuckets { buckets: 16 }))
+            .unwrap();
+    let salter = Salter::new(16);
+    for day in 0..200 {
+        let key = salter.salt(format!("2015-04-{:02}|{day}", day % 30).as_bytes());
+        salted
+            .put(
+                &Put::new(&key)
+                    .add("f", "q", "v")
+                    .durability(Durability::SkipWal),
+            )
+            .unwrap();
+    }
+    let per_region: Vec<u64> = salted
+        .regions()
+        .unwrap()
+        .iter()
+        .map(|r| r.memstore_cells)
+        .collect();
+    assert_eq!(per_region.len(), 16);
+    assert_eq!(per_region.iter().sum::<u64>(), 200);
+    assert!(
+        per_region.iter().all(|&n| n > 0),
+        "salting spreads rows over every region: {per_region:?}"
+    );
+    // A logical range becomes one sub-range per salt bucket.
+    let mut found = 0;
+    for (lo, hi) in salter.ranges(b"2015-04-26", b"2015-04-27") {
+        found += salted
+            .scan(&Scan::new().start(lo).stop(hi))
+            .unwrap()
+            .count();
+    }
+    assert_eq!(found, (0..200).filter(|d| d % 30 == 26).count());
+}
+
+#[test]
+fn alter_adds_changes_and_deletes_families() {
+    let mut t = TestDb::new(1000);
+    let table =
+        t.db.create_table(
+            TableDescriptor::new("t")
+                .family(FamilyDescriptor::new("a"))
+                .family(FamilyDescriptor::new("b")),
+        )
+        .unwrap();
+    table
+        .put(
+            &Put::new("r")
+                .add_at("a", "q", 1, "a1")
+                .add_at("a", "q", 2, "a2")
+                .add("b", "q", "b"),
+        )
+        .unwrap();
+    assert_eq!(
+        table
+            .get(&Get::new("r").all_versions())
+            .unwrap()
+            .cells
+            .len(),
+        2,
+        "a keeps 1 version"
+    );
+    let altered = TableDescriptor::new("t")
+        .family(FamilyDescriptor::new("a").max_versions(3))
+        .family(FamilyDescriptor::new("c"));
+    t.db.alter_table(altered).unwrap();
+    let all = table.get(&Get::new("r").all_versions()).unwrap();
+    assert_eq!(
+        all.cells.len(),
+        2,
+        "a now keeps 3 versions (both), b is gone"
+    );
+    assert!(matches!(
+        table.put(&Put::new("r").add("b", "q", "x")),
+        Err(Error::UnknownFamily { .. })
+    ));
+    table
+        .put(&Put::new("r").add("c", "q", "new family"))
+        .unwrap();
+    t.reopen();
+    let table = t.db.table("t").unwrap();
+    let all = table.get(&Get::new("r").all_versions()).unwrap();
+    let families: Vec<_> = all.cells.iter().map(|c| c.family.clone()).collect();
+    assert_eq!(
+        families,
+        [b"a".to_vec(), b"a".to_vec(), b"c".to_vec()],
+        "replay skips the deleted family b"
+    );
+    // Re-adding a family with an old name does not resurrect its data.
+    t.db.alter_table(
+        t.db.describe_table("t")
+            .unwrap()
+            .family(FamilyDescriptor::new("b")),
+    )
+    .unwrap();
+    t.reopen();
+    assert!(
+        t.db.table("t")
+            .unwrap()
+            .get(&Get::new("r").family("b"))
+            .unwrap()
+            .is_empty()
+    );
+    assert!(matches!(
+        t.db.alter_table(TableDescriptor::new("missing").family(FamilyDescriptor::new("a"))),
+        Err(Error::TableNotFound { .. })
+    ));
+}
+
+#[test]
+fn dropped_tables_are_gone_and_their_names_reusable() {
+    let mut t = TestDb::new(1000);
+    let table = t.db.create_table(descriptor("t")).unwrap();
+    table.put(&Put::new("r").add("f", "q", "old")).unwrap();
+    t.db.drop_table("t").unwrap();
+    assert!(matches!(
+        table.get(&Get::new("r")),
+        Err(Error::TableNotFound { .. })
+    ));
+    assert!(matches!(
+        t.db.drop_table("t"),
+        Err(Error::TableNotFound { .. })
+    ));
+    let again = t.db.create_table(descriptor("t")).unwrap();
+    assert!(again.get(&Get::new("r")).unwrap().is_empty());
+    t.reopen();
+    assert!(
+        t.db.table("t")
+            .unwrap()
+            .get(&Get::new("r"))
+            .unwrap()
+            .is_empty(),
+        "old WAL records stay dropped"
+    );
+    assert_eq!(t.db.recovery_report().records_skipped, 1);
+}
+
+#[test]
+fn a_directory_is_opened_by_one_handle_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open_default(dir.path()).unwrap();
+    assert!(matches!(
+        Db::open_default(dir.path()),
+        Err(Error::DatabaseLocked { .. })
+    ));
+    let table = db.create_table(descriptor("t")).unwrap();
+    db.close().unwrap();
+    assert!(matches!(
+        table.put(&Put::new("r").add("f", "q", "v")),
+        Err(Error::Closed)
+    ));
+    assert!(matches!(db.table("t"), Err(Error::Closed)));
+    let reopened = Db::open_default(dir.path()).unwrap();
+    assert!(reopened.table_exists("t"));
+    let missing = DbOptions {
+        create_if_missing: false,
+        ..DbOptions::default()
+    };
+    assert!(Db::open(dir.path().join("nope"), missing).is_err());
+}
+
+#[test]
+fn both_io_back_ends_read_and_write() {
+    for mode in [IoMode::Sync, IoMode::Uring] {
+        let dir = tempfile::tempdir().unwrap();
+        let options = DbOptions {
+            io: mode,
+            ..DbOptions::default()
+        };
+        let db = match Db::open(dir.path(), options.clone()) {
+            Ok(db) => db,
+            // A kernel without io_uring: the error says so.
+            Err(Error::IoUringUnavailable { .. }) => continue,
+            Err(e) => panic!("{e}"),
+        };
+        let expected = match std::env::var(strata::IO_ENV_VAR).as_deref() {
+            Ok("sync") => IoBackend::Sync,
+            Ok("uring") => IoBackend::Uring,
+            _ if mode == IoMode::Sync => IoBackend::Sync,
+            _ => IoBackend::Uring,
+        };
+        assert_eq!(db.stats().io_backend, expected);
+        let table = db.create_table(descriptor("t")).unwrap();
+        table.put(&Put::new("r").add("f", "q", "v")).unwrap();
+        db.close().unwrap();
+        let db = Db::open(dir.path(), options).unwrap();
+        assert_eq!(
+            db.table("t")
+                .unwrap()
+                .get(&Get::new("r"))
+                .unwrap()
+                .value("f", "q"),
+            Some(&b"v"[..])
+        );
+    }
+}
+
+#[test]
+fn group_commit_merges_concurrent_sync_writes() {
+    let t = TestDb::new(1000);
+    let table = t.db.create_table(descriptor("t")).unwrap();
+    let writers: Vec<_> = (0..8)
+        .map(|w| {
+            let table = table.clone();
+            std::thread::spawn(move || {
+                for i in 0..50 {
+                    table
+                        .put(&Put::new(format!("w{w}-{i}")).add("f", "q", "v"))
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    let wal = t.db.stats().wal;
+    assert_eq!(wal.frames_written, 400);
+    assert!(wal.syncs < 400, "syncs were shared: {wal:?}");
+    assert_eq!(table.scan(&Scan::new()).unwrap().count(), 400);
+}

@@ -1,0 +1,957 @@
+//! One test per rule of docs/semantics.md (`rNN_` = rule NN).
+// Compiled only as a test, so clippy treats helpers here as test code.
+#![cfg(test)]
+
+use std::time::Duration;
+
+use strata::{
+    Append, BatchOp, BatchResult, CellKind, CheckAndMutate, CompareOp, Delete, Durability, Error,
+    FamilyDescriptor, Get, Increment, PreSplit, Put, RowMutations, Scan, Table, TableDescriptor,
+};
+use strata_tests::{TestDb, cells, scan_rows};
+
+fn table(t: &TestDb, versions: u32) -> Table {
+    t.db.create_table(
+        TableDescriptor::new("t")
+            .family(FamilyDescriptor::new("f").max_versions(versions))
+            .family(FamilyDescriptor::new("g").max_versions(versions)),
+    )
+    .unwrap()
+}
+
+fn all(row: &str) -> Get {
+    Get::new(row).all_versions()
+}
+
+fn c(f: &str, q: &str, ts: i64, v: &str) -> (String, String, i64, String) {
+    (f.into(), q.into(), ts, v.into())
+}
+
+#[test]
+fn r01_cells_are_addressed_by_row_column_and_timestamp() {
+    let t = TestDb::new(1000);
+    let tbl = table(&t, 3);
+    tbl.put(&Put::new("r").add_at("f", "", 5, "empty qualifier"))
+        .unwrap();
+    tbl.put(&Put::new(vec![0u8, 255]).add_at("f", "q", 5, "binary row"))
+        .unwrap();
+    assert_eq!(
+        cells(&tbl.get(&all("r")).unwrap()),
+        [c("f", "", 5, "empty qualifier")]
+    );
+    assert_eq!(tbl.get(&Get::new([0u8, 255])).unwrap().cells.len(), 1);
+    assert!(matches!(
+        tbl.put(&Put::new("").add("f", "q", "x")),
+        Err(Error::EmptyRowKey)
+    ));
+    assert!(matches!(
+        tbl.put(&Put::new("r").add("nope", "q", "x")),
+        Err(Error::UnknownFamily { .. })
+    ));
+    assert!(matches!(
+        tbl.put(&Put::new("r").add_at("f", "q", -1, "x")),
+        Err(Error::NegativeTimestamp { .. })
+    ));
+    let long = vec![b'k'; strata::MAX_ROW_KEY_BYTES + 1];
+    assert!(matches!(
+        tbl.put(&Put::new(&long).add("f", "q", "x")),
+        Err(Error::RowKeyTooLong { .. })
+    ));
+    let longest = vec![b'k'; strata::MAX_ROW_KEY_BYTES];
+    tbl.put(&Put::new(&longest).add("f", "q", "x")).unwrap();
+    assert!(!tbl.get(&Get::new(&longest)).unwrap().is_empty());
+}
+
+#[test]
+fn r02_results_are_ordered_by_family_qualifier_and_newest_first() {
+    let t = TestDb::new(1000);
+    let tbl = table(&t, 3);
+    tbl.put(&Put::new("r").add_at("g", "x", 1, "1")).unwrap();
+    tbl.put(&Put::new("r").add_at("f", "y", 1, "2")).unwrap();
+    tbl.put(&Put::new("r").add_at("f", "x", 1, "3")).unwrap();
+    tbl.put(&Put::new("r").add_at("f", "x", 2, "4")).unwrap();
+    assert_eq!(
+        cells(&tbl.get(&all("r")).unwrap()),
+        [
+            c("f", "x", 2, "4"),
+            c("f", "x", 1, "3"),
+            c("f", "y", 1, "2"),
+            c("g", "x", 1, "1")
+        ]
+    );
+    for row in ["b", "c", "a"] {
+        tbl.put(&Put::new(row).add("f", "q", "v")).unwrap();
+    }
+    assert_eq!(scan_rows(&tbl, &Scan::new()), ["a", "b", "c", "r"]);
+    assert_eq!(
+        scan_rows(&tbl, &Scan::new().reversed(true)),
+        ["r", "c", "b", "a"]
+    );
+}
+
+#[test]
+fn r03_default_timestamp_is_the_server_clock_once_per_mutation() {
+    let t = TestDb::new(123_456);
+    let tbl = table(&t, 3);
+    tbl.put(&Put::new("r").add("f", "a", "1").add("g", "b", "2"))
+        .unwrap();
+    let got = tbl.get(&Get::new("r")).unwrap();
+    assert!(got.cells.iter().all(|c| c.timestamp == 123_456));
+    t.clock.advance(10);
+    tbl.put(&Put::new("r").add("f", "a", "3")).unwrap();
+    assert_eq!(tbl.get(&Get::new("r")).unwrap().cells[0].timestamp, 123_466);
+}
+
+#[test]
+fn r04_at_one_timestamp_the_newest_write_wins() {
+    let t = TestDb::new(1000);
+    let tbl = table(&t, 3);
+    tbl.put(&Put::new("r").add_at("f", "q", 7, "a")).unwrap();
+    tbl.put(&Put::new("r").add_at("f", "q", 7, "b")).unwrap();
+    assert_eq!(cells(&tbl.get(&all("r")).unwrap()), [c("f", "q", 7, "b")]);
+    // Within one put, the last cell for a key wins too.
+    tbl.put(
+        &Put::new("r")
+            .add_at("f", "z", 1, "x")
+            .add_at("f", "z", 1, "y"),
+    )
+    .unwrap();
+    assert_eq!(
+        tbl.get(&Get::new("r").column("f", "z"))
+            .unwrap()
+            .value("f", "z"),
+        Some(&b"y"[..])
+    );
+}
+
+#[test]
+fn r05_the_family_keeps_a_window_of_versions() {
+    let t = TestDb::new(1000);
+    let tbl = table(&t, 2);
+    for (ts, v) in [(1, "a"), (2, "b"), (3, "c")] {
+        tbl.put(&Put::new("r").add_at("f", "q", ts, v)).unwrap();
+    }
+    assert_eq!(
+        cells(&tbl.get(&all("r")).unwrap()),
+        [c("f", "q", 3, "c"), c("f", "q", 2, "b")]
+    );
+    // Rewriting the same timestamps does not widen the window.
+    tbl.put(&Put::new("r").add_at("f", "q", 3, "c2")).unwrap();
+    assert_eq!(
+        cells(&tbl.get(&all("r")).unwrap()),
+        [c("f", "q", 3, "c2"), c("f", "q", 2, "b")]
+    );
+}
+
+#[test]
+fn r06_a_query_returns_at_most_its_max_versions() {
+    let t = TestDb::new(1000);
+    let tbl = table(&t, 3);
+    for (ts, v) in [(1, "a"), (2, "b"), (3, "c")] {
+        tbl.put(&Put::new("r").add_at("f", "q", ts, v)).unwrap();
+    }
+    assert_eq!(
+        cells(&tbl.get(&Get::new("r")).unwrap()),
+        [c("f", "q", 3, "c")]
+    );
+    assert_eq!(
+        cells(&tbl.get(&Get::new("r").max_versions(2)).unwrap()),
+        [c("f", "q", 3, "c"), c("f", "q", 2, "b")]
+    );
+    assert!(matches!(
+        tbl.get(&Get::new("r").max_versions(0)),
+        Err(Error::InvalidOption { .. })
+    ));
+}
+
+#[test]
+fn r07_time_ranges_select_inside_the_window() {
+    let t = TestDb::new(1000);
+    let tbl = table(&t, 2);
+    for ts in 1..=3 {
+        tbl.put(&Put::new("r").add_at("f", "q", ts, format!("v{ts}")))
+            .unwrap();
+    }
+    let got = tbl.get(&all("r").time_range(1, 3)).unwrap();
+    assert_eq!(
+        cells(&got),
+        [c("f", "q", 2, "v2")],
+        "ts 1 is outside the window"
+    );
+    assert_eq!(
+        cells(&tbl.get(&Get::new("r").timestamp(3)).unwrap()),
+        [c("f", "q", 3, "v3")]
+    );
+    assert!(tbl.get(&Get::new("r").timestamp(1)).unwrap().is_empty());
+    assert!(matches!(
+        tbl.get(&Get::new("r").time_range(5, 2)),
+        Err(Error::InvalidTimeRange { .. })
+    ));
+    assert!(matches!(
+        tbl.get(&Get::new("r").time_range(-1, 2)),
+        Err(Error::InvalidTimeRange { .. })
+    ));
+}
+
+#[test]
+fn r08_cells_older_than_the_ttl_are_not_returned() {
+    let t = TestDb::new(100_000);
+    let tbl =
+        t.db.create_table(
+            TableDescriptor::new("ttl").family(
+                FamilyDescriptor::new("f")
+                    .max_versions(2)
+                    .ttl(Duration::from_secs(10)),
+            ),
+        )
+        .unwrap();
+    tbl.put(&Put::new("old").add_at("f", "q", 85_000, "x"))
+        .unwrap();
+    tbl.put(&Put::new("new").add_at("f", "q", 95_000, "y"))
+        .unwrap();
+    assert!(tbl.get(&Get::new("old")).unwrap().is_empty());
+    assert!(!tbl.get(&Get::new("new")).unwrap().is_empty());
+    t.clock.set(105_001);
+    assert!(
+        tbl.get(&Get::new("new")).unwrap().is_empty(),
+        "expired as the clock moved"
+    );
+    // Expired versions still occupy window places: window {106_000, 85_000}.
+    tbl.put(&Put::new("w").add_at("f", "q", 85_000, "expired"))
+        .unwrap();
+    tbl.put(&Put::new("w").add_at("f", "q", 80_000, "older"))
+        .unwrap();
+    tbl.put(&Put::new("w").add_at("f", "q", 106_000, "fresh"))
+        .unwrap();
+    assert_eq!(
+        cells(&tbl.get(&all("w")).unwrap()),
+        [c("f", "q", 106_000, "fresh")]
+    );
+}
+
+#[test]
+fn r09_delete_version_hides_exactly_one_timestamp() {
+    let t = TestDb::new(1000);
+    let tbl = table(&t, 3);
+    tbl.put(
+        &Put::new("r")
+            .add_at("f", "q", 1, "a")
+            .add_at("f", "q", 2, "b"),
+    )
+    .unwrap();
+    tbl.delete(&Delete::new("r").column_version("f", "q", 2))
+        .unwrap();
+    assert_eq!(cells(&tbl.get(&all("r")).unwrap()), [c("f", "q", 1, "a")]);
+}
+
+#[test]
+fn r10_delete_latest_version_hides_the_newest_visible_one() {
+    let t = TestDb::new(1000);
+    let tbl = table(&t, 3);
+    tbl.put(&Put::new("r").add_at("f", "q", 1, "a")).unwrap();
+    tbl.put(&Put::new("r").add_at("f", "q", 2, "b")).unwrap();
+    tbl.delete(&Delete::new("r").column_latest_version("f", "q"))
+        .unwrap();
+    assert_eq!(cells(&tbl.get(&all("r")).unwrap()), [c("f", "q", 1, "a")]);
+    tbl.delete(&Delete::new("r").column_latest_version("f", "q"))
+        .unwrap();
+    assert!(tbl.get(&all("r")).unwrap().is_empty());
+    // With nothing to delete the marker lands at "now" and hides nothing older.
+    tbl.delete(&Delete::new("r").column_latest_version("f", "q"))
+        .unwrap();
+    tbl.put(&Put::new("r").add_at("f", "q", 999, "z")).unwrap();
+    assert_eq!(cells(&tbl.get(&all("r")).unwrap()), [c("f", "q", 999, "z")]);
+}
+
+#[test]
+fn r11_delete_column_hides_every_version_up_to_its_timestamp() {
+    let t = TestDb::new(1000);
+    let tbl = table(&t, 3);
+    for ts in 1..=3 {
+        tbl.put(&Put::new("r").add_at("f", "q", ts, format!("v{ts}")))
+            .unwrap();
+    }
+    tbl.delete(&Delete::new("r").column_all_versions_up_to("f", "q", 2))
+        .unwrap();
+    assert_eq!(cells(&tbl.get(&all("r")).unwrap()), [c("f", "q", 3, "v3")]);
+    tbl.delete(&Delete::new("r").column_all_versions("f", "q"))
+        .unwrap();
+    assert!(tbl.get(&all("r")).unwrap().is_empty());
+}
+
+#[test]
+fn r12_delete_family_hides_every_column_up_to_its_timestamp() {
+    let t = TestDb::new(1000);
+    let tbl = table(&t, 3);
+    tbl.put(
+        &Put::new("r")
+            .add_at("f", "a", 1, "a1")
+            .add_at("f", "b", 5, "b5")
+            .add_at("f", "", 2, "e2"),
+    )
+    .unwrap();
+    tbl.put(&Put::new("r").add_at("g", "a", 1, "other family"))
+        .unwrap();
+    tbl.delete(&Delete::new("r").family_up_to("f", 3)).unwrap();
+    assert_eq!(
+        cells(&tbl.get(&all("r")).unwrap()),
+        [c("f", "b", 5, "b5"), c("g", "a", 1, "other family")]
+    );
+}
+
+#[test]
+fn r13_delete_family_version_hides_one_timestamp_in_every_column() {
+    let t = TestDb::new(1000);
+    let tbl = table(&t, 3);
+    tbl.put(
+        &Put::new("r")
+            .add_at("f", "a", 3, "a3")
+            .add_at("f", "b", 3, "b3")
+            .add_at("f", "b", 4, "b4"),
+    )
+    .unwrap();
+    tbl.delete(&Delete::new("r").family_version("f", 3))
+        .unwrap();
+    assert_eq!(cells(&tbl.get(&all("r")).unwrap()), [c("f", "b", 4, "b4")]);
+}
+
+#[test]
+fn r14_deleting_a_row_deletes_every_family() {
+    let t = TestDb::new(1000);
+    let tbl = table(&t, 3);
+    tbl.put(
+        &Put::new("r")
+            .add_at("f", "a", 1, "x")
+            .add_at("g", "b", 2, "y"),
+    )
+    .unwrap();
+    tbl.put(&Put::new("r").add_at("g", "c", 2000, "future"))
+        .unwrap();
+    tbl.delete(&Delete::new("r")).unwrap();
+    assert_eq!(
+        cells(&tbl.get(&all("r")).unwrap()),
+        [c("g", "c", 2000, "future")],
+        "now = 1000"
+    );
+    tbl.delete(&Delete::new("r").timestamp(5000)).unwrap();
+    assert!(tbl.get(&all("r")).unwrap().is_empty());
+    // Raw view: one DeleteFamily marker per family.
+    let raw = tbl
+        .scan(&Scan::new().raw(true).all_versions())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let markers = raw
+        .cells
+        .iter()
+        .filter(|c| c.kind == CellKind::DeleteFamily)
+        .count();
+    assert_eq!(markers, 4);
+}
+
+#[test]
+fn r15_a_put_after_a_delete_is_visible_even_with_an_older_timestamp() {
+    let t = TestDb::new(100);
+    let tbl = table(&t, 3);
+    tbl.put(&Put::new("r").add_at("f", "q", 10, "a")).unwrap();
+    tbl.delete(&Delete::new("r").column_all_versions("f", "q"))
+        .unwrap();
+    tbl.put(&Put::new("r").add_at("f", "q", 5, "late but older"))
+        .unwrap();
+    assert_eq!(
+        cells(&tbl.get(&all("r")).unwrap()),
+        [c("f", "q", 5, "late but older")]
+    );
+    tbl.delete(&Delete::new("r")).unwrap();
+    tbl.put(&Put::new("r").add_at("g", "q", 1, "after row delete"))
+        .unwrap();
+    assert_eq!(
+        cells(&tbl.get(&all("r")).unwrap()),
+        [c("g", "q", 1, "after row delete")]
+    );
+}
+
+#[test]
+fn r16_a_hidden_version_keeps_its_place_in_the_window() {
+    let t = TestDb::new(1000);
+    let tbl = table(&t, 2);
+    for ts in 1..=3 {
+        tbl.put(&Put::new("r").add_at("f", "q", ts, format!("v{ts}")))
+            .unwrap();
+    }
+    tbl.delete(&Delete::new("r").column_version("f", "q", 3))
+        .unwrap();
+    assert_eq!(cells(&tbl.get(&all("r")).unwrap()), [c("f", "q", 2, "v2")]);
+}
+
+#[test]
+fn r17_raw_scans_return_markers_and_hidden_cells() {
+    let t = TestDb::new(1000);
+    let tbl = table(&t, 1);
+    tbl.put(&Put::new("r").add_at("f", "q", 1, "old")).unwrap();
+    tbl.put(&Put::new("r").add_at("f", "q", 2, "new")).unwrap();
+    tbl.delete(&Delete::new("r").column_version("f", "q", 2))
+        .unwrap();
+    tbl.delete(&Delete::new("r").family_up_to("g", 7)).unwrap();
+    assert!(
+        tbl.get(&all("r")).unwrap().is_empty(),
+        "window of 1 holds only the hidden ts 2"
+    );
+    let raw = tbl
+        .scan(&Scan::new().raw(true).all_versions())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let got: Vec<_> = raw
+        .cells
+        .iter()
+        .map(|c| {
+            (
+                String::from_utf8_lossy(&c.family).into_owned(),
+                c.timestamp,
+                c.kind,
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("f".into(), 2, CellKind::Delete),
+            ("f".into(), 2, CellKind::Put),
+            ("f".into(), 1, CellKind::Put),
+            ("g".into(), 7, CellKind::DeleteFamily)
+        ]
+    );
+    let limited = tbl
+        .scan(&Scan::new().raw(true).max_versions(1))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        limited
+            .cells
+            .iter()
+            .filter(|c| c.kind == CellKind::Put)
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn r18_a_mutation_is_atomic_across_families() {
+    let t = TestDb::new(1000);
+    let tbl = table(&t, 1);
+    let writer = {
+        let tbl = tbl.clone();
+        std::thread::spawn(move || {
+            for i in 0..2000u32 {
+                let v = i.to_string();
+                tbl.put(
+                    &Put::new("r")
+                        .add("f", "a", &v)
+                        .add("g", "b", &v)
+                        .durability(Durability::SkipWal),
+                )
+                .unwrap();
+            }
+        })
+    };
+    while !writer.is_finished() {
+        let row = tbl.get(&Get::new("r")).unwrap();
+        if !row.is_empty() {
+            assert_eq!(row.cells.len(), 2, "both families or none");
+            assert_eq!(
+                row.value("f", "a"),
+                row.value("g", "b"),
+                "never half of a mutation"
+            );
+        }
+    }
+    writer.join().unwrap();
+}
+
+#[test]
+fn r19_a_returned_write_is_visible_to_every_later_read() {
+    let t = TestDb::new(1000);
+    let tbl = table(&t, 1);
+    let threads: Vec<_> = (0..4)
+        .map(|w| {
+            let tbl = tbl.clone();
+            std::thread::spawn(move || {
+                for i in 0..200 {
+                    let row = format!("w{w}-{i}");
+                    tbl.put(
+                        &Put::new(&row)
+                            .add("f", "q", "v")
+                            .durability(Durability::AsyncWal),
+                    )
+                    .unwrap();
+                    assert!(tbl.exists(&Get::new(&row)).unwrap());
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(tbl.scan(&Scan::new()).unwrap().count(), 800);
+}
+
+#[test]
+fn r20_increments_are_atomic_big_endian_counters() {
+    let t = TestDb::new(1000);
+    let tbl = table(&t, 1);
+    let r = tbl
+        .increment(&Increment::new("c").add("f", "n", 5).add("f", "n", 2))
+        .unwrap();
+    assert_eq!(r.value("f", "n"), Some(&7i64.to_be_bytes()[..]));
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let tbl = tbl.clone();
+            std::thread::spawn(move || {
+                for _ in 0..100 {
+                    tbl.increment(
+                        &Increment::new("c")
+                            .add("f", "n", 1)
+                            .durability(Durability::SkipWal),
+                    )
+                    .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let v = tbl.get(&Get::new("c")).unwrap();
+    assert_eq!(v.value("f", "n"), Some(&407i64.to_be_bytes()[..]));
+    tbl.put(&Put::new("s").add("f", "n", "abc")).unwrap();
+    assert!(matches!(
+        tbl.increment(&Increment::new("s").add("f", "n", 1)),
+        Err(Error::NotACounter { len: 3, .. })
+    ));
+    tbl.put(&Put::new("m").add("f", "n", i64::MAX.to_be_bytes()))
+        .unwrap();
+    let before = tbl.get(&Get::new("m")).unwrap();
+    assert!(matches!(
+        tbl.increment(&Increment::new("m").add("g", "other", 1).add("f", "n", 1)),
+        Err(Error::CounterOverflow { .. })
+    ));
+    assert_eq!(
+        tbl.get(&Get::new("m")).unwrap(),
+        before,
+        "nothing written, not even g:other"
+    );
+    // The new version's timestamp never goes below the previous one.
+    tbl.put(&Put::new("fut").add_at("f", "n", 5000, 1i64.to_be_bytes()))
+        .unwrap();
+    let r = tbl
+        .increment(&Increment::new("fut").add("f", "n", 1))
+        .unwrap();
+    assert_eq!(r.cells[0].timestamp, 5000);
+    assert_eq!(
+        tbl.get(&Get::new("fut")).unwrap().value("f", "n"),
+        Some(&2i64.to_be_bytes()[..])
+    );
+}
+
+#[test]
+fn r21_appends_concatenate_atomically() {
+    let t = TestDb::new(1000);
+    let tbl = table(&t, 1);
+    let r = tbl.append(&Append::new("r").add("f", "q", "ab")).unwrap();
+    assert_eq!(r.value("f", "q"), Some(&b"ab"[..]));
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let tbl = tbl.clone();
+            std::thread::spawn(move || {
+                for _ in 0..50 {
+                    tbl.append(&Append::new("r").add("f", "q", "x")).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(
+        tbl.get(&Get::new("r"))
+            .unwrap()
+            .value("f", "q")
+            .unwrap()
+            .len(),
+        202
+    );
+}
+
+#[test]
+fn r22_check_and_mutate_compares_operand_with_stored_value() {
+    let t = TestDb::new(1000);
+    let tbl = table(&t, 1);
+    let claim = |op: CompareOp, operand: &str, value: &str| {
+        tbl.check_and_mutate(
+            &CheckAndMutate::builder("r")
+                .if_matches("f", "q", op, operand)
+                .then_put(Put::new("r").add("f", "q", value)),
+        )
+        .unwrap()
+        .success
+    };
+    let created = tbl
+        .check_and_mutate(
+            &CheckAndMutate::builder("r")
+                .if_not_exists("f", "q")
+                .then_put(Put::new("r").add("f", "q", "5")),
+        )
+        .unwrap();
+    assert!(created.success);
+    assert!(!claim(CompareOp::Greater, "3", "x"), "3 > 5 is false");
+    assert!(claim(CompareOp::Greater, "7", "6"), "7 > 5");
+    assert!(claim(CompareOp::Equal, "6", "8"));
+    assert!(!claim(CompareOp::Equal, "6", "9"));
+    assert!(
+        claim(CompareOp::NotEqual, "", "9"),
+        "NotEqual with empty operand: exists"
+    );
+    assert_eq!(
+        tbl.get(&Get::new("r")).unwrap().value("f", "q"),
+        Some(&b"9"[..])
+    );
+    let missing = tbl
+        .check_and_mutate(
+            &CheckAndMutate::builder("x")
+                .if_equals("f", "q", "1")
+                .then_put(Put::new("x").add("f", "q", "2")),
+        )
+        .unwrap();
+    assert!(
+        !missing.success,
+        "a non-empty operand never matches a missing column"
+    );
+    let inc = tbl
+        .check_and_mutate(&CheckAndMutate::builder("r").if_equals("f", "q", "9").then(
+            strata::CheckAction::Increment(Increment::new("r").add("g", "n", 3)),
+        ))
+        .unwrap();
+    assert_eq!(
+        inc.result.unwrap().value("g", "n"),
+        Some(&3i64.to_be_bytes()[..])
+    );
+    let wrong_row = CheckAndMutate::builder("r")
+        .if_not_exists("f", "z")
+        .then_put(Put::new("other").add("f", "q", "v"));
+    assert!(matches!(
+        tbl.check_and_mutate(&wrong_row),
+        Err(Error::RowMismatch { .. })
+    ));
+}
+
+#[test]
+fn r23_row_mutations_share_one_sequence() {
+    let t = TestDb::new(1000);
+    let tbl = table(&t, 3);
+    tbl.put(&Put::new("r").add("f", "old", "x").add("g", "old", "y"))
+        .unwrap();
+    tbl.mutate_row(
+        &RowMutations::new("r")
+            .delete(Delete::new("r"))
+            .put(Put::new("r").add("f", "q", "new")),
+    )
+    .unwrap();
+    assert_eq!(
+        cells(&tbl.get(&Get::new("r")).unwrap()),
+        [c("f", "q", 1000, "new")]
+    );
+    let bad = RowMutations::new("r").put(Put::new("s").add("f", "q", "v"));
+    assert!(matches!(
+        tbl.mutate_row(&bad),
+        Err(Error::RowMismatch { .. })
+    ));
+}
+
+#[test]
+fn r24_batches_run_each_operation_on_its_own() {
+    let t = TestDb::new(1000);
+    let tbl = table(&t, 1);
+    let results = tbl.batch(&[
+        BatchOp::Put(Put::new("a").add("f", "q", "1")),
+        BatchOp::Put(Put::new("b").add("nope", "q", "1")),
+        BatchOp::Put(Put::new("c").add("f", "q", "3")),
+        BatchOp::Get(Get::new("a")),
+        BatchOp::Increment(Increment::new("n").add("f", "c", 2)),
+        BatchOp::Delete(Delete::new("c")),
+    ]);
+    assert!(matches!(results[0], Ok(BatchResult::Done)));
+    assert!(matches!(results[1], Err(Error::UnknownFamily { .. })));
+    assert!(matches!(results[2], Ok(BatchResult::Done)));
+    match &results[3] {
+        Ok(BatchResult::Row(r)) => assert_eq!(r.value("f", "q"), Some(&b"1"[..])),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(results[4], Ok(BatchResult::Row(_))));
+    assert!(matches!(results[5], Ok(BatchResult::Done)));
+    assert_eq!(scan_rows(&tbl, &Scan::new()), ["a", "n"]);
+}
+
+#[test]
+fn r25_scan_ranges_prefixes_reversal_limits_and_batches_cross_regions() {
+    let t = TestDb::new(1000);
+    let tbl =
+        t.db.create_table(
+            TableDescriptor::new("ranges")
+                .family(FamilyDescriptor::new("f"))
+                .pre_split(PreSplit::Keys(vec![b"b".to_vec(), b"d".to_vec()])),
+        )
+        .unwrap();
+    assert_eq!(tbl.regions().unwrap().len(), 3);
+    for row in ["a", "aa", "b", "ba", "bb", "c", "d", "e"] {
+        tbl.put(
+            &Put::new(row)
+                .add("f", "q1", "1")
+                .add("f", "q2", "2")
+                .add("f", "q3", "3"),
+        )
+        .unwrap();
+    }
+    let rows = |s: Scan| scan_rows(&tbl, &s);
+    assert_eq!(
+        rows(Scan::new()),
+        ["a", "aa", "b", "ba", "bb", "c", "d", "e"]
+    );
+    assert_eq!(
+        rows(Scan::new().start("aa").stop("c")),
+        ["aa", "b", "ba", "bb"]
+    );
+    assert_eq!(
+        rows(Scan::new().start_with("aa", false).stop_with("c", true)),
+        ["b", "ba", "bb", "c"]
+    );
+    assert_eq!(rows(Scan::new().prefix("b")), ["b", "ba", "bb"]);
+    assert_eq!(rows(Scan::new().prefix("b").start("ba")), ["ba", "bb"]);
+    assert_eq!(
+        rows(Scan::new().reversed(true)),
+        ["e", "d", "c", "bb", "ba", "b", "aa", "a"]
+    );
+    assert_eq!(
+        rows(Scan::new().reversed(true).start("d").stop("aa")),
+        ["d", "c", "bb", "ba", "b"]
+    );
+    assert_eq!(
+        rows(
+            Scan::new()
+                .reversed(true)
+                .start_with("d", false)
+                .stop_with("aa", true)
+        ),
+        ["c", "bb", "ba", "b", "aa"]
+    );
+    assert_eq!(
+        rows(Scan::new().reversed(true).prefix("b")),
+        ["bb", "ba", "b"]
+    );
+    assert_eq!(rows(Scan::new().limit(3)), ["a", "aa", "b"]);
+    assert_eq!(rows(Scan::new().reversed(true).limit(2)), ["e", "d"]);
+    assert_eq!(
+        rows(Scan::new().start("").stop("")),
+        rows(Scan::new()),
+        "empty keys are unbounded"
+    );
+    let parts: Vec<_> = tbl
+        .scan(&Scan::new().prefix("c").batch(2))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    assert_eq!(parts.len(), 2);
+    assert_eq!((parts[0].cells.len(), parts[1].cells.len()), (2, 1));
+    assert!(parts.iter().all(|p| p.row == b"c"));
+    let limited: Vec<_> = tbl
+        .scan(&Scan::new().batch(2).limit(2))
+        .unwrap()
+        .map(|r| r.unwrap().row)
+        .collect();
+    assert_eq!(
+        limited,
+        [b"a".to_vec(), b"a".to_vec(), b"aa".to_vec(), b"aa".to_vec()],
+        "limit counts rows"
+    );
+}
+
+#[test]
+fn r26_column_selection() {
+    let t = TestDb::new(1000);
+    let tbl = table(&t, 1);
+    tbl.put(
+        &Put::new("r")
+            .add("f", "a", "1")
+            .add("f", "b", "2")
+            .add("g", "a", "3"),
+    )
+    .unwrap();
+    let get = |g: Get| {
+        cells(&tbl.get(&g).unwrap())
+            .into_iter()
+            .map(|c| format!("{}:{}", c.0, c.1))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(get(Get::new("r")), ["f:a", "f:b", "g:a"]);
+    assert_eq!(get(Get::new("r").family("g")), ["g:a"]);
+    assert_eq!(get(Get::new("r").column("f", "b")), ["f:b"]);
+    assert_eq!(
+        get(Get::new("r").column("f", "b").family("f")),
+        ["f:a", "f:b"]
+    );
+    assert_eq!(
+        get(Get::new("r").column("f", "b").column("g", "a")),
+        ["f:b", "g:a"]
+    );
+    assert!(matches!(
+        tbl.get(&Get::new("r").family("x")),
+        Err(Error::UnknownFamily { .. })
+    ));
+    assert!(tbl.get(&Get::new("missing")).unwrap().is_empty());
+    assert!(!tbl.exists(&Get::new("missing")).unwrap());
+    assert!(tbl.exists(&Get::new("r").column("g", "a")).unwrap());
+    assert!(!tbl.exists(&Get::new("r").column("g", "zz")).unwrap());
+}
+
+#[test]
+fn r27_durability_modes() {
+    let mut t = TestDb::new(1000);
+    let tbl = table(&t, 1);
+    tbl.put(&Put::new("sync").add("f", "q", "1")).unwrap();
+    tbl.put(
+        &Put::new("fsync")
+            .add("f", "q", "1")
+            .durability(Durability::FsyncWal),
+    )
+    .unwrap();
+    tbl.put(
+        &Put::new("async")
+            .add("f", "q", "1")
+            .durability(Durability::AsyncWal),
+    )
+    .unwrap();
+    tbl.put(
+        &Put::new("skip")
+            .add("f", "q", "1")
+            .durability(Durability::SkipWal),
+    )
+    .unwrap();
+    let stats = t.db.stats();
+    assert!(stats.wal.syncs >= 2, "{stats:?}");
+    t.reopen();
+    let tbl = t.db.table("t").unwrap();
+    assert_eq!(
+        scan_rows(&tbl, &Scan::new()),
+        ["async", "fsync", "sync"],
+        "SkipWal writes are not logged"
+    );
+    // A table-level default applies to mutations that do not choose.
+    let skip =
+        t.db.create_table(
+            TableDescriptor::new("s")
+                .family(FamilyDescriptor::new("f"))
+                .durability(Durability::SkipWal),
+        )
+        .unwrap();
+    skip.put(&Put::new("r").add("f", "q", "v")).unwrap();
+    t.reopen();
+    assert!(
+        t.db.table("s")
+            .unwrap()
+            .get(&Get::new("r"))
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn r28_reopening_gives_identical_reads() {
+    let mut t = TestDb::new(1000);
+    let tbl = table(&t, 3);
+    for i in 0..50 {
+        tbl.put(
+            &Put::new(format!("r{i:02}"))
+                .add_at("f", "q", i % 5, format!("v{i}"))
+                .add("g", "x", "y"),
+        )
+        .unwrap();
+        if i % 7 == 0 {
+            tbl.delete(&Delete::new(format!("r{:02}", i / 2)).family("g"))
+                .unwrap();
+        }
+    }
+    tbl.increment(&Increment::new("n").add("f", "c", 9))
+        .unwrap();
+    let read = |tbl: &Table| {
+        tbl.scan(&Scan::new().all_versions())
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect::<Vec<_>>()
+    };
+    let before = read(&tbl);
+    t.reopen();
+    let after = read(&t.db.table("t").unwrap());
+    assert_eq!(before, after);
+    assert_eq!(t.db.recovery_report().records_replayed, 59);
+}
+
+#[test]
+fn r29_bad_input_changes_nothing() {
+    let t = TestDb::new(1000);
+    let tbl = table(&t, 1);
+    let huge = vec![0u8; strata::DEFAULT_MAX_VALUE_BYTES + 1];
+    let bad_puts = [
+        Put::new("r").add("f", "ok", "1").add("nope", "q", "2"),
+        Put::new("r").add("f", "ok", "1").add_at("f", "q", -5, "2"),
+        Put::new("r").add("f", "ok", "1").add("f", "q", &huge),
+        Put::new("r")
+            .add("f", "ok", "1")
+            .add("f", vec![b'q'; 70_000], "v"),
+        Put::new("r"),
+    ];
+    let expected = [
+        "UnknownFamily",
+        "NegativeTimestamp",
+        "ValueTooLarge",
+        "QualifierTooLong",
+        "EmptyMutation",
+    ];
+    for (put, name) in bad_puts.iter().zip(expected) {
+        let err = tbl.put(put).unwrap_err();
+        assert!(format!("{err:?}").starts_with(name), "{err:?}");
+        assert!(err.is_invalid_input());
+    }
+    assert!(
+        tbl.get(&Get::new("r")).unwrap().is_empty(),
+        "no partial write"
+    );
+    let many = [
+        Put::new("a").add("f", "q", "1"),
+        Put::new("b").add("zz", "q", "1"),
+    ];
+    assert!(tbl.put_many(&many).is_err());
+    assert!(
+        tbl.get(&Get::new("a")).unwrap().is_empty(),
+        "put_many validates all first"
+    );
+    assert!(matches!(
+        tbl.delete(&Delete::new("r").family("zz")),
+        Err(Error::UnknownFamily { .. })
+    ));
+    assert!(matches!(
+        t.db.create_table(TableDescriptor::new("bad name").family(FamilyDescriptor::new("f"))),
+        Err(Error::InvalidTableName { .. })
+    ));
+    assert!(matches!(
+        t.db.create_table(TableDescriptor::new("t").family(FamilyDescriptor::new("f"))),
+        Err(Error::TableExists { .. })
+    ));
+    assert!(matches!(
+        t.db.table("missing"),
+        Err(Error::TableNotFound { .. })
+    ));
+}
