@@ -39,6 +39,9 @@ mod codec;
 mod db;
 mod error;
 pub mod inspect;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod internals;
 mod io;
 pub mod keys;
 mod manifest;
