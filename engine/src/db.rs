@@ -1,17 +1,21 @@
-//! Opening and closing a database directory; the catalog of tables.
+//! Opening and closing a database directory; the catalog of tables; the
+//! glue between writes and background work (flush triggers, write stalls).
 //!
 //! Directory layout (`docs/format.md`):
 //! ```text
-//! DIR/LOCK                 flock'ed while open: one process, one handle
-//! DIR/CURRENT              names the live manifest
-//! DIR/MANIFEST-NNNNNN      tables, families, regions, id high-water marks
-//! DIR/wal/NNNNNNNNNNNN.wal WAL segments
+//! DIR/LOCK                   flock'ed while open: one process, one handle
+//! DIR/CURRENT                names the live manifest
+//! DIR/MANIFEST-NNNNNN        tables, families, regions, files, id high-water marks
+//! DIR/wal/NNNNNNNNNNNN.wal   WAL segments
+//! DIR/data/NNNNNNNNNNNN.hfile HFiles
 //! ```
 //!
-//! Open: lock the directory, read the manifest, rebuild tables and regions,
-//! replay the WAL into the memstores (cutting a torn tail), then start a new
-//! WAL segment. Catalog changes (create, alter, drop) are serialized by one
-//! mutex and recorded durably in the manifest before they take effect.
+//! Open: lock the directory, read the manifest, open every store's files,
+//! delete files the manifest does not know (left by a crash during a flush
+//! or compaction), replay the WAL above each region's flushed sequence
+//! (cutting a torn tail), start a new WAL segment and the background
+//! workers. Catalog changes (create, alter, drop) are recorded durably in
+//! the manifest before they take effect.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
@@ -19,21 +23,34 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock};
 
+use crate::background::Background;
+use crate::cache::{BlockCache, CacheStats};
+use crate::compaction;
 use crate::error::{Error, Result};
+use crate::flush::{self, parse_hfile_name};
+use crate::hfile::reader::HFileReader;
 use crate::io::{Backend, Io};
-use crate::manifest::{Edit, Manifest, ManifestState, RegionRecord, TableRecord};
+use crate::manifest::{Edit, Manifest, RegionRecord, TableRecord};
 use crate::memstore::NewCell;
 use crate::mvcc::{Mvcc, RowLocks};
 use crate::options::{DbOptions, TableDescriptor, validate_table_name};
 use crate::region::Region;
+use crate::store::{LEVELS, Store};
 use crate::table::{Table, TableInner, TableState};
 use crate::wal::{Wal, WalStats};
 
 /// Name of the WAL directory inside the database directory.
 const WAL_DIR: &str = "wal";
+/// Name of the HFile directory inside the database directory.
+const DATA_DIR: &str = "data";
+/// How often a stalled writer rechecks its condition.
+const STALL_POLL: Duration = Duration::from_millis(10);
+/// Writes to a region wait while its memstores hold this many times the flush size.
+const MEMSTORE_BLOCK_MULTIPLIER: u64 = 4;
 
 /// Counters describing a database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +63,20 @@ pub struct DbStats {
     pub wal: WalStats,
     /// The I/O back end in use.
     pub io_backend: Backend,
+    /// Block cache counters.
+    pub cache: CacheStats,
+    /// Flushes completed since open.
+    pub flushes: u64,
+    /// Compactions completed since open.
+    pub compactions: u64,
+    /// Bytes of HFiles written by flushes and compactions since open.
+    pub hfile_bytes_written: u64,
+    /// HFiles in the database and their total size in bytes.
+    pub files: u64,
+    /// Total size of the HFiles in bytes.
+    pub file_bytes: u64,
+    /// Microseconds writers spent stalled (slowed down or waiting).
+    pub stall_micros: u64,
 }
 
 /// What replay found on open.
@@ -53,15 +84,32 @@ pub struct DbStats {
 pub struct RecoveryReport {
     /// Row mutations replayed from the WAL.
     pub records_replayed: u64,
-    /// Records skipped because their table or family was dropped.
+    /// Records skipped: already flushed, or their table or family dropped.
     pub records_skipped: u64,
     /// Where a torn WAL tail was cut, if one was.
     pub torn_tail: Option<(PathBuf, u64)>,
+    /// Files deleted because no manifest entry referenced them.
+    pub orphan_files_deleted: u64,
 }
 
-pub(crate) struct Catalog {
-    manifest: Manifest,
-    state: ManifestState,
+/// What [`Db::verify`] found.
+#[derive(Debug, Clone, Default)]
+pub struct VerifyReport {
+    /// HFiles checked.
+    pub files: u64,
+    /// Data blocks checked.
+    pub blocks: u64,
+    /// Every problem found, each naming its file and offset.
+    pub problems: Vec<Error>,
+}
+
+/// Counters updated by the engine's threads.
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub(crate) flushes: AtomicU64,
+    pub(crate) compactions: AtomicU64,
+    pub(crate) bytes_flushed_or_compacted: AtomicU64,
+    pub(crate) stall_micros: AtomicU64,
 }
 
 pub(crate) struct DbInner {
@@ -72,8 +120,13 @@ pub(crate) struct DbInner {
     pub(crate) mvcc: Mvcc,
     pub(crate) row_locks: RowLocks,
     pub(crate) memstore_bytes: AtomicU64,
-    catalog: Mutex<Catalog>,
+    pub(crate) cache: Arc<BlockCache>,
+    pub(crate) background: Arc<Background>,
+    pub(crate) stats: Counters,
+    manifest: Mutex<Manifest>,
     tables: RwLock<BTreeMap<String, Arc<TableInner>>>,
+    /// A flush for memory pressure is queued (avoids rescanning regions on every write).
+    memory_flush_pending: AtomicBool,
     closed: AtomicBool,
     lock_file: Mutex<Option<File>>,
     recovery: RecoveryReport,
@@ -86,6 +139,254 @@ impl DbInner {
 
     pub(crate) fn now_ms(&self) -> i64 {
         self.options.clock.now_ms()
+    }
+
+    /// Where HFiles live.
+    pub(crate) fn data_dir(&self) -> PathBuf {
+        self.dir.join(DATA_DIR)
+    }
+
+    /// Reserves an HFile id.
+    pub(crate) fn allocate_file_id(&self) -> u64 {
+        self.manifest.lock().allocate_file_id()
+    }
+
+    /// Records a catalog change durably.
+    pub(crate) fn record(&self, edit: &Edit) -> Result<()> {
+        self.manifest.lock().record(edit)
+    }
+
+    /// Memory freed by a flush.
+    pub(crate) fn release_memstore_bytes(&self, bytes: u64) {
+        let _ = self
+            .memstore_bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                Some(v.saturating_sub(bytes))
+            });
+    }
+
+    fn all_regions(&self) -> Vec<(Arc<TableInner>, Arc<Region>)> {
+        self.tables
+            .read()
+            .values()
+            .flat_map(|t| {
+                let regions = t.state.read().regions.clone();
+                regions.into_iter().map(move |r| (t.clone(), r))
+            })
+            .collect()
+    }
+
+    /// Deletes the WAL segments every region has flushed past.
+    fn release_wal(&self) -> Result<()> {
+        // Mutations still being applied have sequences above the read point.
+        let mut bound = self.mvcc.read_point();
+        for (_, region) in self.all_regions() {
+            if region.memstore_cells() > 0 {
+                bound = bound.min(region.flushed_sequence());
+            }
+        }
+        self.wal.release_through(bound)
+    }
+
+    /// Runs a flush job.
+    pub(crate) fn run_flush(&self, table: &Arc<TableInner>, region: &Arc<Region>) -> Result<()> {
+        if table.dropped.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let flushed = flush::flush_region(self, table, region);
+        self.memory_flush_pending.store(false, Ordering::Release);
+        if flushed? {
+            if compaction::region_score(region, &self.options) >= 1.0 {
+                self.background.schedule_compaction(table, region);
+            }
+            self.release_wal()?;
+        }
+        Ok(())
+    }
+
+    /// Runs one compaction of the most urgent store of `region`; returns
+    /// whether the region has more to compact.
+    pub(crate) fn run_compaction(
+        &self,
+        table: &Arc<TableInner>,
+        region: &Arc<Region>,
+    ) -> Result<bool> {
+        if table.dropped.load(Ordering::Acquire) || self.is_closed() {
+            return Ok(false);
+        }
+        let state = table.state.read().clone();
+        let best = region
+            .stores()
+            .into_iter()
+            .map(|s| {
+                let score = compaction::score(&s.version(), &self.options).1;
+                (s, score)
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        let Some((store, score)) = best else {
+            return Ok(false);
+        };
+        if score < 1.0 {
+            return Ok(false);
+        }
+        let Some((_, family)) = state.family_by_id(store.family_id()) else {
+            return Ok(false);
+        };
+        let pointer = store.compact_pointers();
+        let Some(pick) = compaction::pick(&store.version(), &self.options, &pointer) else {
+            return Ok(false);
+        };
+        compaction::run(self, region, &store, family, &pick)?;
+        if let Some(last) = pick.upper.iter().map(|f| f.meta().last_row.clone()).max() {
+            store.set_compact_pointer(pick.level, last);
+        }
+        Ok(compaction::region_score(region, &self.options) >= 1.0)
+    }
+
+    /// Compacts `region` now, in the caller's thread, waiting for a
+    /// background compaction of it to finish first. A minor compaction
+    /// moves L0 into L1 and then follows the scores; a major one rewrites
+    /// each store into one sorted run at its deepest level.
+    pub(crate) fn compact_now(
+        &self,
+        table: &Arc<TableInner>,
+        region: &Arc<Region>,
+        major: bool,
+    ) -> Result<()> {
+        while region.compaction_queued.swap(true, Ordering::AcqRel) {
+            if self.is_closed() {
+                return Err(Error::Closed);
+            }
+            self.background.wait_progress(STALL_POLL);
+        }
+        let result = (|| -> Result<()> {
+            let state = table.state.read().clone();
+            for store in region.stores() {
+                let Some((_, family)) = state.family_by_id(store.family_id()) else {
+                    continue;
+                };
+                let first = if major {
+                    compaction::pick_major(&store.version())
+                } else {
+                    compaction::pick_level0(&store.version())
+                };
+                if let Some(pick) = first {
+                    compaction::run(self, region, &store, family, &pick)?;
+                }
+                if !major {
+                    while let Some(pick) =
+                        compaction::pick(&store.version(), &self.options, &store.compact_pointers())
+                    {
+                        compaction::run(self, region, &store, family, &pick)?;
+                        if let Some(last) =
+                            pick.upper.iter().map(|f| f.meta().last_row.clone()).max()
+                        {
+                            store.set_compact_pointer(pick.level, last);
+                        }
+                    }
+                }
+            }
+            Ok(())
+        })();
+        region.compaction_queued.store(false, Ordering::Release);
+        result
+    }
+
+    /// Called before a write to `region`: schedules flushes the memory
+    /// limits ask for, slows the writer down while L0 is deep, and makes it
+    /// wait while L0 or memory are at their hard limits.
+    pub(crate) fn before_write(
+        &self,
+        table: &Arc<TableInner>,
+        region: &Arc<Region>,
+        flush_size: u64,
+    ) -> Result<()> {
+        let started = std::time::Instant::now();
+        let o = &self.options;
+        loop {
+            let l0 = region.l0_files();
+            let region_blocked =
+                region.memstore_bytes() >= flush_size.saturating_mul(MEMSTORE_BLOCK_MULTIPLIER);
+            let global = self.memstore_bytes.load(Ordering::Relaxed);
+            let global_blocked = global
+                >= o.global_memstore_limit_bytes
+                    .saturating_add(o.global_memstore_limit_bytes / 2);
+            if region_blocked {
+                self.background.schedule_flush(table, region);
+            }
+            if global >= o.global_memstore_limit_bytes {
+                self.flush_largest_region();
+            }
+            if l0 >= o.l0_stop_files {
+                self.background.schedule_compaction(table, region);
+            }
+            if !(region_blocked || global_blocked || l0 >= o.l0_stop_files) {
+                if l0 >= o.l0_slowdown_files {
+                    // Gradual: each L0 file past the slowdown mark adds half a millisecond.
+                    let extra = (l0 - o.l0_slowdown_files + 1) as u64;
+                    std::thread::sleep(Duration::from_micros(500 * extra));
+                }
+                break;
+            }
+            if self.is_closed() {
+                return Err(Error::Closed);
+            }
+            if let Some(reason) = self.background.last_error()
+                && self.background.is_idle()
+            {
+                return Err(Error::BackgroundFailed { reason });
+            }
+            self.background.wait_progress(STALL_POLL);
+        }
+        let waited = started.elapsed().as_micros();
+        if waited > 0 {
+            self.stats
+                .stall_micros
+                .fetch_add(u64::try_from(waited).unwrap_or(u64::MAX), Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Called after a write grew `region`'s memstores.
+    pub(crate) fn after_write(
+        &self,
+        table: &Arc<TableInner>,
+        region: &Arc<Region>,
+        flush_size: u64,
+    ) {
+        if region.memstore_bytes() >= flush_size {
+            self.background.schedule_flush(table, region);
+        }
+        if self.wal.segment_count() > self.options.max_wal_segments {
+            self.flush_regions_pinning_the_wal();
+        }
+    }
+
+    fn flush_largest_region(&self) {
+        if self.memory_flush_pending.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let largest = self
+            .all_regions()
+            .into_iter()
+            .max_by_key(|(_, r)| r.memstore_bytes());
+        match largest {
+            Some((table, region)) if region.memstore_bytes() > 0 => {
+                self.background.schedule_flush(&table, &region)
+            }
+            _ => self.memory_flush_pending.store(false, Ordering::Release),
+        }
+    }
+
+    fn flush_regions_pinning_the_wal(&self) {
+        let Some(oldest) = self.wal.oldest_segment_max_sequence() else {
+            return;
+        };
+        for (table, region) in self.all_regions() {
+            if region.memstore_cells() > 0 && region.flushed_sequence() < oldest {
+                self.background.schedule_flush(&table, &region);
+            }
+        }
     }
 }
 
@@ -125,19 +426,66 @@ fn lock_directory(dir: &Path) -> Result<File> {
     Ok(file)
 }
 
-fn build_table(record: &TableRecord) -> Arc<TableInner> {
-    let families: Vec<(u32, &[u8])> = record
-        .family_ids
-        .iter()
-        .zip(record.descriptor.families())
-        .map(|(id, f)| (*id, f.name().as_bytes()))
-        .collect();
+/// Opens the files of one region and builds it.
+fn build_region(
+    io: Io,
+    data_dir: &Path,
+    cache: &Arc<BlockCache>,
+    record: &TableRecord,
+    region: &RegionRecord,
+) -> Result<Arc<Region>> {
+    let mut stores = Vec::with_capacity(record.family_ids.len());
+    for (family_id, family) in record.family_ids.iter().zip(record.descriptor.families()) {
+        let mut levels: Vec<Vec<Arc<HFileReader>>> = vec![Vec::new(); LEVELS];
+        for file in region.files.iter().filter(|f| f.family_id == *family_id) {
+            let path = data_dir.join(flush::hfile_name(file.meta.id));
+            let reader = HFileReader::open(
+                io,
+                &path,
+                file.meta.id,
+                cache.clone(),
+                family.is_block_cache_enabled(),
+            )?;
+            if let Some(level) = levels.get_mut(usize::from(file.level)) {
+                level.push(Arc::new(reader));
+            }
+        }
+        // L0 newest first; deeper levels by key.
+        if let Some(l0) = levels.first_mut() {
+            l0.sort_by_key(|f| std::cmp::Reverse(f.meta().max_sequence));
+        }
+        for level in levels.iter_mut().skip(1) {
+            level.sort_by(|a, b| a.meta().first_row.cmp(&b.meta().first_row));
+        }
+        stores.push(Arc::new(Store::new(
+            *family_id,
+            family.name().as_bytes(),
+            region.flushed_sequence,
+            levels,
+        )));
+    }
+    Ok(Arc::new(Region::new(
+        region.id,
+        record.id,
+        region.start.clone(),
+        region.end.clone(),
+        stores,
+        region.flushed_sequence,
+    )))
+}
+
+fn build_table(
+    io: Io,
+    data_dir: &Path,
+    cache: &Arc<BlockCache>,
+    record: &TableRecord,
+) -> Result<Arc<TableInner>> {
     let regions = record
         .regions
         .iter()
-        .map(|r| Arc::new(Region::new(r.id, r.start.clone(), r.end.clone(), &families)))
-        .collect();
-    Arc::new(TableInner {
+        .map(|r| build_region(io, data_dir, cache, record, r))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Arc::new(TableInner {
         id: record.id,
         name: record.descriptor.name().to_owned(),
         state: RwLock::new(Arc::new(TableState {
@@ -146,7 +494,27 @@ fn build_table(record: &TableRecord) -> Arc<TableInner> {
             regions,
         })),
         dropped: AtomicBool::new(false),
-    })
+    }))
+}
+
+/// Deletes HFiles in `data_dir` that the manifest does not reference.
+fn delete_orphans(data_dir: &Path, live: &std::collections::HashSet<u64>) -> Result<u64> {
+    let mut deleted = 0;
+    let entries = std::fs::read_dir(data_dir)
+        .map_err(|e| Error::io(format!("listing {}", data_dir.display()), e))?;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if parse_hfile_name(name).is_some_and(|id| !live.contains(&id)) {
+            std::fs::remove_file(entry.path())
+                .map_err(|e| Error::io(format!("removing orphan {}", entry.path().display()), e))?;
+            deleted += 1;
+        }
+    }
+    if deleted > 0 {
+        crate::io::sync_dir(data_dir)?;
+    }
+    Ok(deleted)
 }
 
 impl Db {
@@ -166,14 +534,28 @@ impl Db {
         }
         let lock_file = lock_directory(&dir)?;
         let io = Io::resolve(options.io)?;
-        let (manifest, state) = Manifest::open(&dir, io)?;
-        let tables: BTreeMap<String, Arc<TableInner>> = state
+        let manifest = Manifest::open(&dir, io)?;
+        let data_dir = dir.join(DATA_DIR);
+        std::fs::create_dir_all(&data_dir)
+            .map_err(|e| Error::io(format!("creating {}", data_dir.display()), e))?;
+        let cache = Arc::new(BlockCache::new(options.block_cache_bytes));
+        let mut recovery = RecoveryReport {
+            orphan_files_deleted: delete_orphans(&data_dir, &manifest.state().live_files())?,
+            ..RecoveryReport::default()
+        };
+        let tables: BTreeMap<String, Arc<TableInner>> = manifest
+            .state()
             .tables
             .values()
-            .map(|record| (record.descriptor.name().to_owned(), build_table(record)))
-            .collect();
+            .map(|record| {
+                Ok((
+                    record.descriptor.name().to_owned(),
+                    build_table(io, &data_dir, &cache, record)?,
+                ))
+            })
+            .collect::<Result<_>>()?;
 
-        // Replay the WAL into the memstores.
+        // Replay the WAL above each region's flushed sequence.
         let wal_dir = dir.join(WAL_DIR);
         std::fs::create_dir_all(&wal_dir)
             .map_err(|e| Error::io(format!("creating {}", wal_dir.display()), e))?;
@@ -182,13 +564,16 @@ impl Db {
             .flat_map(|t| t.state.read().regions.clone())
             .map(|r| (r.id(), r))
             .collect();
-        let mut recovery = RecoveryReport::default();
         let mut memstore_bytes = 0u64;
         let summary = crate::wal::replay::replay(&wal_dir, io, |mutation| {
             let Some(region) = regions.get(&mutation.region_id) else {
                 recovery.records_skipped += 1;
                 return Ok(());
             };
+            if mutation.sequence <= region.flushed_sequence() {
+                recovery.records_skipped += 1;
+                return Ok(());
+            }
             let mut applied = false;
             for (family_id, cells) in &mutation.families {
                 // A dropped family's cells are skipped; ids are never reused.
@@ -206,10 +591,11 @@ impl Db {
                         value: c.value,
                     })
                     .collect();
-                memstore_bytes += store.insert(&cells);
+                let grown = store.insert(mutation.sequence, &cells);
+                region.add_memstore_bytes(grown as i64);
+                memstore_bytes += grown;
                 applied = true;
             }
-            region.note_sequence(mutation.sequence);
             if applied {
                 recovery.records_replayed += 1;
             } else {
@@ -227,23 +613,44 @@ impl Db {
             summary.next_segment_id,
             summary.segments.clone(),
         )?;
-        let inner = DbInner {
+        let last_sequence = summary.max_sequence.max(manifest.state().last_sequence);
+        let background = Arc::new(Background::new(options.clone()));
+        let inner = Arc::new(DbInner {
             dir,
             io,
             wal,
-            mvcc: Mvcc::new(summary.max_sequence),
+            mvcc: Mvcc::new(last_sequence),
             row_locks: RowLocks::new(),
             memstore_bytes: AtomicU64::new(memstore_bytes),
-            catalog: Mutex::new(Catalog { manifest, state }),
+            cache,
+            background: background.clone(),
+            stats: Counters::default(),
+            manifest: Mutex::new(manifest),
             tables: RwLock::new(tables),
+            memory_flush_pending: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             lock_file: Mutex::new(Some(lock_file)),
             recovery,
             options,
-        };
-        Ok(Db {
-            inner: Arc::new(inner),
-        })
+        });
+        background
+            .start(Arc::downgrade(&inner), inner.options.background_threads)
+            .map_err(|e| Error::io("starting background workers", e))?;
+        // Replay may have filled memstores, and stores may need compaction.
+        for (table, region) in inner.all_regions() {
+            let flush_size = table
+                .state
+                .read()
+                .descriptor
+                .get_memstore_flush_size_bytes();
+            if region.memstore_bytes() >= flush_size {
+                background.schedule_flush(&table, &region);
+            }
+            if compaction::region_score(&region, &inner.options) >= 1.0 {
+                background.schedule_compaction(&table, &region);
+            }
+        }
+        Ok(Db { inner })
     }
 
     /// Opens `dir` with default options.
@@ -263,19 +670,22 @@ impl Db {
         self.check_open()?;
         descriptor.validate()?;
         let split_keys = descriptor.get_pre_split().split_keys()?;
-        let mut catalog = self.inner.catalog.lock();
+        let mut manifest = self.inner.manifest.lock();
         if self.inner.tables.read().contains_key(descriptor.name()) {
             return Err(Error::TableExists {
                 table: descriptor.name().to_owned(),
             });
         }
-        let state = &catalog.state;
+        let state = manifest.state();
         let table_id = state.next_table_id;
         let family_ids: Vec<u32> = (0..descriptor.families().len() as u32)
             .map(|i| state.next_family_id + i)
             .collect();
         let mut boundaries = vec![Vec::new()];
         boundaries.extend(split_keys);
+        // Sequences handed out before this table existed can never be its
+        // own, so its regions start as flushed through the current sequence.
+        let flushed = self.inner.mvcc.last_sequence();
         let regions: Vec<RegionRecord> = boundaries
             .iter()
             .enumerate()
@@ -283,6 +693,8 @@ impl Db {
                 id: state.next_region_id + i as u64,
                 start: start.clone(),
                 end: boundaries.get(i + 1).cloned().unwrap_or_default(),
+                flushed_sequence: flushed,
+                files: Vec::new(),
             })
             .collect();
         let record = TableRecord {
@@ -291,10 +703,13 @@ impl Db {
             family_ids,
             regions,
         };
-        let edit = Edit::CreateTable(record.clone());
-        catalog.manifest.append(&edit)?;
-        catalog.state.apply(&edit);
-        let inner = build_table(&record);
+        manifest.record(&Edit::CreateTable(record.clone()))?;
+        let inner = build_table(
+            self.inner.io,
+            &self.inner.data_dir(),
+            &self.inner.cache,
+            &record,
+        )?;
         self.inner
             .tables
             .write()
@@ -345,7 +760,7 @@ impl Db {
     pub fn alter_table(&self, descriptor: TableDescriptor) -> Result<()> {
         self.check_open()?;
         validate_table_name(descriptor.name())?;
-        let mut catalog = self.inner.catalog.lock();
+        let mut manifest = self.inner.manifest.lock();
         let table = self
             .inner
             .tables
@@ -358,7 +773,7 @@ impl Db {
         let old = table.state.read().clone();
         let descriptor = descriptor.pre_split(old.descriptor.get_pre_split().clone());
         descriptor.validate()?;
-        let mut next_family_id = catalog.state.next_family_id;
+        let mut next_family_id = manifest.state().next_family_id;
         let family_ids: Vec<u32> = descriptor
             .families()
             .iter()
@@ -370,20 +785,25 @@ impl Db {
                 }
             })
             .collect();
-        let edit = Edit::AlterTable {
+        manifest.record(&Edit::AlterTable {
             table_id: table.id,
             descriptor: descriptor.clone(),
             family_ids: family_ids.clone(),
-        };
-        catalog.manifest.append(&edit)?;
-        catalog.state.apply(&edit);
+        })?;
+        drop(manifest);
+        let mut removed = Vec::new();
         for region in &old.regions {
             for (id, family) in family_ids.iter().zip(descriptor.families()) {
                 region.add_store(*id, family.name().as_bytes());
             }
             for id in &old.family_ids {
-                if !family_ids.contains(id) {
-                    region.remove_store(*id);
+                if !family_ids.contains(id)
+                    && let Some(store) = region.remove_store(*id)
+                {
+                    let bytes = store.memstore_bytes();
+                    region.add_memstore_bytes(-(bytes as i64));
+                    self.inner.release_memstore_bytes(bytes);
+                    removed.push(store);
                 }
             }
         }
@@ -392,13 +812,18 @@ impl Db {
             family_ids,
             regions: old.regions.clone(),
         });
+        for store in removed {
+            for (_, file) in store.version().files() {
+                let _ = std::fs::remove_file(file.path());
+            }
+        }
         Ok(())
     }
 
     /// Deletes a table and all its data.
     pub fn drop_table(&self, name: &str) -> Result<()> {
         self.check_open()?;
-        let mut catalog = self.inner.catalog.lock();
+        let mut manifest = self.inner.manifest.lock();
         let table =
             self.inner
                 .tables
@@ -408,32 +833,79 @@ impl Db {
                 .ok_or_else(|| Error::TableNotFound {
                     table: name.to_owned(),
                 })?;
-        let edit = Edit::DropTable { table_id: table.id };
-        catalog.manifest.append(&edit)?;
-        catalog.state.apply(&edit);
+        manifest.record(&Edit::DropTable { table_id: table.id })?;
+        drop(manifest);
         table.dropped.store(true, Ordering::Release);
-        let freed: u64 = table
-            .state
-            .read()
-            .regions
-            .iter()
-            .map(|r| r.memstore_bytes())
-            .sum();
-        self.inner.memstore_bytes.fetch_sub(
-            freed.min(self.inner.memstore_bytes.load(Ordering::Relaxed)),
-            Ordering::Relaxed,
-        );
         self.inner.tables.write().remove(name);
+        for region in table.state.read().regions.iter() {
+            // A running flush finishes first; its files are removed below.
+            let _flushing = region.flush_lock.lock();
+            self.inner.release_memstore_bytes(region.memstore_bytes());
+            for store in region.stores() {
+                for (_, file) in store.version().files() {
+                    let _ = std::fs::remove_file(file.path());
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// Flushes every region of every table and waits for it.
+    pub fn flush(&self) -> Result<()> {
+        self.check_open()?;
+        for (table, region) in self.inner.all_regions() {
+            self.inner.run_flush(&table, &region)?;
+        }
+        Ok(())
+    }
+
+    /// Waits until no flush or compaction is queued or running.
+    pub fn wait_for_background_work(&self) -> Result<()> {
+        self.check_open()?;
+        self.inner.background.wait_idle();
+        Ok(())
+    }
+
+    /// Checks every block of every HFile of the database.
+    pub fn verify(&self) -> Result<VerifyReport> {
+        self.check_open()?;
+        let mut report = VerifyReport::default();
+        for (_, region) in self.inner.all_regions() {
+            for store in region.stores() {
+                for (_, file) in store.version().files() {
+                    report.files += 1;
+                    report.blocks += file.block_count() as u64;
+                    report.problems.extend(file.verify());
+                }
+            }
+        }
+        Ok(report)
     }
 
     /// Counters describing the database.
     pub fn stats(&self) -> DbStats {
+        let (mut files, mut file_bytes) = (0, 0);
+        for (_, region) in self.inner.all_regions() {
+            for store in region.stores() {
+                for (_, file) in store.version().files() {
+                    files += 1;
+                    file_bytes += file.meta().size;
+                }
+            }
+        }
+        let s = &self.inner.stats;
         DbStats {
             memstore_bytes: self.inner.memstore_bytes.load(Ordering::Relaxed),
             last_sequence: self.inner.mvcc.last_sequence(),
             wal: self.inner.wal.stats(),
             io_backend: self.inner.io.backend(),
+            cache: self.inner.cache.stats(),
+            flushes: s.flushes.load(Ordering::Relaxed),
+            compactions: s.compactions.load(Ordering::Relaxed),
+            hfile_bytes_written: s.bytes_flushed_or_compacted.load(Ordering::Relaxed),
+            files,
+            file_bytes,
+            stall_micros: s.stall_micros.load(Ordering::Relaxed),
         }
     }
 
@@ -454,21 +926,31 @@ impl Db {
         self.inner.wal.sync_all()
     }
 
-    /// Syncs the WAL, stops background work and releases the directory.
-    /// Every handle of this database fails with [`Error::Closed`] afterwards.
+    /// Flushes memstores (unless `flush_on_close` is off), syncs the WAL,
+    /// stops background work and releases the directory. Every handle of
+    /// this database fails with [`Error::Closed`] afterwards.
     pub fn close(&self) -> Result<()> {
-        if self.inner.closed.swap(true, Ordering::AcqRel) {
+        if self.inner.is_closed() {
             return Ok(());
         }
-        let result = self.inner.wal.shutdown();
+        let flushed = if self.inner.options.flush_on_close {
+            self.inner.background.wait_idle();
+            self.flush()
+        } else {
+            Ok(())
+        };
+        self.inner.closed.store(true, Ordering::Release);
+        self.inner.background.shutdown();
+        let synced = self.inner.wal.shutdown();
         self.inner.lock_file.lock().take();
-        result
+        flushed.and(synced)
     }
 }
 
 impl Drop for DbInner {
     fn drop(&mut self) {
         self.closed.store(true, Ordering::Release);
+        self.background.shutdown();
         let _ = self.wal.shutdown();
     }
 }

@@ -146,6 +146,11 @@ pub enum Error {
         /// The original failure.
         reason: String,
     },
+    /// A flush or compaction failed and writes cannot proceed until it succeeds.
+    BackgroundFailed {
+        /// The failure.
+        reason: String,
+    },
     /// A file's content failed a checksum or does not parse.
     Corruption {
         /// The damaged file.
@@ -313,6 +318,9 @@ impl fmt::Display for Error {
                     f,
                     "the write-ahead log failed earlier ({reason}); reopen the database"
                 )
+            }
+            Error::BackgroundFailed { reason } => {
+                write!(f, "background flush or compaction failed: {reason}")
             }
             Error::Corruption {
                 file,

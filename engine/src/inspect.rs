@@ -115,3 +115,103 @@ pub fn wal_segments(db_dir: impl AsRef<Path>) -> Result<Vec<WalSegmentReport>> {
     }
     Ok(reports)
 }
+
+/// What an HFile holds, from its trailer, meta, index and bloom.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HFileReport {
+    /// The file.
+    pub path: PathBuf,
+    /// File size in bytes.
+    pub file_bytes: u64,
+    /// Column family the file belongs to.
+    pub family: Vec<u8>,
+    /// First and last row keys.
+    pub first_row: Vec<u8>,
+    /// Last row key.
+    pub last_row: Vec<u8>,
+    /// Smallest and largest cell timestamp.
+    pub timestamps: (i64, i64),
+    /// Smallest and largest sequence number.
+    pub sequences: (u64, u64),
+    /// Cells, rows, and delete markers among the cells.
+    pub cells: u64,
+    /// Rows.
+    pub rows: u64,
+    /// Delete markers.
+    pub markers: u64,
+    /// Data blocks and index levels (1 or 2).
+    pub data_blocks: u32,
+    /// Index levels.
+    pub index_levels: u8,
+    /// Bloom kind (`NONE`, `ROW`, `ROWCOL`) and keys in it.
+    pub bloom: &'static str,
+    /// Keys in the bloom.
+    pub bloom_keys: u64,
+    /// Block compression (`NONE`, `ZSTD`).
+    pub compression: &'static str,
+    /// Target data block size in bytes.
+    pub block_size: u32,
+}
+
+/// One cell of an HFile, for dumps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HFileCell {
+    /// Row key.
+    pub row: Vec<u8>,
+    /// Qualifier.
+    pub qualifier: Vec<u8>,
+    /// Timestamp.
+    pub timestamp: i64,
+    /// Kind.
+    pub kind: crate::CellKind,
+    /// Sequence number.
+    pub sequence: u64,
+    /// Value.
+    pub value: Vec<u8>,
+}
+
+/// Opens an HFile and describes it; with `with_cells`, also returns every
+/// cell (reading every block, so damage anywhere is reported).
+pub fn hfile(path: impl AsRef<Path>, with_cells: bool) -> Result<(HFileReport, Vec<HFileCell>)> {
+    use crate::hfile::reader::{FileCursor, HFileReader};
+    let path = path.as_ref();
+    let io = Io::resolve(IoMode::Auto)?;
+    let cache = std::sync::Arc::new(crate::cache::BlockCache::new(0));
+    let reader = std::sync::Arc::new(HFileReader::open(io, path, 0, cache, false)?);
+    let (meta, info) = (reader.meta().clone(), reader.info().clone());
+    let report = HFileReport {
+        path: path.to_path_buf(),
+        file_bytes: meta.size,
+        family: info.family.clone(),
+        first_row: meta.first_row.clone(),
+        last_row: meta.last_row.clone(),
+        timestamps: (meta.min_timestamp, meta.max_timestamp),
+        sequences: (meta.min_sequence, meta.max_sequence),
+        cells: meta.cells,
+        rows: meta.rows,
+        markers: meta.markers,
+        data_blocks: info.data_blocks,
+        index_levels: info.index_levels,
+        bloom: info.bloom.name(),
+        bloom_keys: info.bloom_keys,
+        compression: info.compression.name(),
+        block_size: info.block_size,
+    };
+    let mut cells = Vec::new();
+    if with_cells {
+        let mut cursor = FileCursor::new(reader);
+        cursor.seek_to_first()?;
+        while let Some(c) = cursor.current() {
+            cells.push(HFileCell {
+                row: c.row.to_vec(),
+                qualifier: c.qualifier.to_vec(),
+                timestamp: c.timestamp,
+                kind: c.kind,
+                sequence: c.sequence,
+                value: c.value.to_vec(),
+            });
+            cursor.advance()?;
+        }
+    }
+    Ok((report, cells))
+}

@@ -33,11 +33,16 @@
 //! `docs/semantics.md`; the bytes on disk in `docs/format.md`.
 #![warn(missing_docs)]
 
+mod background;
+pub(crate) mod cache;
 mod cell;
 mod clock;
 mod codec;
+mod compaction;
 mod db;
 mod error;
+mod flush;
+mod hfile;
 pub mod inspect;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
@@ -56,12 +61,13 @@ mod table;
 mod wal;
 mod write;
 
+pub use cache::CacheStats;
 pub use cell::{
     Cell, CellKind, DEFAULT_MAX_VALUE_BYTES, MAX_FAMILY_NAME_BYTES, MAX_QUALIFIER_BYTES,
     MAX_ROW_KEY_BYTES, RowResult, TimeRange,
 };
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use db::{Db, DbStats, RecoveryReport};
+pub use db::{Db, DbStats, RecoveryReport, VerifyReport};
 pub use error::{Error, Result};
 pub use io::{Backend as IoBackend, IO_ENV_VAR};
 pub use ops::{

@@ -11,8 +11,10 @@
 //!   fsync the directory.
 //!
 //! Every open starts a new manifest holding a snapshot of the state (a
-//! `NextIds` edit and one `CreateTable` per table), switches `CURRENT` to
-//! it and deletes the old one, so manifests stay small. A crash before the
+//! `NextIds` edit and one `CreateTable` per table, with every region's files
+//! and flushed sequence), switches `CURRENT` to it and deletes the old one;
+//! so does an append that finds the manifest larger than
+//! [`MAX_MANIFEST_BYTES`]. Manifests therefore stay small. A crash before the
 //! rename leaves the old manifest live; a crash after it leaves an unused
 //! old file that the next open deletes.
 
@@ -21,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 use crate::codec::{DecodeError, Decoder, Encode};
 use crate::error::{Error, Result};
+use crate::hfile::FileMeta;
 use crate::io::{Io, IoFile, SyncKind, sync_dir};
 use crate::options::{
     BloomType, Compression, Durability, FamilyDescriptor, PreSplit, TableDescriptor,
@@ -36,6 +39,19 @@ const EDIT_CREATE_TABLE: u8 = 1;
 const EDIT_ALTER_TABLE: u8 = 2;
 const EDIT_DROP_TABLE: u8 = 3;
 const EDIT_NEXT_IDS: u8 = 4;
+const EDIT_FLUSH: u8 = 5;
+const EDIT_COMPACTION: u8 = 6;
+
+/// A manifest larger than this is rewritten as a snapshot on the next append.
+pub(crate) const MAX_MANIFEST_BYTES: u64 = 8 * 1024 * 1024;
+
+/// A file of a store, as the manifest records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StoreFile {
+    pub(crate) family_id: u32,
+    pub(crate) level: u8,
+    pub(crate) meta: FileMeta,
+}
 
 /// A region as the manifest records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,6 +59,9 @@ pub(crate) struct RegionRecord {
     pub(crate) id: u64,
     pub(crate) start: Vec<u8>,
     pub(crate) end: Vec<u8>,
+    /// Every mutation of the region with a sequence <= this is in its files.
+    pub(crate) flushed_sequence: u64,
+    pub(crate) files: Vec<StoreFile>,
 }
 
 /// A table as the manifest records it.
@@ -71,6 +90,24 @@ pub(crate) enum Edit {
         table: u64,
         region: u64,
         family: u32,
+        file: u64,
+        last_sequence: u64,
+    },
+    /// A flush wrote `files` (to L0) holding the region's mutations up to
+    /// `flushed_sequence`.
+    Flush {
+        table_id: u64,
+        region_id: u64,
+        flushed_sequence: u64,
+        files: Vec<(u32, FileMeta)>,
+    },
+    /// A compaction of one store replaced `removed` files with `added` ones.
+    Compaction {
+        table_id: u64,
+        region_id: u64,
+        family_id: u32,
+        removed: Vec<u64>,
+        added: Vec<(u8, FileMeta)>,
     },
 }
 
@@ -81,6 +118,9 @@ pub(crate) struct ManifestState {
     pub(crate) next_table_id: u64,
     pub(crate) next_region_id: u64,
     pub(crate) next_family_id: u32,
+    pub(crate) next_file_id: u64,
+    /// The highest sequence any flushed file ever held.
+    pub(crate) last_sequence: u64,
 }
 
 impl Default for ManifestState {
@@ -90,6 +130,8 @@ impl Default for ManifestState {
             next_table_id: 1,
             next_region_id: 1,
             next_family_id: 1,
+            next_file_id: 1,
+            last_sequence: 0,
         }
     }
 }
@@ -102,6 +144,10 @@ impl ManifestState {
                 self.next_table_id = self.next_table_id.max(table.id + 1);
                 for region in &table.regions {
                     self.next_region_id = self.next_region_id.max(region.id + 1);
+                    self.last_sequence = self.last_sequence.max(region.flushed_sequence);
+                    for file in &region.files {
+                        self.note_file(&file.meta);
+                    }
                 }
                 for &family in &table.family_ids {
                     self.next_family_id = self.next_family_id.max(family + 1);
@@ -119,6 +165,10 @@ impl ManifestState {
                 if let Some(table) = self.tables.get_mut(table_id) {
                     table.descriptor = descriptor.clone();
                     table.family_ids = family_ids.clone();
+                    // Files of deleted families are no longer part of the table.
+                    for region in &mut table.regions {
+                        region.files.retain(|f| family_ids.contains(&f.family_id));
+                    }
                 }
             }
             Edit::DropTable { table_id } => {
@@ -128,12 +178,82 @@ impl ManifestState {
                 table,
                 region,
                 family,
+                file,
+                last_sequence,
             } => {
                 self.next_table_id = self.next_table_id.max(*table);
                 self.next_region_id = self.next_region_id.max(*region);
                 self.next_family_id = self.next_family_id.max(*family);
+                self.next_file_id = self.next_file_id.max(*file);
+                self.last_sequence = self.last_sequence.max(*last_sequence);
+            }
+            Edit::Flush {
+                table_id,
+                region_id,
+                flushed_sequence,
+                files,
+            } => {
+                self.last_sequence = self.last_sequence.max(*flushed_sequence);
+                for (_, meta) in files {
+                    self.note_file(meta);
+                }
+                if let Some(region) = self.region_mut(*table_id, *region_id) {
+                    region.flushed_sequence = region.flushed_sequence.max(*flushed_sequence);
+                    for (family_id, meta) in files {
+                        region.files.push(StoreFile {
+                            family_id: *family_id,
+                            level: 0,
+                            meta: meta.clone(),
+                        });
+                    }
+                }
+            }
+            Edit::Compaction {
+                table_id,
+                region_id,
+                family_id,
+                removed,
+                added,
+            } => {
+                for (_, meta) in added {
+                    self.note_file(meta);
+                }
+                if let Some(region) = self.region_mut(*table_id, *region_id) {
+                    region
+                        .files
+                        .retain(|f| f.family_id != *family_id || !removed.contains(&f.meta.id));
+                    for (level, meta) in added {
+                        region.files.push(StoreFile {
+                            family_id: *family_id,
+                            level: *level,
+                            meta: meta.clone(),
+                        });
+                    }
+                }
             }
         }
+    }
+
+    fn note_file(&mut self, meta: &FileMeta) {
+        self.next_file_id = self.next_file_id.max(meta.id + 1);
+        self.last_sequence = self.last_sequence.max(meta.max_sequence);
+    }
+
+    fn region_mut(&mut self, table_id: u64, region_id: u64) -> Option<&mut RegionRecord> {
+        self.tables
+            .get_mut(&table_id)?
+            .regions
+            .iter_mut()
+            .find(|r| r.id == region_id)
+    }
+
+    /// Ids of every file the catalog references.
+    pub(crate) fn live_files(&self) -> std::collections::HashSet<u64> {
+        self.tables
+            .values()
+            .flat_map(|t| t.regions.iter())
+            .flat_map(|r| r.files.iter().map(|f| f.meta.id))
+            .collect()
     }
 
     /// The edits that rebuild this state from nothing.
@@ -142,6 +262,8 @@ impl ManifestState {
             table: self.next_table_id,
             region: self.next_region_id,
             family: self.next_family_id,
+            file: self.next_file_id,
+            last_sequence: self.last_sequence,
         }];
         edits.extend(self.tables.values().cloned().map(Edit::CreateTable));
         edits
@@ -264,6 +386,36 @@ fn decode_descriptor(d: &mut Decoder<'_>) -> Result<TableDescriptor, DecodeError
         .max_value_bytes(max_value))
 }
 
+fn encode_file_meta(out: &mut Vec<u8>, m: &FileMeta) {
+    out.put_u64(m.id);
+    out.put_u64(m.size);
+    out.put_bytes32(&m.first_row);
+    out.put_bytes32(&m.last_row);
+    out.put_i64(m.min_timestamp);
+    out.put_i64(m.max_timestamp);
+    out.put_u64(m.min_sequence);
+    out.put_u64(m.max_sequence);
+    out.put_u64(m.cells);
+    out.put_u64(m.rows);
+    out.put_u64(m.markers);
+}
+
+fn decode_file_meta(d: &mut Decoder<'_>) -> Result<FileMeta, DecodeError> {
+    Ok(FileMeta {
+        id: d.u64()?,
+        size: d.u64()?,
+        first_row: d.bytes32()?.to_vec(),
+        last_row: d.bytes32()?.to_vec(),
+        min_timestamp: d.i64()?,
+        max_timestamp: d.i64()?,
+        min_sequence: d.u64()?,
+        max_sequence: d.u64()?,
+        cells: d.u64()?,
+        rows: d.u64()?,
+        markers: d.u64()?,
+    })
+}
+
 fn encode_family_ids(out: &mut Vec<u8>, ids: &[u32]) {
     out.put_u32(ids.len() as u32);
     for &id in ids {
@@ -290,6 +442,13 @@ pub(crate) fn encode_edit(edit: &Edit) -> Vec<u8> {
                 out.put_u64(r.id);
                 out.put_bytes32(&r.start);
                 out.put_bytes32(&r.end);
+                out.put_u64(r.flushed_sequence);
+                out.put_u32(r.files.len() as u32);
+                for f in &r.files {
+                    out.put_u32(f.family_id);
+                    out.put_u8(f.level);
+                    encode_file_meta(&mut out, &f.meta);
+                }
             }
         }
         Edit::AlterTable {
@@ -310,11 +469,52 @@ pub(crate) fn encode_edit(edit: &Edit) -> Vec<u8> {
             table,
             region,
             family,
+            file,
+            last_sequence,
         } => {
             out.put_u8(EDIT_NEXT_IDS);
             out.put_u64(*table);
             out.put_u64(*region);
             out.put_u32(*family);
+            out.put_u64(*file);
+            out.put_u64(*last_sequence);
+        }
+        Edit::Flush {
+            table_id,
+            region_id,
+            flushed_sequence,
+            files,
+        } => {
+            out.put_u8(EDIT_FLUSH);
+            out.put_u64(*table_id);
+            out.put_u64(*region_id);
+            out.put_u64(*flushed_sequence);
+            out.put_u32(files.len() as u32);
+            for (family_id, meta) in files {
+                out.put_u32(*family_id);
+                encode_file_meta(&mut out, meta);
+            }
+        }
+        Edit::Compaction {
+            table_id,
+            region_id,
+            family_id,
+            removed,
+            added,
+        } => {
+            out.put_u8(EDIT_COMPACTION);
+            out.put_u64(*table_id);
+            out.put_u64(*region_id);
+            out.put_u32(*family_id);
+            out.put_u32(removed.len() as u32);
+            for id in removed {
+                out.put_u64(*id);
+            }
+            out.put_u32(added.len() as u32);
+            for (level, meta) in added {
+                out.put_u8(*level);
+                encode_file_meta(&mut out, meta);
+            }
         }
     }
     out
@@ -331,10 +531,25 @@ pub(crate) fn decode_edit(payload: &[u8]) -> Result<Edit, DecodeError> {
             let n = d.u32()?;
             let mut regions = Vec::new();
             for _ in 0..n {
+                let id = d.u64()?;
+                let start = d.bytes32()?.to_vec();
+                let end = d.bytes32()?.to_vec();
+                let flushed_sequence = d.u64()?;
+                let file_count = d.u32()?;
+                let mut files = Vec::new();
+                for _ in 0..file_count {
+                    files.push(StoreFile {
+                        family_id: d.u32()?,
+                        level: d.u8()?,
+                        meta: decode_file_meta(&mut d)?,
+                    });
+                }
                 regions.push(RegionRecord {
-                    id: d.u64()?,
-                    start: d.bytes32()?.to_vec(),
-                    end: d.bytes32()?.to_vec(),
+                    id,
+                    start,
+                    end,
+                    flushed_sequence,
+                    files,
                 });
             }
             Edit::CreateTable(TableRecord {
@@ -354,7 +569,47 @@ pub(crate) fn decode_edit(payload: &[u8]) -> Result<Edit, DecodeError> {
             table: d.u64()?,
             region: d.u64()?,
             family: d.u32()?,
+            file: d.u64()?,
+            last_sequence: d.u64()?,
         },
+        EDIT_FLUSH => {
+            let table_id = d.u64()?;
+            let region_id = d.u64()?;
+            let flushed_sequence = d.u64()?;
+            let n = d.u32()?;
+            let mut files = Vec::new();
+            for _ in 0..n {
+                files.push((d.u32()?, decode_file_meta(&mut d)?));
+            }
+            Edit::Flush {
+                table_id,
+                region_id,
+                flushed_sequence,
+                files,
+            }
+        }
+        EDIT_COMPACTION => {
+            let table_id = d.u64()?;
+            let region_id = d.u64()?;
+            let family_id = d.u32()?;
+            let n = d.u32()?;
+            let mut removed = Vec::new();
+            for _ in 0..n {
+                removed.push(d.u64()?);
+            }
+            let n = d.u32()?;
+            let mut added = Vec::new();
+            for _ in 0..n {
+                added.push((d.u8()?, decode_file_meta(&mut d)?));
+            }
+            Edit::Compaction {
+                table_id,
+                region_id,
+                family_id,
+                removed,
+                added,
+            }
+        }
         other => return Err(DecodeError(format!("unknown manifest edit {other}"))),
     };
     if !d.is_empty() {
@@ -371,17 +626,21 @@ fn parse_manifest_name(name: &str) -> Option<u64> {
     name.strip_prefix("MANIFEST-")?.parse().ok()
 }
 
-/// The live manifest file, open for appending edits.
+/// The live manifest file and the state it describes.
 pub(crate) struct Manifest {
     dir: PathBuf,
+    io: Io,
     file: IoFile,
     id: u64,
+    /// Bytes in the live manifest file.
+    size: u64,
+    state: ManifestState,
 }
 
 impl Manifest {
-    /// Opens the database's manifest (or starts one in an empty directory),
-    /// rewrites it as a snapshot, and returns it with the state it holds.
-    pub(crate) fn open(dir: &Path, io: Io) -> Result<(Manifest, ManifestState)> {
+    /// Opens the database's manifest (or starts one in an empty directory)
+    /// and rewrites it as a snapshot.
+    pub(crate) fn open(dir: &Path, io: Io) -> Result<Manifest> {
         let current_path = dir.join(CURRENT);
         let (state, old_id) = match std::fs::read_to_string(&current_path) {
             Ok(text) => {
@@ -398,23 +657,25 @@ impl Manifest {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => (ManifestState::default(), None),
             Err(e) => return Err(Error::io(format!("reading {}", current_path.display()), e)),
         };
-        let new_id = old_id.map_or(1, |id| id + 1);
-        let manifest = Manifest::write_snapshot(dir, io, new_id, &state)?;
-        // Delete every other manifest: the old one, and leftovers of crashes.
-        if let Ok(entries) = std::fs::read_dir(dir) {
-            for entry in entries.flatten() {
-                let name = entry.file_name();
-                if let Some(id) = name.to_str().and_then(parse_manifest_name)
-                    && id != new_id
-                {
-                    let _ = std::fs::remove_file(entry.path());
-                }
-            }
-        }
-        Ok((manifest, state))
+        Manifest::write_snapshot(dir, io, old_id.map_or(1, |id| id + 1), state)
     }
 
-    fn write_snapshot(dir: &Path, io: Io, id: u64, state: &ManifestState) -> Result<Manifest> {
+    /// The catalog as of the last edit.
+    pub(crate) fn state(&self) -> &ManifestState {
+        &self.state
+    }
+
+    /// Reserves a file id (made durable by the edit that adds the file; a
+    /// file left behind by a crash before that edit is deleted at open).
+    pub(crate) fn allocate_file_id(&mut self) -> u64 {
+        let id = self.state.next_file_id;
+        self.state.next_file_id += 1;
+        id
+    }
+
+    /// Writes a new manifest holding `state`, makes it current and deletes
+    /// every other manifest.
+    fn write_snapshot(dir: &Path, io: Io, id: u64, state: ManifestState) -> Result<Manifest> {
         let path = dir.join(manifest_name(id));
         if path.exists() {
             std::fs::remove_file(&path)
@@ -435,15 +696,28 @@ impl Manifest {
         std::fs::rename(&tmp, dir.join(CURRENT))
             .map_err(|e| Error::io(format!("installing {}", dir.join(CURRENT).display()), e))?;
         sync_dir(dir)?;
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                if let Some(other) = name.to_str().and_then(parse_manifest_name)
+                    && other != id
+                {
+                    let _ = std::fs::remove_file(entry.path());
+                }
+            }
+        }
         Ok(Manifest {
             dir: dir.to_path_buf(),
+            io,
             file,
             id,
+            size: bytes.len() as u64,
+            state,
         })
     }
 
-    /// Appends an edit and makes it durable.
-    pub(crate) fn append(&mut self, edit: &Edit) -> Result<()> {
+    /// Appends an edit, makes it durable, and applies it to the state.
+    pub(crate) fn record(&mut self, edit: &Edit) -> Result<()> {
         let mut frame = Vec::new();
         append_frame(&mut frame, &encode_edit(edit));
         self.file
@@ -457,7 +731,14 @@ impl Manifest {
                     ),
                     e,
                 )
-            })
+            })?;
+        self.size += frame.len() as u64;
+        self.state.apply(edit);
+        if self.size > MAX_MANIFEST_BYTES {
+            let state = std::mem::take(&mut self.state);
+            *self = Manifest::write_snapshot(&self.dir, self.io, self.id + 1, state)?;
+        }
+        Ok(())
     }
 }
 
@@ -494,6 +775,22 @@ mod tests {
     use crate::io::Backend;
     use std::time::Duration;
 
+    fn file_meta(id: u64) -> FileMeta {
+        FileMeta {
+            id,
+            size: 4096,
+            first_row: b"a".to_vec(),
+            last_row: b"q".to_vec(),
+            min_timestamp: 1,
+            max_timestamp: 9,
+            min_sequence: 3,
+            max_sequence: 30,
+            cells: 100,
+            rows: 10,
+            markers: 2,
+        }
+    }
+
     fn table(id: u64) -> TableRecord {
         TableRecord {
             id,
@@ -517,11 +814,19 @@ mod tests {
                     id: id * 100,
                     start: Vec::new(),
                     end: b"m".to_vec(),
+                    flushed_sequence: 0,
+                    files: Vec::new(),
                 },
                 RegionRecord {
                     id: id * 100 + 1,
                     start: b"m".to_vec(),
                     end: Vec::new(),
+                    flushed_sequence: 40,
+                    files: vec![StoreFile {
+                        family_id: id as u32 * 10,
+                        level: 2,
+                        meta: file_meta(id * 1000),
+                    }],
                 },
             ],
         }
@@ -541,6 +846,21 @@ mod tests {
                 table: 3,
                 region: 4,
                 family: 5,
+                file: 6,
+                last_sequence: 7,
+            },
+            Edit::Flush {
+                table_id: 1,
+                region_id: 100,
+                flushed_sequence: 9,
+                files: vec![(10, file_meta(77))],
+            },
+            Edit::Compaction {
+                table_id: 1,
+                region_id: 100,
+                family_id: 10,
+                removed: vec![77, 78],
+                added: vec![(1, file_meta(79)), (1, file_meta(80))],
             },
         ] {
             let bytes = encode_edit(&edit);
@@ -556,21 +876,29 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let io = Io::with_backend(Backend::Sync);
         {
-            let (mut m, state) = Manifest::open(dir.path(), io).unwrap();
-            assert!(state.tables.is_empty());
-            m.append(&Edit::CreateTable(table(1))).unwrap();
-            m.append(&Edit::CreateTable(table(2))).unwrap();
-            m.append(&Edit::DropTable { table_id: 2 }).unwrap();
+            let mut m = Manifest::open(dir.path(), io).unwrap();
+            assert!(m.state().tables.is_empty());
+            m.record(&Edit::CreateTable(table(1))).unwrap();
+            m.record(&Edit::CreateTable(table(2))).unwrap();
+            m.record(&Edit::DropTable { table_id: 2 }).unwrap();
         }
-        let (_, state) = Manifest::open(dir.path(), io).unwrap();
+        let m = Manifest::open(dir.path(), io).unwrap();
+        let state = m.state().clone();
         assert_eq!(state.tables.len(), 1);
         assert_eq!(state.tables[&1], table(1));
         assert_eq!(state.next_table_id, 3);
         assert_eq!(state.next_region_id, 202);
         assert_eq!(state.next_family_id, 22);
+        assert_eq!(
+            state.next_file_id, 2001,
+            "file ids stay above every file seen, dropped ones too"
+        );
+        assert_eq!(state.last_sequence, 40);
         // After the snapshot rewrite the dropped table's ids stay reserved.
-        let (_, state) = Manifest::open(dir.path(), io).unwrap();
-        assert_eq!(state.next_region_id, 202);
+        drop(m);
+        let m = Manifest::open(dir.path(), io).unwrap();
+        assert_eq!(m.state().next_region_id, 202);
+        drop(m);
         let manifests: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
             .filter_map(|e| e.ok()?.file_name().into_string().ok())
@@ -584,9 +912,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let io = Io::with_backend(Backend::Sync);
         {
-            let (mut m, _) = Manifest::open(dir.path(), io).unwrap();
-            m.append(&Edit::CreateTable(table(1))).unwrap();
-            m.append(&Edit::CreateTable(table(2))).unwrap();
+            let mut m = Manifest::open(dir.path(), io).unwrap();
+            m.record(&Edit::CreateTable(table(1))).unwrap();
+            m.record(&Edit::CreateTable(table(2))).unwrap();
         }
         let path = dir.path().join("MANIFEST-000001");
         let mut bytes = std::fs::read(&path).unwrap();

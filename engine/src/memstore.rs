@@ -79,6 +79,14 @@ impl<'a> SeekKey<'a> {
         }
     }
 
+    /// True when this is the smallest key of its row ([`SeekKey::row_start`]).
+    pub(crate) fn is_row_start(&self) -> bool {
+        self.qualifier.is_empty()
+            && self.timestamp == i64::MAX
+            && self.kind == CellKind::DeleteFamily
+            && self.sequence == u64::MAX
+    }
+
     fn tuple(&self) -> (&'a [u8], &'a [u8], i64, CellKind, u64) {
         (
             self.row,

@@ -66,6 +66,17 @@ impl Mvcc {
         first
     }
 
+    /// Runs `f` with the highest sequence handed out so far, while no new
+    /// sequence can be handed out: every mutation with a sequence <= the
+    /// argument began before `f`, every later one begins after it. Flush uses
+    /// this to freeze memstores at an exact sequence.
+    pub(crate) fn at_sequence_boundary<R>(&self, f: impl FnOnce(u64) -> R) -> R {
+        let p = self.pending.lock();
+        let result = f(p.next_sequence - 1);
+        drop(p);
+        result
+    }
+
     /// Marks `first..first+count` finished (applied or abandoned) and moves
     /// the read point over every finished prefix.
     pub(crate) fn complete(&self, first: u64, count: u64) {

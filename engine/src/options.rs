@@ -80,8 +80,35 @@ pub struct DbOptions {
     pub wal_segment_bytes: u64,
     /// Longest time an `AsyncWal` write stays unsynced, in milliseconds.
     pub async_wal_sync_interval_ms: u64,
+    /// More WAL segments than this make the regions pinning the oldest one flush.
+    pub max_wal_segments: usize,
     /// Source of "now" for default timestamps and TTL.
     pub clock: Arc<dyn Clock>,
+    /// Block cache capacity in bytes (decoded data and leaf index blocks).
+    pub block_cache_bytes: u64,
+    /// All memstores together may hold this much before the largest regions
+    /// flush; writers wait beyond one and a half times this.
+    pub global_memstore_limit_bytes: u64,
+    /// Threads running flushes and compactions.
+    pub background_threads: usize,
+    /// L0 files in a store that trigger a compaction into L1.
+    pub l0_compaction_trigger: usize,
+    /// L0 files at which writes to the region start slowing down.
+    pub l0_slowdown_files: usize,
+    /// L0 files at which writes to the region wait for compaction.
+    pub l0_stop_files: usize,
+    /// Size of the files compaction writes, in bytes.
+    pub target_file_bytes: u64,
+    /// Target size of L1 in bytes; each deeper level is `level_multiplier` times larger.
+    pub level_base_bytes: u64,
+    /// Size ratio between adjacent levels.
+    pub level_multiplier: u64,
+    /// Bloom filter bits per key.
+    pub bloom_bits_per_key: u32,
+    /// Flush every memstore when the database closes (default true), so
+    /// that reopening replays nothing and `SkipWal` data survives a clean
+    /// close.
+    pub flush_on_close: bool,
 }
 
 impl Default for DbOptions {
@@ -91,25 +118,87 @@ impl Default for DbOptions {
             io: IoMode::Auto,
             wal_segment_bytes: 64 * 1024 * 1024,
             async_wal_sync_interval_ms: 100,
+            max_wal_segments: 32,
             clock: Arc::new(SystemClock),
+            block_cache_bytes: 256 * 1024 * 1024,
+            global_memstore_limit_bytes: 1024 * 1024 * 1024,
+            background_threads: 2,
+            l0_compaction_trigger: 4,
+            l0_slowdown_files: 20,
+            l0_stop_files: 36,
+            target_file_bytes: 64 * 1024 * 1024,
+            level_base_bytes: 256 * 1024 * 1024,
+            level_multiplier: 10,
+            bloom_bits_per_key: 10,
+            flush_on_close: true,
         }
     }
 }
 
 impl DbOptions {
     pub(crate) fn validate(&self) -> Result<()> {
-        if !(64 * 1024..=4 * 1024 * 1024 * 1024).contains(&self.wal_segment_bytes) {
-            return Err(Error::InvalidOption {
-                name: "wal_segment_bytes",
-                reason: format!("{} is outside 64 KiB..=4 GiB", self.wal_segment_bytes),
-            });
-        }
-        if !(1..=60_000).contains(&self.async_wal_sync_interval_ms) {
-            return Err(Error::InvalidOption {
-                name: "async_wal_sync_interval_ms",
-                reason: format!("{} is outside 1..=60000", self.async_wal_sync_interval_ms),
-            });
-        }
+        let check = |name: &'static str, ok: bool, value: String| {
+            if ok {
+                Ok(())
+            } else {
+                Err(Error::InvalidOption {
+                    name,
+                    reason: value,
+                })
+            }
+        };
+        check(
+            "wal_segment_bytes",
+            (64 * 1024..=4 * 1024 * 1024 * 1024).contains(&self.wal_segment_bytes),
+            format!("{} is outside 64 KiB..=4 GiB", self.wal_segment_bytes),
+        )?;
+        check(
+            "async_wal_sync_interval_ms",
+            (1..=60_000).contains(&self.async_wal_sync_interval_ms),
+            format!("{} is outside 1..=60000", self.async_wal_sync_interval_ms),
+        )?;
+        check(
+            "max_wal_segments",
+            self.max_wal_segments >= 2,
+            "must be at least 2".into(),
+        )?;
+        check(
+            "background_threads",
+            (1..=64).contains(&self.background_threads),
+            "must be 1..=64".into(),
+        )?;
+        check(
+            "l0 thresholds",
+            1 <= self.l0_compaction_trigger
+                && self.l0_compaction_trigger < self.l0_slowdown_files
+                && self.l0_slowdown_files < self.l0_stop_files,
+            "need 1 <= l0_compaction_trigger < l0_slowdown_files < l0_stop_files".into(),
+        )?;
+        check(
+            "target_file_bytes",
+            self.target_file_bytes >= 64 * 1024,
+            "must be at least 64 KiB".into(),
+        )?;
+        check(
+            "level_base_bytes",
+            self.level_base_bytes >= 64 * 1024,
+            "must be at least 64 KiB".into(),
+        )?;
+        check(
+            "level_multiplier",
+            (2..=100).contains(&self.level_multiplier),
+            "must be 2..=100".into(),
+        )?;
+        check(
+            "bloom_bits_per_key",
+            (1..=64).contains(&self.bloom_bits_per_key),
+            "must be 1..=64".into(),
+        )?;
+        check(
+            "global_memstore_limit_bytes",
+            self.global_memstore_limit_bytes >= 1024 * 1024,
+            "must be at least 1 MiB".into(),
+        )?;
         Ok(())
     }
 }
@@ -188,12 +277,13 @@ pub struct FamilyDescriptor {
     block_cache: bool,
 }
 
-/// Default HFile data block size in bytes.
-pub const DEFAULT_BLOCK_SIZE_BYTES: u32 = 64 * 1024;
+/// Default HFile data block size in bytes (see docs/benchmarks.md for the
+/// measurement that chose it).
+pub const DEFAULT_BLOCK_SIZE_BYTES: u32 = 16 * 1024;
 
 impl FamilyDescriptor {
-    /// A family with HBase's defaults: 1 version, no TTL, ROW bloom,
-    /// 64 KiB blocks, no compression, block cache on.
+    /// A family with HBase's defaults (1 version, no TTL, ROW bloom, no
+    /// compression, block cache on) and 16 KiB blocks.
     pub fn new(name: impl Into<String>) -> Self {
         FamilyDescriptor {
             name: name.into(),

@@ -1,44 +1,75 @@
-//! A region: the rows `[start, end)` of one table, one store per family.
+//! A region: the rows `[start, end)` of one table, one store per family,
+//! and the bookkeeping flushes and compactions of the region need.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 
 use crate::store::Store;
 
 /// A key range of a table with its stores.
 pub(crate) struct Region {
     id: u64,
+    table_id: u64,
     start: Vec<u8>,
     /// Exclusive end; empty means "to the end of the table".
     end: Vec<u8>,
     /// Stores sorted by family name.
     stores: RwLock<Vec<Arc<Store>>>,
-    /// Highest sequence applied to this region.
-    max_sequence: AtomicU64,
+    /// Every mutation of the region with a sequence <= this is in its files.
+    flushed_sequence: AtomicU64,
+    /// Bytes of memory held by the region's memstores.
+    memstore_bytes: AtomicU64,
+    /// Most L0 files any store of the region has (drives write stalls).
+    l0_files: AtomicUsize,
+    /// Serializes flushes of the region.
+    pub(crate) flush_lock: Mutex<()>,
+    /// A flush is queued or running.
+    pub(crate) flush_queued: AtomicBool,
+    /// A compaction is queued or running (one per region at a time).
+    pub(crate) compaction_queued: AtomicBool,
 }
 
 impl Region {
-    /// A region with one empty store per `(family_id, family_name)`.
-    pub(crate) fn new(id: u64, start: Vec<u8>, end: Vec<u8>, families: &[(u32, &[u8])]) -> Self {
-        let mut stores: Vec<Arc<Store>> = families
-            .iter()
-            .map(|(id, name)| Arc::new(Store::new(*id, name)))
-            .collect();
+    /// A region with the given stores (sorted here by family name).
+    pub(crate) fn new(
+        id: u64,
+        table_id: u64,
+        start: Vec<u8>,
+        end: Vec<u8>,
+        mut stores: Vec<Arc<Store>>,
+        flushed_sequence: u64,
+    ) -> Self {
         stores.sort_by(|a, b| a.family_name().cmp(b.family_name()));
+        let l0 = stores
+            .iter()
+            .map(|s| s.version().levels.first().map_or(0, Vec::len))
+            .max()
+            .unwrap_or(0);
         Region {
             id,
+            table_id,
             start,
             end,
             stores: RwLock::new(stores),
-            max_sequence: AtomicU64::new(0),
+            flushed_sequence: AtomicU64::new(flushed_sequence),
+            memstore_bytes: AtomicU64::new(0),
+            l0_files: AtomicUsize::new(l0),
+            flush_lock: Mutex::new(()),
+            flush_queued: AtomicBool::new(false),
+            compaction_queued: AtomicBool::new(false),
         }
     }
 
     /// The region's id (unique in the database, never reused).
     pub(crate) fn id(&self) -> u64 {
         self.id
+    }
+
+    /// The id of the table the region belongs to.
+    pub(crate) fn table_id(&self) -> u64 {
+        self.table_id
     }
 
     /// Inclusive start key (empty for the first region).
@@ -65,40 +96,83 @@ impl Region {
             .cloned()
     }
 
+    /// Every store, sorted by family name.
+    pub(crate) fn stores(&self) -> Vec<Arc<Store>> {
+        self.stores.read().clone()
+    }
+
     /// Adds an empty store for a new family.
     pub(crate) fn add_store(&self, family_id: u32, family_name: &[u8]) {
         let mut stores = self.stores.write();
         if stores.iter().any(|s| s.family_id() == family_id) {
             return;
         }
-        stores.push(Arc::new(Store::new(family_id, family_name)));
+        let after = self.flushed_sequence();
+        stores.push(Arc::new(Store::new(
+            family_id,
+            family_name,
+            after,
+            Vec::new(),
+        )));
         stores.sort_by(|a, b| a.family_name().cmp(b.family_name()));
     }
 
-    /// Removes the store of a deleted family.
-    pub(crate) fn remove_store(&self, family_id: u32) {
-        self.stores.write().retain(|s| s.family_id() != family_id);
+    /// Removes the store of a deleted family; returns it.
+    pub(crate) fn remove_store(&self, family_id: u32) -> Option<Arc<Store>> {
+        let mut stores = self.stores.write();
+        let index = stores.iter().position(|s| s.family_id() == family_id)?;
+        Some(stores.remove(index))
     }
 
-    /// Records that `sequence` was applied.
-    pub(crate) fn note_sequence(&self, sequence: u64) {
-        self.max_sequence.fetch_max(sequence, Ordering::AcqRel);
+    /// Every mutation with a sequence <= this is in the region's files.
+    pub(crate) fn flushed_sequence(&self) -> u64 {
+        self.flushed_sequence.load(Ordering::Acquire)
     }
 
-    /// Highest sequence applied.
-    #[allow(dead_code, reason = "flush bookkeeping reads it; tested here")]
-    pub(crate) fn max_sequence(&self) -> u64 {
-        self.max_sequence.load(Ordering::Acquire)
+    /// Records a completed flush.
+    pub(crate) fn set_flushed_sequence(&self, sequence: u64) {
+        self.flushed_sequence.fetch_max(sequence, Ordering::AcqRel);
     }
 
     /// Bytes held by the region's memstores.
     pub(crate) fn memstore_bytes(&self) -> u64 {
-        self.stores.read().iter().map(|s| s.memstore_bytes()).sum()
+        self.memstore_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Counts memstore growth (positive) or a flush freeing memory (negative).
+    pub(crate) fn add_memstore_bytes(&self, delta: i64) {
+        if delta >= 0 {
+            self.memstore_bytes
+                .fetch_add(delta as u64, Ordering::Relaxed);
+        } else {
+            let _ = self
+                .memstore_bytes
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                    Some(v.saturating_sub(delta.unsigned_abs()))
+                });
+        }
     }
 
     /// Cells held by the region's memstores.
     pub(crate) fn memstore_cells(&self) -> u64 {
         self.stores.read().iter().map(|s| s.memstore_cells()).sum()
+    }
+
+    /// Most L0 files of any store.
+    pub(crate) fn l0_files(&self) -> usize {
+        self.l0_files.load(Ordering::Relaxed)
+    }
+
+    /// Recomputes the L0 high-water mark after a flush or compaction.
+    pub(crate) fn refresh_l0_files(&self) {
+        let n = self
+            .stores
+            .read()
+            .iter()
+            .map(|s| s.version().levels.first().map_or(0, Vec::len))
+            .max()
+            .unwrap_or(0);
+        self.l0_files.store(n, Ordering::Relaxed);
     }
 }
 
@@ -106,16 +180,31 @@ impl Region {
 mod tests {
     use super::*;
 
+    fn store(id: u32, name: &[u8]) -> Arc<Store> {
+        Arc::new(Store::new(id, name, 0, Vec::new()))
+    }
+
     #[test]
     fn ranges_and_stores() {
-        let r = Region::new(1, b"b".to_vec(), b"d".to_vec(), &[(2, b"z"), (1, b"a")]);
+        let r = Region::new(
+            1,
+            9,
+            b"b".to_vec(),
+            b"d".to_vec(),
+            vec![store(2, b"z"), store(1, b"a")],
+            0,
+        );
         assert!(r.contains(b"b") && r.contains(b"c\xff") && !r.contains(b"d") && !r.contains(b"a"));
-        assert_eq!(r.store(1).unwrap().family_name(), b"a");
+        assert_eq!(r.stores()[0].family_name(), b"a");
         r.add_store(3, b"m");
-        assert_eq!(r.store(3).unwrap().family_name(), b"m");
-        r.remove_store(1);
+        assert_eq!(r.stores()[1].family_name(), b"m");
+        assert!(r.remove_store(1).is_some());
         assert!(r.store(1).is_none());
-        let last = Region::new(2, b"x".to_vec(), Vec::new(), &[]);
+        let last = Region::new(2, 9, b"x".to_vec(), Vec::new(), Vec::new(), 7);
         assert!(last.contains(b"\xff\xff"));
+        assert_eq!(last.flushed_sequence(), 7);
+        last.add_memstore_bytes(100);
+        last.add_memstore_bytes(-150);
+        assert_eq!(last.memstore_bytes(), 0);
     }
 }

@@ -1,33 +1,128 @@
 //! A store: one column family of one region.
 //!
-//! It owns the family's memstore; the read path asks it for the sources to
-//! merge (today the memstore; HFiles join them with the HFile work).
+//! Its state is a [`StoreVersion`], replaced as a whole (copy on write) by
+//! flushes and compactions, so a reader that took a version keeps a
+//! consistent set of memstores and files for as long as it needs them:
+//!
+//! * the *active* memstore takes mutations with sequences above
+//!   `active_after`;
+//! * *frozen* memstores, each owning the sequences `(after, up_to]`, wait to
+//!   be flushed (a writer whose sequence predates a freeze still inserts into
+//!   the memstore that owns it);
+//! * `levels[0]` holds L0 files, newest first, possibly overlapping;
+//!   `levels[1..]` hold sorted, non-overlapping runs. For any row, cells in a
+//!   higher level (smaller index) have larger sequences than cells in a lower
+//!   one, and memstores hold larger sequences than files.
 
 use std::sync::Arc;
 
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 
+use crate::hfile::reader::HFileReader;
 use crate::memstore::{Memstore, NewCell};
-use crate::scan::source::{CellSource, MemstoreSource};
+use crate::scan::source::{CellSource, FileSource, LevelSource, MemstoreSource};
+
+/// Number of levels (L0..L6).
+pub(crate) const LEVELS: usize = 7;
+
+/// A memstore waiting to be flushed.
+#[derive(Clone)]
+pub(crate) struct FrozenMemstore {
+    pub(crate) memstore: Arc<Memstore>,
+    /// The memstore owns sequences in `(after, up_to]`.
+    pub(crate) after: u64,
+    pub(crate) up_to: u64,
+}
+
+/// One consistent state of a store.
+#[derive(Clone)]
+pub(crate) struct StoreVersion {
+    pub(crate) active: Arc<Memstore>,
+    pub(crate) active_after: u64,
+    /// Oldest first.
+    pub(crate) frozen: Vec<FrozenMemstore>,
+    /// `levels[0]` newest first; the others sorted by first row.
+    pub(crate) levels: Vec<Vec<Arc<HFileReader>>>,
+}
+
+impl StoreVersion {
+    /// Every file of every level.
+    pub(crate) fn files(&self) -> impl Iterator<Item = (usize, &Arc<HFileReader>)> {
+        self.levels
+            .iter()
+            .enumerate()
+            .flat_map(|(level, files)| files.iter().map(move |f| (level, f)))
+    }
+
+    /// Bytes of the files of `level`.
+    pub(crate) fn level_bytes(&self, level: usize) -> u64 {
+        self.levels
+            .get(level)
+            .map_or(0, |files| files.iter().map(|f| f.meta().size).sum())
+    }
+}
+
+/// What part of a store a read needs, for pruning files.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ReadScope<'a> {
+    /// Rows from this one on (inclusive); `None` = from the start.
+    pub(crate) first_row: Option<&'a [u8]>,
+    /// Rows up to this one (inclusive); `None` = to the end.
+    pub(crate) last_row: Option<&'a [u8]>,
+    /// The only row read, for bloom checks.
+    pub(crate) single_row: Option<&'a [u8]>,
+    /// The only qualifier read, for ROWCOL bloom checks.
+    pub(crate) single_column: Option<&'a [u8]>,
+    /// Files whose newest cell is older than this cannot matter.
+    pub(crate) min_timestamp: i64,
+}
 
 /// One family of one region.
 pub(crate) struct Store {
     family_id: u32,
     family_name: Vec<u8>,
-    /// The memstore new cells go into.
-    active: RwLock<Arc<Memstore>>,
+    version: RwLock<Arc<StoreVersion>>,
+    /// Per level, the last row of the file compacted last (round robin).
+    compact_pointers: Mutex<Vec<Vec<u8>>>,
 }
 
 impl Store {
-    pub(crate) fn new(family_id: u32, family_name: &[u8]) -> Self {
+    /// A store with no data, whose active memstore takes sequences above
+    /// `after`, and the given files.
+    pub(crate) fn new(
+        family_id: u32,
+        family_name: &[u8],
+        after: u64,
+        levels: Vec<Vec<Arc<HFileReader>>>,
+    ) -> Self {
+        let mut levels = levels;
+        levels.resize_with(LEVELS, Vec::new);
         Store {
             family_id,
             family_name: family_name.to_vec(),
-            active: RwLock::new(Arc::new(Memstore::new())),
+            version: RwLock::new(Arc::new(StoreVersion {
+                active: Arc::new(Memstore::new()),
+                active_after: after,
+                frozen: Vec::new(),
+                levels,
+            })),
+            compact_pointers: Mutex::new(vec![Vec::new(); LEVELS]),
         }
     }
 
-    /// The family's id (stable across renames of nothing: ids are never reused).
+    /// The compaction pointers, one per level.
+    pub(crate) fn compact_pointers(&self) -> Vec<Vec<u8>> {
+        self.compact_pointers.lock().clone()
+    }
+
+    /// Moves the compaction pointer of `level` to `row`.
+    pub(crate) fn set_compact_pointer(&self, level: usize, row: Vec<u8>) {
+        if let Some(p) = self.compact_pointers.lock().get_mut(level) {
+            *p = row;
+        }
+    }
+
+    /// The family's id (never reused).
     pub(crate) fn family_id(&self) -> u32 {
         self.family_id
     }
@@ -37,28 +132,152 @@ impl Store {
         &self.family_name
     }
 
-    /// Inserts one mutation's cells; returns the bytes of memory the
-    /// memstore grew by.
-    pub(crate) fn insert(&self, cells: &[NewCell<'_>]) -> u64 {
-        let active = self.active.read();
-        let before = active.allocated_bytes();
-        active.insert_all(cells);
-        active.allocated_bytes() - before
+    /// The current version.
+    pub(crate) fn version(&self) -> Arc<StoreVersion> {
+        self.version.read().clone()
+    }
+
+    /// Replaces the version through `edit` (flush and compaction installs).
+    pub(crate) fn update(&self, edit: impl FnOnce(&mut StoreVersion)) {
+        let mut guard = self.version.write();
+        let mut next = StoreVersion::clone(&guard);
+        edit(&mut next);
+        *guard = Arc::new(next);
+    }
+
+    /// Inserts one mutation's cells (all with `sequence`) into the memstore
+    /// that owns the sequence; returns the bytes of memory it grew by.
+    pub(crate) fn insert(&self, sequence: u64, cells: &[NewCell<'_>]) -> u64 {
+        let version = self.version.read();
+        let memstore = if sequence > version.active_after {
+            &version.active
+        } else {
+            match version
+                .frozen
+                .iter()
+                .find(|f| f.after < sequence && sequence <= f.up_to)
+            {
+                Some(f) => &f.memstore,
+                // Unreachable by construction (sequences above every
+                // flushed boundary live in some memstore); the active one
+                // keeps the cells rather than losing them.
+                None => &version.active,
+            }
+        };
+        let before = memstore.allocated_bytes();
+        memstore.insert_all(cells);
+        memstore.allocated_bytes() - before
+    }
+
+    /// Freezes the active memstore at `boundary` (the highest sequence
+    /// handed out). The frozen memstore is kept even when it is empty: a
+    /// writer holding a sequence <= `boundary` may still be about to insert
+    /// into it. Must run inside [`crate::mvcc::Mvcc::at_sequence_boundary`].
+    pub(crate) fn freeze(&self, boundary: u64) {
+        self.update(|next| {
+            next.frozen.push(FrozenMemstore {
+                memstore: next.active.clone(),
+                after: next.active_after,
+                up_to: boundary,
+            });
+            next.active = Arc::new(Memstore::new());
+            next.active_after = boundary;
+        });
     }
 
     /// Bytes of memory held by memstores.
     pub(crate) fn memstore_bytes(&self) -> u64 {
-        self.active.read().allocated_bytes()
+        let v = self.version.read();
+        v.active.allocated_bytes()
+            + v.frozen
+                .iter()
+                .map(|f| f.memstore.allocated_bytes())
+                .sum::<u64>()
     }
 
-    /// Number of cells in memstores.
+    /// Cells in memstores.
     pub(crate) fn memstore_cells(&self) -> u64 {
-        self.active.read().cell_count()
+        let v = self.version.read();
+        v.active.cell_count()
+            + v.frozen
+                .iter()
+                .map(|f| f.memstore.cell_count())
+                .sum::<u64>()
     }
 
-    /// The sources a read merges, newest first.
-    pub(crate) fn sources(&self) -> Vec<Box<dyn CellSource>> {
-        let active = self.active.read().clone();
-        vec![Box::new(MemstoreSource::new(active))]
+    /// True when `file` may hold something `scope` reads.
+    fn wanted(file: &HFileReader, scope: &ReadScope<'_>) -> bool {
+        let meta = file.meta();
+        meta.overlaps(scope.first_row, scope.last_row)
+            && meta.max_timestamp >= scope.min_timestamp
+            && match (scope.single_row, scope.single_column) {
+                (Some(row), Some(q)) => file.may_contain_column(row, q),
+                (Some(row), None) => file.may_contain_row(row),
+                _ => true,
+            }
+    }
+
+    /// The files a single-row read (`scope.single_row` set) must look at:
+    /// L0 files newest first, then at most one file per deeper level.
+    pub(crate) fn single_row_files(
+        version: &StoreVersion,
+        scope: &ReadScope<'_>,
+    ) -> Vec<Arc<HFileReader>> {
+        let mut files = Vec::new();
+        for (level, level_files) in version.levels.iter().enumerate() {
+            if level == 0 {
+                files.extend(
+                    level_files
+                        .iter()
+                        .filter(|f| Self::wanted(f, scope))
+                        .cloned(),
+                );
+            } else if let Some(f) = level_files
+                .iter()
+                .find(|f| f.meta().overlaps(scope.first_row, scope.last_row))
+                .filter(|f| Self::wanted(f, scope))
+            {
+                files.push(f.clone());
+            }
+        }
+        files
+    }
+
+    /// The sources a read merges: memstores, then L0 files newest first,
+    /// then one source per deeper level; files that cannot hold anything in
+    /// `scope` are left out.
+    pub(crate) fn sources(
+        version: &StoreVersion,
+        scope: &ReadScope<'_>,
+    ) -> Vec<Box<dyn CellSource>> {
+        let mut sources: Vec<Box<dyn CellSource>> =
+            Vec::with_capacity(2 + version.frozen.len() + LEVELS);
+        if version.active.cell_count() > 0 {
+            sources.push(Box::new(MemstoreSource::new(version.active.clone())));
+        }
+        for frozen in version.frozen.iter().rev() {
+            sources.push(Box::new(MemstoreSource::new(frozen.memstore.clone())));
+        }
+        if scope.single_row.is_some() {
+            for f in Self::single_row_files(version, scope) {
+                sources.push(Box::new(FileSource::new(f)));
+            }
+            return sources;
+        }
+        for (level, files) in version.levels.iter().enumerate() {
+            let files: Vec<Arc<HFileReader>> = files
+                .iter()
+                .filter(|f| Self::wanted(f, scope))
+                .cloned()
+                .collect();
+            if level == 0 {
+                for f in files {
+                    sources.push(Box::new(FileSource::new(f)));
+                }
+            } else if !files.is_empty() {
+                sources.push(Box::new(LevelSource::new(files)));
+            }
+        }
+        sources
     }
 }

@@ -18,6 +18,7 @@ use crate::cell::{
 };
 use crate::db::DbInner;
 use crate::error::{Error, Result};
+use crate::hfile::reader::HFileReader;
 use crate::ops::{
     Append, BatchOp, BatchResult, CheckAction, CheckAndMutate, CheckAndMutateResult, CompareOp,
     Condition, Delete, DeleteEntry, Get, Increment, Mutation, Put, RowMutations, Scan,
@@ -25,6 +26,7 @@ use crate::ops::{
 use crate::options::{FamilyDescriptor, TableDescriptor};
 use crate::region::Region;
 use crate::scan::{RegionScanner, Scanner, plan_get, plan_scan};
+use crate::store::{ReadScope, Store};
 use crate::write::{PreparedCell, PreparedFamily, PreparedRow, commit};
 
 /// A column as (family, qualifier).
@@ -52,6 +54,15 @@ impl TableState {
             .iter()
             .zip(self.descriptor.families())
             .find(|(_, f)| f.name().as_bytes() == name)
+            .map(|(id, f)| (*id, f))
+    }
+
+    /// The family with id `id`.
+    pub(crate) fn family_by_id(&self, id: u32) -> Option<(u32, &FamilyDescriptor)> {
+        self.family_ids
+            .iter()
+            .zip(self.descriptor.families())
+            .find(|(fid, _)| **fid == id)
             .map(|(id, f)| (*id, f))
     }
 
@@ -390,12 +401,39 @@ impl Table {
         self.db.row_locks.lock(self.inner.id, [row])
     }
 
+    /// Waits (before taking row locks) while the region of `row` must not
+    /// take writes: L0 too deep, memstores full.
+    fn throttle(&self, state: &TableState, row: &[u8]) -> Result<()> {
+        let region = Self::region(state, row)?;
+        self.db.before_write(
+            &self.inner,
+            region,
+            state.descriptor.get_memstore_flush_size_bytes(),
+        )
+    }
+
+    /// Commits `rows` (whose rows the caller locked) and schedules the
+    /// flushes the written regions now need.
+    fn commit_and_notify(&self, state: &TableState, rows: &[PreparedRow]) -> Result<()> {
+        commit(&self.db, rows)?;
+        let flush_size = state.descriptor.get_memstore_flush_size_bytes();
+        let mut last = None;
+        for row in rows {
+            if last != Some(row.region.id()) {
+                self.db.after_write(&self.inner, &row.region, flush_size);
+                last = Some(row.region.id());
+            }
+        }
+        Ok(())
+    }
+
     /// Writes a put. Returns once it is visible (and, with `SyncWal`, durable).
     pub fn put(&self, put: &Put) -> Result<()> {
         let state = self.state()?;
         let prepared = self.prepare_put(&state, put, self.db.now_ms())?;
+        self.throttle(&state, &put.row)?;
         let _lock = self.lock_row(&put.row);
-        commit(&self.db, std::slice::from_ref(&prepared))
+        self.commit_and_notify(&state, std::slice::from_ref(&prepared))
     }
 
     /// Writes many puts with one WAL sync. Every put is validated first; if
@@ -408,11 +446,14 @@ impl Table {
             .map(|p| self.prepare_put(&state, p, now))
             .collect::<Result<Vec<_>>>()?;
         for chunk in prepared.chunks(MAX_ROWS_PER_COMMIT) {
+            if let Some(first) = chunk.first() {
+                self.throttle(&state, &first.row)?;
+            }
             let _locks = self
                 .db
                 .row_locks
                 .lock(self.inner.id, chunk.iter().map(|p| p.row.as_slice()));
-            commit(&self.db, chunk)?;
+            self.commit_and_notify(&state, chunk)?;
         }
         Ok(())
     }
@@ -421,9 +462,10 @@ impl Table {
     pub fn delete(&self, delete: &Delete) -> Result<()> {
         let state = self.state()?;
         Self::validate_delete(&state, delete)?;
+        self.throttle(&state, &delete.row)?;
         let _lock = self.lock_row(&delete.row);
         let prepared = self.prepare_delete(&state, delete, self.db.now_ms())?;
-        commit(&self.db, std::slice::from_ref(&prepared))
+        self.commit_and_notify(&state, std::slice::from_ref(&prepared))
     }
 
     fn get_in(&self, state: &TableState, get: &Get, now_ms: i64) -> Result<RowResult> {
@@ -528,7 +570,7 @@ impl Table {
             });
         }
         let prepared = cells.into_prepared(region, row, durability)?;
-        commit(&self.db, std::slice::from_ref(&prepared))?;
+        self.commit_and_notify(state, std::slice::from_ref(&prepared))?;
         result.sort_by(|a, b| (&a.family, &a.qualifier).cmp(&(&b.family, &b.qualifier)));
         Ok(RowResult {
             row: row.to_vec(),
@@ -609,6 +651,7 @@ impl Table {
                 .iter()
                 .map(|(f, q, _)| (f.as_slice(), q.as_slice())),
         )?;
+        self.throttle(&state, &increment.row)?;
         let _lock = self.lock_row(&increment.row);
         self.increment_locked(&state, increment)
     }
@@ -648,6 +691,7 @@ impl Table {
                 .iter()
                 .map(|(f, q, _)| (f.as_slice(), q.as_slice())),
         )?;
+        self.throttle(&state, &append.row)?;
         let _lock = self.lock_row(&append.row);
         self.append_locked(&state, append)
     }
@@ -696,13 +740,14 @@ impl Table {
             .durability
             .unwrap_or(state.descriptor.get_durability());
         let prepared = cells.into_prepared(region, &mutations.row, durability)?;
-        commit(&self.db, std::slice::from_ref(&prepared))
+        self.commit_and_notify(state, std::slice::from_ref(&prepared))
     }
 
     /// Applies puts and deletes to one row atomically (one sequence number).
     pub fn mutate_row(&self, mutations: &RowMutations) -> Result<()> {
         let state = self.state()?;
         Self::validate_row_mutations(&state, mutations)?;
+        self.throttle(&state, &mutations.row)?;
         let _lock = self.lock_row(&mutations.row);
         self.mutate_row_locked(&state, mutations)
     }
@@ -773,6 +818,7 @@ impl Table {
         let get = Get::new(&check.row)
             .column(family, qualifier)
             .time_range(check.time_min, check.time_max);
+        self.throttle(&state, &check.row)?;
         let _lock = self.lock_row(&check.row);
         let current = self.get_in(&state, &get, now)?;
         let stored = current.cells.first().map(|c| c.value.as_slice());
@@ -785,12 +831,12 @@ impl Table {
         let result = match &check.action {
             CheckAction::Put(p) => {
                 let prepared = self.prepare_put(&state, p, self.db.now_ms())?;
-                commit(&self.db, std::slice::from_ref(&prepared))?;
+                self.commit_and_notify(&state, std::slice::from_ref(&prepared))?;
                 None
             }
             CheckAction::Delete(d) => {
                 let prepared = self.prepare_delete(&state, d, self.db.now_ms())?;
-                commit(&self.db, std::slice::from_ref(&prepared))?;
+                self.commit_and_notify(&state, std::slice::from_ref(&prepared))?;
                 None
             }
             CheckAction::RowMutations(m) => {
@@ -804,6 +850,104 @@ impl Table {
             success: true,
             result,
         })
+    }
+
+    /// Reads many rows; the data blocks they need that are not cached are
+    /// read in one batch (one io_uring submission) before the rows are
+    /// assembled. Results come in the order of `gets`.
+    pub fn get_many(&self, gets: &[Get]) -> Result<Vec<RowResult>> {
+        let state = self.state()?;
+        let now = self.db.now_ms();
+        let read_point = self.db.mvcc.read_point();
+        let mut wanted: Vec<(Arc<HFileReader>, usize)> = Vec::new();
+        for get in gets {
+            let plan = plan_get(&state, get, read_point, now)?;
+            let region = Self::region(&state, &get.row)?;
+            for family in &plan.families {
+                let Some(store) = region.store(family.id) else {
+                    continue;
+                };
+                let single_column = match &family.columns {
+                    Some(set) if set.len() == 1 => set.iter().next().map(Vec::as_slice),
+                    _ => None,
+                };
+                let scope = ReadScope {
+                    first_row: Some(&get.row),
+                    last_row: Some(&get.row),
+                    single_row: Some(&get.row),
+                    single_column,
+                    min_timestamp: plan.query.time_range.min(),
+                };
+                for file in Store::single_row_files(&store.version(), &scope) {
+                    if let Some(ordinal) = file.seek_block(&get.row)? {
+                        wanted.push((file, ordinal));
+                    }
+                }
+            }
+        }
+        let batch: Vec<(&HFileReader, usize)> =
+            wanted.iter().map(|(f, o)| (f.as_ref(), *o)).collect();
+        HFileReader::prefetch(&batch)?;
+        gets.iter()
+            .map(|get| self.get_in(&state, get, now))
+            .collect()
+    }
+
+    /// Flushes every region's memstores to HFiles and waits for it.
+    pub fn flush(&self) -> Result<()> {
+        let state = self.state()?;
+        for region in &state.regions {
+            self.db.run_flush(&self.inner, region)?;
+        }
+        Ok(())
+    }
+
+    /// Flushes one region (by id, see [`Table::regions`]).
+    pub fn flush_region(&self, region_id: u64) -> Result<()> {
+        let state = self.state()?;
+        let region = Self::region_by_id(&state, region_id)?;
+        self.db.run_flush(&self.inner, region)
+    }
+
+    /// Compacts every region: L0 into L1, then whatever the level sizes ask
+    /// for. Runs in the caller's thread.
+    pub fn compact(&self) -> Result<()> {
+        let state = self.state()?;
+        for region in &state.regions {
+            self.db.compact_now(&self.inner, region, false)?;
+        }
+        Ok(())
+    }
+
+    /// Rewrites every store of every region into one sorted run at its
+    /// deepest level, dropping everything reads can no longer see.
+    pub fn major_compact(&self) -> Result<()> {
+        let state = self.state()?;
+        for region in &state.regions {
+            self.db.compact_now(&self.inner, region, true)?;
+        }
+        Ok(())
+    }
+
+    /// Compacts one region (minor or major).
+    pub fn compact_region(&self, region_id: u64, major: bool) -> Result<()> {
+        let state = self.state()?;
+        let region = Self::region_by_id(&state, region_id)?;
+        self.db.compact_now(&self.inner, region, major)
+    }
+
+    fn region_by_id(state: &TableState, region_id: u64) -> Result<&Arc<Region>> {
+        state
+            .regions
+            .iter()
+            .find(|r| r.id() == region_id)
+            .ok_or_else(|| Error::InvalidOption {
+                name: "region",
+                reason: format!(
+                    "table '{}' has no region {region_id}",
+                    state.descriptor.name()
+                ),
+            })
     }
 
     /// Runs operations in order; each is atomic on its own row, and runs of
@@ -861,13 +1005,16 @@ impl Table {
                 Err(e) => outcomes.push(Err(e)),
             }
         }
-        let committed = {
-            let _locks = self
-                .db
-                .row_locks
-                .lock(self.inner.id, prepared.iter().map(|p| p.row.as_slice()));
-            commit(&self.db, &prepared)
-        };
+        let committed = prepared
+            .first()
+            .map_or(Ok(()), |first| self.throttle(&state, &first.row))
+            .and_then(|()| {
+                let _locks = self
+                    .db
+                    .row_locks
+                    .lock(self.inner.id, prepared.iter().map(|p| p.row.as_slice()));
+                self.commit_and_notify(&state, &prepared)
+            });
         if let Err(e) = committed {
             for outcome in outcomes.iter_mut().filter(|o| o.is_ok()) {
                 *outcome = Err(e.clone());

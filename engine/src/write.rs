@@ -105,9 +105,10 @@ pub(crate) fn commit(db: &DbInner, rows: &[PreparedRow]) -> Result<()> {
         db.mvcc.complete(first, count);
         return Err(e);
     }
-    let mut grown = 0u64;
+    let mut grown_total = 0u64;
     let mut cells: Vec<NewCell<'_>> = Vec::new();
     for (sequence, row) in (first..).zip(rows) {
+        let mut grown = 0u64;
         for family in &row.families {
             cells.clear();
             cells.extend(family.cells.iter().map(|c| NewCell {
@@ -118,11 +119,12 @@ pub(crate) fn commit(db: &DbInner, rows: &[PreparedRow]) -> Result<()> {
                 sequence,
                 value: &c.value,
             }));
-            grown += family.store.insert(&cells);
+            grown += family.store.insert(sequence, &cells);
         }
-        row.region.note_sequence(sequence);
+        row.region.add_memstore_bytes(grown as i64);
+        grown_total += grown;
     }
-    db.memstore_bytes.fetch_add(grown, Ordering::Relaxed);
+    db.memstore_bytes.fetch_add(grown_total, Ordering::Relaxed);
     db.mvcc.complete(first, count);
     db.mvcc.wait_visible(first + count - 1);
     Ok(())

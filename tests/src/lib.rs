@@ -10,12 +10,12 @@ use strata::{Db, DbOptions, ManualClock, RowResult, Scan, Table};
 
 /// A database in a temporary directory with a manual clock.
 pub struct TestDb {
-    /// The directory (deleted on drop).
-    pub dir: tempfile::TempDir,
+    /// The open database (dropped before its directory).
+    pub db: Db,
     /// The clock the database reads.
     pub clock: Arc<ManualClock>,
-    /// The open database.
-    pub db: Db,
+    /// The directory (deleted on drop).
+    pub dir: tempfile::TempDir,
 }
 
 impl TestDb {
@@ -37,8 +37,22 @@ impl TestDb {
 
     /// Closes and reopens the database.
     pub fn reopen(&mut self) {
+        self.reopen_with(TestDb::options(&self.clock));
+    }
+
+    /// Closes and reopens the database with `options`.
+    pub fn reopen_with(&mut self, options: DbOptions) {
         self.db.close().expect("close");
-        self.db = Db::open(self.dir.path(), TestDb::options(&self.clock)).expect("reopen");
+        self.db = Db::open(self.dir.path(), options).expect("reopen");
+    }
+
+    /// Options that leave memstores unflushed at close, so that the next
+    /// open replays the WAL as it would after a crash.
+    pub fn no_flush_on_close(clock: &Arc<ManualClock>) -> DbOptions {
+        DbOptions {
+            flush_on_close: false,
+            ..TestDb::options(clock)
+        }
     }
 }
 

@@ -1,5 +1,7 @@
 //! Model-based test: random operations against strata and against a plain
-//! in-memory model of docs/semantics.md; every read must agree.
+//! in-memory model of docs/semantics.md; every read must agree, whatever
+//! flushes, compactions (manual and background) and reopenings (clean, and
+//! crash-like without a flush) happen in between.
 //!
 //! The model keeps every cell ever written (with its sequence number) in a
 //! list and answers a read by brute force, column by column, exactly as the
@@ -242,7 +244,11 @@ enum Op {
         query: Query,
     },
     Advance(i64),
-    Reopen,
+    /// Close and reopen; `true` = clean close (flush), `false` = as after a crash.
+    Reopen(bool),
+    Flush,
+    Compact,
+    MajorCompact,
 }
 
 fn value_of(seed: u8) -> Vec<u8> {
@@ -297,22 +303,30 @@ fn op_strategy() -> impl Strategy<Value = Op> {
               any::<bool>(), proptest::option::weighted(0.3, 1u64..4), query_strategy())
             .prop_map(|(start, stop, reversed, limit, query)| Op::Scan { start, stop, reversed, limit, query }),
         2 => (0i64..4).prop_map(Op::Advance),
-        1 => Just(Op::Reopen),
+        1 => any::<bool>().prop_map(Op::Reopen),
+        2 => Just(Op::Flush),
+        1 => Just(Op::Compact),
+        1 => Just(Op::MajorCompact),
     ]
 }
 
+/// Fields drop in order: the database before its directory.
 struct Harness {
-    dir: tempfile::TempDir,
-    clock: Arc<ManualClock>,
-    db: Db,
     table: Table,
+    db: Db,
+    clock: Arc<ManualClock>,
     model: Model,
+    dir: tempfile::TempDir,
 }
 
-fn options(clock: &Arc<ManualClock>) -> DbOptions {
+fn options(clock: &Arc<ManualClock>, flush_on_close: bool) -> DbOptions {
     DbOptions {
         clock: clock.clone(),
         wal_segment_bytes: 256 * 1024,
+        // Two flushes make a background compaction into L1.
+        l0_compaction_trigger: 2,
+        block_cache_bytes: 1 << 20,
+        flush_on_close,
         ..DbOptions::default()
     }
 }
@@ -355,11 +369,15 @@ impl Harness {
     fn new() -> Harness {
         let dir = tempfile::tempdir().unwrap();
         let clock = Arc::new(ManualClock::new(20));
-        let db = Db::open(dir.path(), options(&clock)).unwrap();
+        let db = Db::open(dir.path(), options(&clock, true)).unwrap();
         let table = db
             .create_table(
                 TableDescriptor::new("m")
-                    .family(FamilyDescriptor::new(FAMILIES[0]).max_versions(VERSIONS[0]))
+                    .family(
+                        FamilyDescriptor::new(FAMILIES[0])
+                            .max_versions(VERSIONS[0])
+                            .block_size_bytes(1024),
+                    )
                     .family(
                         FamilyDescriptor::new(FAMILIES[1])
                             .max_versions(VERSIONS[1])
@@ -636,11 +654,14 @@ impl Harness {
                 prop_assert_eq!(got, want, "scan {:?}", op);
             }
             Op::Advance(ms) => self.clock.advance(*ms),
-            Op::Reopen => {
+            Op::Reopen(clean) => {
                 self.db.close().unwrap();
-                self.db = Db::open(self.dir.path(), options(&self.clock)).unwrap();
+                self.db = Db::open(self.dir.path(), options(&self.clock, *clean)).unwrap();
                 self.table = self.db.table("m").unwrap();
             }
+            Op::Flush => self.table.flush().unwrap(),
+            Op::Compact => self.table.compact().unwrap(),
+            Op::MajorCompact => self.table.major_compact().unwrap(),
         }
         Ok(())
     }
@@ -656,7 +677,7 @@ proptest! {
             h.run(op)?;
         }
         // Finish with a full comparison after a reopen.
-        h.run(&Op::Reopen)?;
+        h.run(&Op::Reopen(true))?;
         let everything = Query { families: None, column: None, time: (0, i64::MAX), versions: u32::MAX };
         h.run(&Op::Scan { start: None, stop: None, reversed: false, limit: None, query: everything })?;
     }

@@ -8,11 +8,20 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use strata::inspect::{WalSegmentEnd, wal_segments};
-use strata::{Db, Error, FamilyDescriptor, Get, Put, Scan, TableDescriptor};
+use strata::{Db, DbOptions, Error, FamilyDescriptor, Get, Put, Scan, TableDescriptor};
+
+/// Options that leave data in the WAL at close (as a crash would), which is
+/// what these tests damage.
+fn no_flush() -> DbOptions {
+    DbOptions {
+        flush_on_close: false,
+        ..DbOptions::default()
+    }
+}
 
 /// Writes `rows` rows (one WAL record each) and closes the database.
 fn write_rows(dir: &Path, first: usize, rows: usize) {
-    let db = Db::open_default(dir).unwrap();
+    let db = Db::open(dir, no_flush()).unwrap();
     let table = match db.table("t") {
         Ok(t) => t,
         Err(_) => db
@@ -56,7 +65,7 @@ fn a_truncated_last_record_is_cut_cleanly() {
         }
     );
 
-    let db = Db::open_default(dir.path()).unwrap();
+    let db = Db::open(dir.path(), no_flush()).unwrap();
     assert_eq!(
         db.recovery_report().torn_tail,
         Some((segments[0].path.clone(), last.offset))
@@ -79,7 +88,7 @@ fn a_truncated_last_record_is_cut_cleanly() {
         .put(&Put::new("row009").add("f", "q", "again"))
         .unwrap();
     db.close().unwrap();
-    let db = Db::open_default(dir.path()).unwrap();
+    let db = Db::open(dir.path(), no_flush()).unwrap();
     assert_eq!(rows_in(&db).len(), 10);
     assert_eq!(db.recovery_report().torn_tail, None);
 }
@@ -98,7 +107,7 @@ fn garbage_after_the_tail_is_cut_cleanly() {
         .open(&segment.path)
         .unwrap();
     file.write_all_at(&garbage, end).unwrap();
-    let db = Db::open_default(dir.path()).unwrap();
+    let db = Db::open(dir.path(), no_flush()).unwrap();
     assert_eq!(
         db.recovery_report().torn_tail,
         Some((segment.path.clone(), end))
@@ -122,7 +131,7 @@ fn a_flipped_bit_in_a_middle_record_is_reported_with_file_and_offset() {
         let mut b = [0u8];
         file.read_exact_at(&mut b, at).unwrap();
         file.write_all_at(&[b[0] ^ 0x20], at).unwrap();
-        match Db::open_default(dir.path()) {
+        match Db::open(dir.path(), no_flush()) {
             Err(Error::Corruption {
                 file,
                 offset,
@@ -136,7 +145,7 @@ fn a_flipped_bit_in_a_middle_record_is_reported_with_file_and_offset() {
         // Undo, and the database opens with every row.
         file.write_all_at(&b, at).unwrap();
     }
-    let db = Db::open_default(dir.path()).unwrap();
+    let db = Db::open(dir.path(), no_flush()).unwrap();
     assert_eq!(rows_in(&db).len(), 10);
 }
 
@@ -154,7 +163,7 @@ fn damage_at_the_end_of_an_older_segment_is_corruption() {
         .open(&older.path)
         .unwrap();
     file.set_len(last.offset + last.frame_bytes - 1).unwrap();
-    match Db::open_default(dir.path()) {
+    match Db::open(dir.path(), no_flush()) {
         Err(Error::Corruption { file, offset, .. }) => {
             assert_eq!(file, older.path);
             assert_eq!(offset, last.offset);
@@ -175,7 +184,7 @@ fn a_damaged_segment_header_is_corruption_unless_the_segment_never_held_a_record
         .unwrap();
     file.write_all_at(b"X", 0).unwrap();
     assert!(matches!(
-        Db::open_default(dir.path()),
+        Db::open(dir.path(), no_flush()),
         Err(Error::Corruption { offset: 0, .. })
     ));
     file.write_all_at(b"S", 0).unwrap();
@@ -183,7 +192,7 @@ fn a_damaged_segment_header_is_corruption_unless_the_segment_never_held_a_record
     // is dropped: it never held a record.
     let empty = segment.path.with_file_name("000000000099.wal");
     std::fs::write(&empty, vec![0u8; 4096]).unwrap();
-    let db = Db::open_default(dir.path()).unwrap();
+    let db = Db::open(dir.path(), no_flush()).unwrap();
     assert_eq!(rows_in(&db).len(), 3);
     assert!(!empty.exists());
 }
@@ -194,7 +203,7 @@ fn segments_are_trimmed_and_empty_ones_removed() {
     write_rows(dir.path(), 0, 3);
     for _ in 0..3 {
         // Sessions that write nothing leave no segment behind.
-        Db::open_default(dir.path()).unwrap().close().unwrap();
+        Db::open(dir.path(), no_flush()).unwrap().close().unwrap();
     }
     let segments = wal_segments(dir.path()).unwrap();
     assert_eq!(segments.len(), 1);

@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::memstore::SeekKey;
 use crate::ops::{ColumnSelection, Get, Scan};
 use crate::region::Region;
+use crate::store::{ReadScope, Store};
 use crate::table::TableState;
 use merge::MergedSources;
 use resolve::{FamilyRules, QueryRules, Resolver};
@@ -236,14 +237,38 @@ pub(crate) struct RegionScanner {
 
 impl RegionScanner {
     pub(crate) fn open(region: &Region, plan: &ScanPlan) -> RegionScanner {
+        let bound = |b: &Bound<Vec<u8>>| match b {
+            Bound::Included(k) | Bound::Excluded(k) => Some(k.clone()),
+            Bound::Unbounded => None,
+        };
+        let (first_row, last_row) = (bound(&plan.lower), bound(&plan.upper));
+        let single_row = match (&plan.lower, &plan.upper) {
+            (Bound::Included(a), Bound::Included(b)) if a == b => Some(a.as_slice()),
+            _ => None,
+        };
         let stores = plan
             .families
             .iter()
             .enumerate()
             .filter_map(|(family, fp)| {
-                region.store(fp.id).map(|store| StoreScan {
+                let store = region.store(fp.id)?;
+                let single_column = match &fp.columns {
+                    Some(set) if set.len() == 1 && single_row.is_some() => {
+                        set.iter().next().map(Vec::as_slice)
+                    }
+                    _ => None,
+                };
+                let scope = ReadScope {
+                    first_row: first_row.as_deref(),
+                    last_row: last_row.as_deref(),
+                    single_row,
+                    single_column,
+                    min_timestamp: plan.query.time_range.min(),
+                };
+                let sources = Store::sources(&store.version(), &scope);
+                Some(StoreScan {
                     family,
-                    sources: MergedSources::new(store.sources(), plan.read_point),
+                    sources: MergedSources::new(sources, plan.read_point),
                 })
             })
             .collect();

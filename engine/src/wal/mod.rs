@@ -99,6 +99,8 @@ struct State {
     /// The first failure of the commit thread; the WAL refuses work after it.
     failed: Option<String>,
     shutdown: bool,
+    /// The commit thread has exited: nothing will be written or synced again.
+    stopped: bool,
     /// The commit thread sleeps without a deadline and needs a nudge.
     commit_thread_idle: bool,
     stats: WalStats,
@@ -156,6 +158,7 @@ impl Wal {
                 synced_group: 0,
                 failed: None,
                 shutdown: false,
+                stopped: false,
                 commit_thread_idle: false,
                 stats: WalStats {
                     segments_created: 1,
@@ -237,6 +240,9 @@ impl Wal {
                     reason: reason.clone(),
                 });
             }
+            if state.stopped {
+                return Err(Error::Closed);
+            }
             shared.progress.wait(&mut state);
         }
     }
@@ -272,25 +278,71 @@ impl Wal {
     }
 
     /// The segments the log holds, oldest first, with their highest sequence.
-    #[allow(
-        dead_code,
-        reason = "segment release after flush reads it; tested here"
-    )]
+    #[cfg(test)]
     pub(crate) fn segments(&self) -> Vec<SegmentInfo> {
         self.shared.state.lock().segments.iter().copied().collect()
     }
 
+    /// Number of segments the log holds.
+    pub(crate) fn segment_count(&self) -> usize {
+        self.shared.state.lock().segments.len()
+    }
+
+    /// Highest sequence of the oldest segment, if there is an older one
+    /// than the segment being written.
+    pub(crate) fn oldest_segment_max_sequence(&self) -> Option<u64> {
+        let state = self.shared.state.lock();
+        (state.segments.len() > 1)
+            .then(|| state.segments.front().map(|s| s.max_sequence))
+            .flatten()
+    }
+
+    /// Deletes every segment, except the one being written, whose records
+    /// all have sequences <= `bound` (all flushed).
+    pub(crate) fn release_through(&self, bound: u64) -> Result<()> {
+        let releasable: Vec<u64> = {
+            let mut state = self.shared.state.lock();
+            let mut ids = Vec::new();
+            while state.segments.len() > 1
+                && state
+                    .segments
+                    .front()
+                    .is_some_and(|s| s.max_sequence <= bound)
+            {
+                if let Some(s) = state.segments.pop_front() {
+                    ids.push(s.id);
+                }
+            }
+            ids
+        };
+        if releasable.is_empty() {
+            return Ok(());
+        }
+        for id in &releasable {
+            let path = self.shared.dir.join(segment_file_name(*id));
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(format!("removing {}", path.display()), e)),
+            }
+        }
+        sync_dir(&self.shared.dir)
+    }
+
     /// Writes and syncs what is pending, then stops the commit thread.
+    /// Calling it again does nothing.
     pub(crate) fn shutdown(&self) -> Result<()> {
+        let mut thread = self.thread.lock();
+        let Some(handle) = thread.take() else {
+            return Ok(());
+        };
         let synced = self.sync_all();
         {
             let mut state = self.shared.state.lock();
             state.shutdown = true;
             self.shared.work.notify_one();
         }
-        if let Some(handle) = self.thread.lock().take() {
-            let _ = handle.join();
-        }
+        let _ = handle.join();
         synced
     }
 }
@@ -369,7 +421,14 @@ struct Group {
     sync: Option<SyncKind>,
 }
 
-fn commit_loop(shared: &Shared, mut segment: Segment) {
+fn commit_loop(shared: &Shared, segment: Segment) {
+    run_commit_loop(shared, segment);
+    let mut state = shared.state.lock();
+    state.stopped = true;
+    shared.progress.notify_all();
+}
+
+fn run_commit_loop(shared: &Shared, mut segment: Segment) {
     let mut spare = Vec::new();
     // When the oldest unsynced async write happened, if any.
     let mut unsynced_since: Option<Instant> = None;

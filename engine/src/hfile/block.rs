@@ -1,0 +1,365 @@
+//! Block framing and the column encodings blocks are built from
+//! (`docs/format.md`, "HFile: blocks" and "Columns").
+//!
+//! A stored block is `payload | compression u8 | uncompressed length u32 |
+//! xxh3-64 u64`, the checksum covering everything before it. The payload is
+//! zstd-compressed when the family asks for it and compression saves space;
+//! otherwise it is stored raw.
+//!
+//! Integer columns use frame-of-reference encoding: a base and a byte width
+//! (0, 1, 2, 4 or 8) for every value minus the base, so a column of equal
+//! values costs 9 bytes in total. Byte-string columns are a lengths column
+//! followed by the concatenated bytes; equal lengths cost nothing per item.
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::codec::{DecodeError, Decoder, Encode};
+use crate::options::Compression;
+
+/// Bytes of the trailer that follows every block payload.
+pub(crate) const BLOCK_TRAILER_BYTES: usize = 13;
+/// Largest uncompressed block payload accepted when reading.
+pub(crate) const MAX_BLOCK_PAYLOAD_BYTES: usize = 64 * 1024 * 1024;
+
+const COMPRESSION_NONE: u8 = 0;
+const COMPRESSION_ZSTD: u8 = 1;
+
+/// Where a block lies in its file: offset and stored length (payload plus trailer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct BlockHandle {
+    pub(crate) offset: u64,
+    pub(crate) len: u32,
+}
+
+/// Appends `payload`, framed (and compressed when that helps), to `out`.
+pub(crate) fn frame_block(payload: &[u8], compression: Compression, out: &mut Vec<u8>) {
+    let start = out.len();
+    let mut code = COMPRESSION_NONE;
+    if let Compression::Zstd { level } = compression
+        && let Ok(compressed) = zstd::bulk::compress(payload, level)
+        && compressed.len() < payload.len()
+    {
+        out.extend_from_slice(&compressed);
+        code = COMPRESSION_ZSTD;
+    }
+    if code == COMPRESSION_NONE {
+        out.extend_from_slice(payload);
+    }
+    out.put_u8(code);
+    // Payloads are bounded by the block size options, far below u32::MAX.
+    out.put_u32(payload.len() as u32);
+    let checksum = xxh3_64(out.get(start..).unwrap_or_default());
+    out.put_u64(checksum);
+}
+
+/// Verifies a stored block and returns its payload (decompressed).
+pub(crate) fn unframe_block(stored: &[u8]) -> Result<Vec<u8>, DecodeError> {
+    let body_len = stored
+        .len()
+        .checked_sub(8)
+        .filter(|&n| n >= 5)
+        .ok_or_else(|| {
+            DecodeError(format!(
+                "block of {} bytes is shorter than its trailer",
+                stored.len()
+            ))
+        })?;
+    let (body, checksum) = stored.split_at(body_len);
+    let mut stored_sum = [0u8; 8];
+    stored_sum.copy_from_slice(checksum);
+    if xxh3_64(body) != u64::from_le_bytes(stored_sum) {
+        return Err(DecodeError("block checksum mismatch".into()));
+    }
+    let (payload, trailer) = body.split_at(body.len() - 5);
+    let code = trailer.first().copied().unwrap_or(u8::MAX);
+    let mut len_bytes = [0u8; 4];
+    len_bytes.copy_from_slice(trailer.get(1..5).unwrap_or(&[0; 4]));
+    let uncompressed_len = u32::from_le_bytes(len_bytes) as usize;
+    if uncompressed_len > MAX_BLOCK_PAYLOAD_BYTES {
+        return Err(DecodeError(format!(
+            "block claims {uncompressed_len} uncompressed bytes"
+        )));
+    }
+    match code {
+        COMPRESSION_NONE if payload.len() == uncompressed_len => Ok(payload.to_vec()),
+        COMPRESSION_NONE => Err(DecodeError(
+            "raw block length does not match its trailer".into(),
+        )),
+        COMPRESSION_ZSTD => {
+            let out = zstd::bulk::decompress(payload, uncompressed_len)
+                .map_err(|e| DecodeError(format!("zstd: {e}")))?;
+            if out.len() != uncompressed_len {
+                return Err(DecodeError(
+                    "decompressed length does not match the trailer".into(),
+                ));
+            }
+            Ok(out)
+        }
+        other => Err(DecodeError(format!("unknown block compression {other}"))),
+    }
+}
+
+/// The byte width that holds `span` (the largest value minus the base).
+fn width_for(span: u64) -> u8 {
+    match span {
+        0 => 0,
+        1..=0xFF => 1,
+        0x100..=0xFFFF => 2,
+        0x1_0000..=0xFFFF_FFFF => 4,
+        _ => 8,
+    }
+}
+
+/// Appends a frame-of-reference integer column: base u64, width u8, values.
+pub(crate) fn encode_ints(values: &[u64], out: &mut Vec<u8>) {
+    let base = values.iter().copied().min().unwrap_or(0);
+    let max = values.iter().copied().max().unwrap_or(0);
+    let width = width_for(max - base);
+    out.put_u64(base);
+    out.put_u8(width);
+    out.reserve(values.len() * usize::from(width));
+    for &v in values {
+        let delta = v - base;
+        match width {
+            0 => {}
+            1 => out.push(delta as u8),
+            2 => out.extend_from_slice(&(delta as u16).to_le_bytes()),
+            4 => out.extend_from_slice(&(delta as u32).to_le_bytes()),
+            _ => out.extend_from_slice(&delta.to_le_bytes()),
+        }
+    }
+}
+
+/// A decoded integer column: values live in the block's bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct IntColumn {
+    base: u64,
+    width: u8,
+    /// Offset of the packed values in the block.
+    start: usize,
+    count: usize,
+}
+
+impl IntColumn {
+    /// Parses a column of `count` values; the decoder ends after it.
+    pub(crate) fn parse(d: &mut Decoder<'_>, count: usize) -> Result<IntColumn, DecodeError> {
+        let base = d.u64()?;
+        let width = d.u8()?;
+        if !matches!(width, 0 | 1 | 2 | 4 | 8) {
+            return Err(DecodeError(format!("integer column width {width}")));
+        }
+        let start = d.position();
+        let bytes = count
+            .checked_mul(usize::from(width))
+            .ok_or_else(|| DecodeError("integer column too long".into()))?;
+        d.take(bytes)?;
+        Ok(IntColumn {
+            base,
+            width,
+            start,
+            count,
+        })
+    }
+
+    /// Value `i`; `data` is the block the column was parsed from.
+    #[inline]
+    pub(crate) fn get(&self, data: &[u8], i: usize) -> u64 {
+        let w = usize::from(self.width);
+        let at = self.start + i * w;
+        let delta = match self.width {
+            0 => 0,
+            1 => u64::from(data.get(at).copied().unwrap_or(0)),
+            2 => data
+                .get(at..at + 2)
+                .map_or(0, |b| u64::from(u16::from_le_bytes([b[0], b[1]]))),
+            4 => data.get(at..at + 4).map_or(0, |b| {
+                u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            }),
+            _ => data.get(at..at + 8).map_or(0, |b| {
+                let mut a = [0u8; 8];
+                a.copy_from_slice(b);
+                u64::from_le_bytes(a)
+            }),
+        };
+        self.base.wrapping_add(delta)
+    }
+
+    /// True when every value equals the base (width 0).
+    pub(crate) fn is_constant(&self) -> bool {
+        self.width == 0
+    }
+
+    /// The base value (the minimum).
+    pub(crate) fn base(&self) -> u64 {
+        self.base
+    }
+}
+
+/// Appends a byte-string column: a lengths column, then the bytes.
+pub(crate) fn encode_bytes<'a>(items: impl Iterator<Item = &'a [u8]> + Clone, out: &mut Vec<u8>) {
+    let lengths: Vec<u64> = items.clone().map(|i| i.len() as u64).collect();
+    encode_ints(&lengths, out);
+    for item in items {
+        out.extend_from_slice(item);
+    }
+}
+
+/// A decoded byte-string column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum BytesColumn {
+    /// Every item has `width` bytes; item `i` starts at `start + i * width`.
+    Fixed {
+        width: usize,
+        start: usize,
+        count: usize,
+    },
+    /// Item `i` is `start + offsets[i] .. start + offsets[i + 1]`.
+    Variable { offsets: Vec<u32>, start: usize },
+}
+
+impl BytesColumn {
+    /// Parses a column of `count` items; the decoder ends after it.
+    pub(crate) fn parse(
+        d: &mut Decoder<'_>,
+        count: usize,
+        data: &[u8],
+    ) -> Result<BytesColumn, DecodeError> {
+        let lengths = IntColumn::parse(d, count)?;
+        let start = d.position();
+        if lengths.is_constant() {
+            let width = usize::try_from(lengths.base())
+                .map_err(|_| DecodeError("item width too large".into()))?;
+            let total = width
+                .checked_mul(count)
+                .ok_or_else(|| DecodeError("byte column too long".into()))?;
+            d.take(total)?;
+            return Ok(BytesColumn::Fixed {
+                width,
+                start,
+                count,
+            });
+        }
+        let mut offsets = Vec::with_capacity(count + 1);
+        let mut total: u64 = 0;
+        offsets.push(0u32);
+        for i in 0..count {
+            total += lengths.get(data, i);
+            let offset =
+                u32::try_from(total).map_err(|_| DecodeError("byte column too long".into()))?;
+            offsets.push(offset);
+        }
+        d.take(total as usize)?;
+        Ok(BytesColumn::Variable { offsets, start })
+    }
+
+    /// Item `i`; `data` is the block the column was parsed from.
+    #[inline]
+    pub(crate) fn get<'d>(&self, data: &'d [u8], i: usize) -> &'d [u8] {
+        let range = match self {
+            BytesColumn::Fixed { width, start, .. } => start + i * width..start + (i + 1) * width,
+            BytesColumn::Variable { offsets, start } => {
+                let lo = offsets.get(i).copied().unwrap_or(0) as usize;
+                let hi = offsets.get(i + 1).copied().unwrap_or(0) as usize;
+                start + lo..start + hi.max(lo)
+            }
+        };
+        data.get(range).unwrap_or_default()
+    }
+
+    /// Heap bytes of the decoded offsets (for cache weights).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        match self {
+            BytesColumn::Fixed { .. } => 0,
+            BytesColumn::Variable { offsets, .. } => offsets.len() * 4,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn blocks_round_trip_raw_and_compressed() {
+        let payload: Vec<u8> = (0..10_000u32).map(|i| (i % 7) as u8).collect();
+        for compression in [Compression::None, Compression::Zstd { level: 3 }] {
+            let mut out = Vec::new();
+            frame_block(&payload, compression, &mut out);
+            if compression != Compression::None {
+                assert!(
+                    out.len() < payload.len() / 4,
+                    "compressible payload compressed"
+                );
+            }
+            assert_eq!(unframe_block(&out).unwrap(), payload);
+            // Every single-bit flip is detected.
+            for i in (0..out.len()).step_by(97) {
+                let mut bad = out.clone();
+                bad[i] ^= 0x40;
+                assert!(unframe_block(&bad).is_err(), "flip at {i}");
+            }
+            assert!(unframe_block(&out[..out.len() - 1]).is_err());
+        }
+        // Incompressible data is stored raw even when zstd is asked for.
+        let noise: Vec<u8> = (0..256u32)
+            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+            .collect();
+        let mut out = Vec::new();
+        frame_block(&noise, Compression::Zstd { level: 3 }, &mut out);
+        assert_eq!(out.len(), noise.len() + BLOCK_TRAILER_BYTES);
+    }
+
+    #[test]
+    fn constant_columns_cost_nothing_per_item() {
+        let mut out = Vec::new();
+        encode_ints(&[7; 1000], &mut out);
+        assert_eq!(out.len(), 9);
+        let mut out = Vec::new();
+        let items = vec![&b"abcd"[..]; 100];
+        encode_bytes(items.iter().copied(), &mut out);
+        assert_eq!(out.len(), 9 + 400);
+        let mut d = Decoder::new(&out);
+        let col = BytesColumn::parse(&mut d, 100, &out).unwrap();
+        assert!(matches!(col, BytesColumn::Fixed { width: 4, .. }));
+        assert_eq!(col.get(&out, 99), b"abcd");
+    }
+
+    proptest! {
+        #[test]
+        fn int_columns_round_trip(values in proptest::collection::vec(any::<u64>(), 0..200), small in proptest::collection::vec(0u64..300, 0..200)) {
+            for vals in [&values, &small] {
+                let mut out = vec![0xAA; 3];
+                encode_ints(vals, &mut out);
+                let mut d = Decoder::new(&out);
+                d.take(3).unwrap();
+                let col = IntColumn::parse(&mut d, vals.len()).unwrap();
+                prop_assert!(d.is_empty());
+                for (i, v) in vals.iter().enumerate() {
+                    prop_assert_eq!(col.get(&out, i), *v);
+                }
+            }
+        }
+
+        #[test]
+        fn bytes_columns_round_trip(items in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..20), 0..100)) {
+            let mut out = Vec::new();
+            encode_bytes(items.iter().map(Vec::as_slice), &mut out);
+            let mut d = Decoder::new(&out);
+            let col = BytesColumn::parse(&mut d, items.len(), &out).unwrap();
+            prop_assert!(d.is_empty());
+            for (i, item) in items.iter().enumerate() {
+                prop_assert_eq!(col.get(&out, i), item.as_slice());
+            }
+        }
+
+        #[test]
+        fn truncated_columns_fail_cleanly(values in proptest::collection::vec(any::<u64>(), 1..50), cut in 0usize..100) {
+            let mut out = Vec::new();
+            encode_ints(&values, &mut out);
+            let cut = cut.min(out.len() - 1);
+            let mut d = Decoder::new(&out[..cut]);
+            prop_assert!(IntColumn::parse(&mut d, values.len()).is_err() || values.iter().all(|v| *v == values[0]));
+        }
+    }
+}

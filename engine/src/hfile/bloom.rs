@@ -1,0 +1,121 @@
+//! Split-block bloom filters over xxh3 (`docs/format.md`, "HFile: bloom").
+//!
+//! The filter is an array of 64-byte blocks (one cache line each). A key's
+//! 64-bit xxh3 hash picks one block (upper 32 bits, by multiply-shift) and
+//! sets one bit in each of the block's eight 64-bit words (the lower 32 bits
+//! multiplied by eight odd constants; the top 6 bits of each product choose
+//! the bit). A probe therefore touches one cache line. The filter is probed
+//! in place in the bytes the reader keeps resident; nothing is decoded.
+//!
+//! The hash does not depend on `std::hash::Hash`, so the bytes mean the same
+//! thing on every platform and Rust version.
+
+use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
+
+/// Bytes per filter block.
+const BLOCK_BYTES: usize = 64;
+
+const SALTS: [u32; 8] = [
+    0x47b6_137b,
+    0x4497_4d91,
+    0x8824_ad5b,
+    0xa2b7_289d,
+    0x7054_95c7,
+    0x2df1_424b,
+    0x9efc_4947,
+    0x5c6b_fb31,
+];
+
+/// The hash of a row, for ROW blooms and as the seed of ROWCOL hashes.
+pub(crate) fn row_hash(row: &[u8]) -> u64 {
+    xxh3_64(row)
+}
+
+/// The hash of a (row, qualifier) pair, for ROWCOL blooms.
+pub(crate) fn cell_hash(row: &[u8], qualifier: &[u8]) -> u64 {
+    xxh3_64_with_seed(qualifier, row_hash(row))
+}
+
+fn bits(hash: u64) -> [u64; 8] {
+    let low = hash as u32;
+    let mut words = [0u64; 8];
+    for (word, salt) in words.iter_mut().zip(SALTS) {
+        *word = 1u64 << (low.wrapping_mul(salt) >> 26);
+    }
+    words
+}
+
+fn block_index(hash: u64, blocks: usize) -> usize {
+    (((hash >> 32) * blocks as u64) >> 32) as usize
+}
+
+/// Builds the filter bytes for `hashes` at `bits_per_key`.
+pub(crate) fn build(hashes: &[u64], bits_per_key: u32) -> Vec<u8> {
+    let total_bits = hashes.len().max(1) * bits_per_key.max(1) as usize;
+    let blocks = total_bits.div_ceil(BLOCK_BYTES * 8).max(1);
+    let mut filter = vec![0u8; blocks * BLOCK_BYTES];
+    for &hash in hashes {
+        let base = block_index(hash, blocks) * BLOCK_BYTES;
+        for (i, bit) in bits(hash).into_iter().enumerate() {
+            let at = base + i * 8;
+            if let Some(word) = filter.get_mut(at..at + 8) {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(word);
+                word.copy_from_slice(&(u64::from_le_bytes(w) | bit).to_le_bytes());
+            }
+        }
+    }
+    filter
+}
+
+/// True when `hash` may be in the filter; false means certainly absent.
+/// A filter whose length is not a whole number of blocks answers "may".
+pub(crate) fn may_contain(filter: &[u8], hash: u64) -> bool {
+    let blocks = filter.len() / BLOCK_BYTES;
+    if blocks == 0 || !filter.len().is_multiple_of(BLOCK_BYTES) {
+        return true;
+    }
+    let base = block_index(hash, blocks) * BLOCK_BYTES;
+    let Some(block) = filter.get(base..base + BLOCK_BYTES) else {
+        return true;
+    };
+    bits(hash).into_iter().enumerate().all(|(i, bit)| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&block[i * 8..i * 8 + 8]);
+        u64::from_le_bytes(w) & bit != 0
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_false_negatives_and_about_one_percent_false_positives() {
+        let keys: Vec<u64> = (0..100_000u64)
+            .map(|i| row_hash(format!("key{i}").as_bytes()))
+            .collect();
+        let filter = build(&keys, 10);
+        assert_eq!(filter.len(), 100_000 * 10 / 512 * 64 + 64);
+        assert!(keys.iter().all(|&h| may_contain(&filter, h)));
+        let false_positives = (0..100_000u64)
+            .filter(|i| may_contain(&filter, row_hash(format!("absent{i}").as_bytes())))
+            .count();
+        assert!(
+            false_positives < 1_600,
+            "{false_positives} false positives in 100000"
+        );
+    }
+
+    #[test]
+    fn row_and_cell_hashes_differ() {
+        assert_ne!(cell_hash(b"r", b"q"), cell_hash(b"rq", b""));
+        assert_ne!(cell_hash(b"r", b""), row_hash(b"r"));
+    }
+
+    #[test]
+    fn malformed_filters_answer_may() {
+        assert!(may_contain(&[], 42));
+        assert!(may_contain(&[0u8; 65], 42));
+    }
+}

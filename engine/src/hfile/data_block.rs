@@ -1,0 +1,522 @@
+//! Data blocks, laid out for vectorized filtering (`docs/format.md`,
+//! "HFile: data blocks").
+//!
+//! A block holds whole cells of consecutive rows (a wide row may continue in
+//! the next block). Each row key is stored once; when all row keys of the
+//! block have the same length they form a dense `rows x width` matrix, so a
+//! row-key kernel can test every row of the block without decoding a cell.
+//! Cell fields are separate columns:
+//!
+//! ```text
+//! row count u32 | cell count u32 | flags u32
+//! row keys            bytes column (rows)
+//! row cell starts     int column (rows + 1)    absent when every row has one cell
+//! qualifiers          bytes column (cells)
+//! timestamps          int column (cells)
+//! kinds               int column (cells)
+//! sequences           int column (cells)
+//! values              bytes column (cells)
+//! ```
+
+use std::cmp::Ordering;
+
+use super::block::{BytesColumn, IntColumn, encode_bytes, encode_ints};
+use crate::cell::{CellKind, CellRef, compare_keys};
+use crate::codec::{DecodeError, Decoder, Encode};
+use crate::memstore::SeekKey;
+
+/// Flag: every row has exactly one cell (the row-starts column is absent).
+const FLAG_ONE_CELL_PER_ROW: u32 = 1;
+
+/// Collects cells (in store order) into one block's payload.
+#[derive(Default)]
+pub(crate) struct DataBlockBuilder {
+    row_keys: Vec<u8>,
+    row_key_ends: Vec<usize>,
+    /// Index of each row's first cell.
+    row_starts: Vec<u64>,
+    qualifiers: Vec<u8>,
+    qualifier_ends: Vec<usize>,
+    timestamps: Vec<u64>,
+    kinds: Vec<u64>,
+    sequences: Vec<u64>,
+    values: Vec<u8>,
+    value_ends: Vec<usize>,
+}
+
+fn slices<'a>(data: &'a [u8], ends: &'a [usize]) -> impl Iterator<Item = &'a [u8]> + Clone + 'a {
+    ends.iter().enumerate().map(move |(i, &end)| {
+        let start = if i == 0 { 0 } else { ends[i - 1] };
+        data.get(start..end).unwrap_or_default()
+    })
+}
+
+impl DataBlockBuilder {
+    /// True when no cell was added since the last `finish`.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.timestamps.is_empty()
+    }
+
+    /// The last row key added.
+    pub(crate) fn last_row(&self) -> &[u8] {
+        let end = self.row_key_ends.last().copied().unwrap_or(0);
+        let start = self
+            .row_key_ends
+            .len()
+            .checked_sub(2)
+            .map_or(0, |i| self.row_key_ends[i]);
+        self.row_keys.get(start..end).unwrap_or_default()
+    }
+
+    /// The first row key added.
+    pub(crate) fn first_row(&self) -> &[u8] {
+        let end = self.row_key_ends.first().copied().unwrap_or(0);
+        self.row_keys.get(..end).unwrap_or_default()
+    }
+
+    /// Bytes the payload will roughly take.
+    pub(crate) fn estimated_bytes(&self) -> usize {
+        12 + self.row_keys.len()
+            + self.qualifiers.len()
+            + self.values.len()
+            + self.timestamps.len() * 12
+            + self.row_key_ends.len() * 4
+    }
+
+    /// Adds a cell; cells must come in store order.
+    pub(crate) fn add(&mut self, cell: &CellRef<'_>) {
+        if self.row_key_ends.is_empty() || self.last_row() != cell.row {
+            self.row_keys.extend_from_slice(cell.row);
+            self.row_key_ends.push(self.row_keys.len());
+            self.row_starts.push(self.timestamps.len() as u64);
+        }
+        self.qualifiers.extend_from_slice(cell.qualifier);
+        self.qualifier_ends.push(self.qualifiers.len());
+        // Timestamps are >= 0 (validated on write), so the cast is lossless.
+        self.timestamps.push(cell.timestamp as u64);
+        self.kinds.push(u64::from(cell.kind.code()));
+        self.sequences.push(cell.sequence);
+        self.values.extend_from_slice(cell.value);
+        self.value_ends.push(self.values.len());
+    }
+
+    /// Encodes the block payload and resets the builder.
+    pub(crate) fn finish(&mut self) -> Vec<u8> {
+        let rows = self.row_key_ends.len();
+        let cells = self.timestamps.len();
+        let one_cell_per_row = rows == cells;
+        let mut out = Vec::with_capacity(self.estimated_bytes() + 64);
+        out.put_u32(rows as u32);
+        out.put_u32(cells as u32);
+        out.put_u32(if one_cell_per_row {
+            FLAG_ONE_CELL_PER_ROW
+        } else {
+            0
+        });
+        encode_bytes(slices(&self.row_keys, &self.row_key_ends), &mut out);
+        if !one_cell_per_row {
+            let mut starts = self.row_starts.clone();
+            starts.push(cells as u64);
+            encode_ints(&starts, &mut out);
+        }
+        encode_bytes(slices(&self.qualifiers, &self.qualifier_ends), &mut out);
+        encode_ints(&self.timestamps, &mut out);
+        encode_ints(&self.kinds, &mut out);
+        encode_ints(&self.sequences, &mut out);
+        encode_bytes(slices(&self.values, &self.value_ends), &mut out);
+        *self = DataBlockBuilder::default();
+        out
+    }
+}
+
+/// A decoded data block, as the block cache holds it.
+#[derive(Debug)]
+pub(crate) struct DataBlock {
+    data: Box<[u8]>,
+    rows: usize,
+    cells: usize,
+    row_keys: BytesColumn,
+    /// `None` when every row has exactly one cell.
+    row_starts: Option<IntColumn>,
+    qualifiers: BytesColumn,
+    timestamps: IntColumn,
+    kinds: IntColumn,
+    sequences: IntColumn,
+    values: BytesColumn,
+}
+
+/// A cell position inside a block: row index and cell index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Position {
+    pub(crate) row: usize,
+    pub(crate) cell: usize,
+}
+
+impl DataBlock {
+    /// Decodes and validates a payload, so that later accessors never see an
+    /// inconsistent block.
+    pub(crate) fn decode(payload: Vec<u8>) -> Result<DataBlock, DecodeError> {
+        let data = payload.into_boxed_slice();
+        let mut d = Decoder::new(&data);
+        let rows = d.u32()? as usize;
+        let cells = d.u32()? as usize;
+        let flags = d.u32()?;
+        if rows > cells || (rows == 0) != (cells == 0) {
+            return Err(DecodeError(format!(
+                "block has {rows} rows and {cells} cells"
+            )));
+        }
+        let row_keys = BytesColumn::parse(&mut d, rows, &data)?;
+        let row_starts = if flags & FLAG_ONE_CELL_PER_ROW != 0 {
+            if rows != cells {
+                return Err(DecodeError(
+                    "one-cell-per-row block with more cells than rows".into(),
+                ));
+            }
+            None
+        } else {
+            let starts = IntColumn::parse(&mut d, rows + 1)?;
+            let mut previous = 0;
+            for i in 0..=rows {
+                let s = starts.get(&data, i);
+                let valid = if i == 0 {
+                    s == 0
+                } else {
+                    s > previous && s <= cells as u64
+                };
+                if !valid {
+                    return Err(DecodeError(format!("row start {i} is {s}")));
+                }
+                previous = s;
+            }
+            if previous != cells as u64 {
+                return Err(DecodeError(
+                    "row starts do not end at the cell count".into(),
+                ));
+            }
+            Some(starts)
+        };
+        let qualifiers = BytesColumn::parse(&mut d, cells, &data)?;
+        let timestamps = IntColumn::parse(&mut d, cells)?;
+        let kinds = IntColumn::parse(&mut d, cells)?;
+        for i in 0..cells {
+            let code = kinds.get(&data, i);
+            if u8::try_from(code)
+                .ok()
+                .and_then(CellKind::from_code)
+                .is_none()
+            {
+                return Err(DecodeError(format!("cell {i} has kind {code}")));
+            }
+            if i64::try_from(timestamps.get(&data, i)).is_err() {
+                return Err(DecodeError(format!("cell {i} has a negative timestamp")));
+            }
+        }
+        let sequences = IntColumn::parse(&mut d, cells)?;
+        let values = BytesColumn::parse(&mut d, cells, &data)?;
+        if !d.is_empty() {
+            return Err(DecodeError(
+                "trailing bytes after the block's columns".into(),
+            ));
+        }
+        let block = DataBlock {
+            rows,
+            cells,
+            row_keys,
+            row_starts,
+            qualifiers,
+            timestamps,
+            kinds,
+            sequences,
+            values,
+            data,
+        };
+        block.check_order()?;
+        Ok(block)
+    }
+
+    /// Cells must be in strictly ascending store order.
+    fn check_order(&self) -> Result<(), DecodeError> {
+        let mut previous: Option<Position> = None;
+        for row in 0..self.rows {
+            for cell in self.row_cells(row) {
+                let p = Position { row, cell };
+                if let Some(q) = previous
+                    && compare_keys(self.cell(q).tuple(), self.cell(p).tuple()) != Ordering::Less
+                {
+                    return Err(DecodeError(format!("cells out of order at cell {cell}")));
+                }
+                previous = Some(p);
+            }
+        }
+        Ok(())
+    }
+
+    /// Number of cells.
+    #[cfg(test)]
+    pub(crate) fn cells(&self) -> usize {
+        self.cells
+    }
+
+    /// Memory the block holds, for cache weights.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.data.len()
+            + self.row_keys.heap_bytes()
+            + self.qualifiers.heap_bytes()
+            + self.values.heap_bytes()
+            + std::mem::size_of::<DataBlock>()
+    }
+
+    /// Row key `r`.
+    #[inline]
+    pub(crate) fn row(&self, r: usize) -> &[u8] {
+        self.row_keys.get(&self.data, r)
+    }
+
+    /// The cell indexes of row `r`.
+    #[inline]
+    pub(crate) fn row_cells(&self, r: usize) -> std::ops::Range<usize> {
+        match &self.row_starts {
+            None => r..r + 1,
+            Some(starts) => {
+                starts.get(&self.data, r) as usize..starts.get(&self.data, r + 1) as usize
+            }
+        }
+    }
+
+    /// The cell at `p`.
+    #[inline]
+    pub(crate) fn cell(&self, p: Position) -> CellRef<'_> {
+        let data = &self.data;
+        CellRef {
+            row: self.row(p.row),
+            qualifier: self.qualifiers.get(data, p.cell),
+            timestamp: self.timestamps.get(data, p.cell) as i64,
+            kind: CellKind::from_code(self.kinds.get(data, p.cell) as u8).unwrap_or(CellKind::Put),
+            sequence: self.sequences.get(data, p.cell),
+            value: self.values.get(data, p.cell),
+        }
+    }
+
+    /// The position of the first cell.
+    pub(crate) fn first(&self) -> Option<Position> {
+        (self.cells > 0).then_some(Position { row: 0, cell: 0 })
+    }
+
+    /// The position of the last cell.
+    pub(crate) fn last(&self) -> Option<Position> {
+        (self.cells > 0).then(|| Position {
+            row: self.rows - 1,
+            cell: self.cells - 1,
+        })
+    }
+
+    /// The position after `p`, if any.
+    #[inline]
+    pub(crate) fn next(&self, p: Position) -> Option<Position> {
+        let cell = p.cell + 1;
+        if cell >= self.cells {
+            return None;
+        }
+        let row = if cell >= self.row_cells(p.row).end {
+            p.row + 1
+        } else {
+            p.row
+        };
+        Some(Position { row, cell })
+    }
+
+    /// The position before `p`, if any.
+    pub(crate) fn previous(&self, p: Position) -> Option<Position> {
+        let cell = p.cell.checked_sub(1)?;
+        let row = if cell < self.row_cells(p.row).start {
+            p.row - 1
+        } else {
+            p.row
+        };
+        Some(Position { row, cell })
+    }
+
+    /// First row index whose key is >= `row`.
+    fn lower_bound_row(&self, row: &[u8]) -> usize {
+        let (mut lo, mut hi) = (0, self.rows);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.row(mid) < row {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    /// Position of the first cell with key >= `key`, if the block has one.
+    pub(crate) fn seek(&self, key: &SeekKey<'_>) -> Option<Position> {
+        let r = self.lower_bound_row(key.row);
+        if r >= self.rows {
+            return None;
+        }
+        if self.row(r) != key.row {
+            // Every cell of row r is after the key.
+            return Some(Position {
+                row: r,
+                cell: self.row_cells(r).start,
+            });
+        }
+        let cells = self.row_cells(r);
+        let (mut lo, mut hi) = (cells.start, cells.end);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let c = self.cell(Position { row: r, cell: mid });
+            if compare_keys(c.tuple(), key_tuple(key)) == Ordering::Less {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if lo < cells.end {
+            Some(Position { row: r, cell: lo })
+        } else {
+            // Past this row: the next row's first cell, if any.
+            (r + 1 < self.rows).then(|| Position {
+                row: r + 1,
+                cell: self.row_cells(r + 1).start,
+            })
+        }
+    }
+
+    /// Position of the last cell with key < `key`, if the block has one.
+    pub(crate) fn seek_before(&self, key: &SeekKey<'_>) -> Option<Position> {
+        match self.seek(key) {
+            Some(p) => self.previous(p),
+            None => self.last(),
+        }
+    }
+}
+
+fn key_tuple<'a>(key: &SeekKey<'a>) -> (&'a [u8], &'a [u8], i64, CellKind, u64) {
+    (
+        key.row,
+        key.qualifier,
+        key.timestamp,
+        key.kind,
+        key.sequence,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    type Owned = (Vec<u8>, Vec<u8>, i64, CellKind, u64, Vec<u8>);
+
+    fn r(c: &Owned) -> CellRef<'_> {
+        CellRef {
+            row: &c.0,
+            qualifier: &c.1,
+            timestamp: c.2,
+            kind: c.3,
+            sequence: c.4,
+            value: &c.5,
+        }
+    }
+
+    fn sorted_cells() -> impl Strategy<Value = Vec<Owned>> {
+        proptest::collection::vec(
+            (
+                proptest::collection::vec(0u8..4, 1..4),
+                proptest::collection::vec(0u8..3, 0..3),
+                0i64..1000,
+                prop_oneof![
+                    Just(CellKind::Put),
+                    Just(CellKind::Delete),
+                    Just(CellKind::DeleteFamily)
+                ],
+                0u64..100_000,
+                proptest::collection::vec(any::<u8>(), 0..12),
+            ),
+            1..120,
+        )
+        .prop_map(|mut cells| {
+            cells.sort_by(|a, b| compare_keys(r(a).tuple(), r(b).tuple()));
+            cells.dedup_by(|a, b| compare_keys(r(a).tuple(), r(b).tuple()) == Ordering::Equal);
+            cells
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn blocks_round_trip_and_seek_like_a_sorted_list(cells in sorted_cells(), probe in proptest::collection::vec(0u8..4, 1..4)) {
+            let mut b = DataBlockBuilder::default();
+            for c in &cells {
+                b.add(&r(c));
+            }
+            let block = DataBlock::decode(b.finish()).unwrap();
+            prop_assert_eq!(block.cells(), cells.len());
+            let mut p = block.first();
+            for c in &cells {
+                let at = p.unwrap();
+                prop_assert_eq!(block.cell(at), r(c));
+                p = block.next(at);
+            }
+            prop_assert!(p.is_none());
+            let key = SeekKey::row_start(&probe);
+            let want = cells.iter().position(|c| c.0.as_slice() >= probe.as_slice());
+            prop_assert_eq!(block.seek(&key).map(|p| block.cell(p)), want.map(|i| r(&cells[i])));
+            let want_before = cells.iter().rposition(|c| c.0.as_slice() < probe.as_slice());
+            prop_assert_eq!(block.seek_before(&key).map(|p| block.cell(p)), want_before.map(|i| r(&cells[i])));
+        }
+
+        #[test]
+        fn damaged_payloads_never_panic(cells in sorted_cells(), at in any::<usize>(), byte in any::<u8>()) {
+            let mut b = DataBlockBuilder::default();
+            for c in &cells {
+                b.add(&r(c));
+            }
+            let mut payload = b.finish();
+            let at = at % payload.len();
+            payload[at] = byte;
+            // Either an error or a consistent block; never a panic.
+            if let Ok(block) = DataBlock::decode(payload.clone()) {
+                let mut p = block.first();
+                while let Some(at) = p {
+                    let _ = block.cell(at);
+                    p = block.next(at);
+                }
+            }
+            payload.truncate(at);
+            prop_assert!(DataBlock::decode(payload).is_err(), "a truncated block never decodes");
+        }
+    }
+
+    #[test]
+    fn equal_length_keys_and_values_form_fixed_columns() {
+        let mut b = DataBlockBuilder::default();
+        for i in 0..100u32 {
+            let row = format!("key{i:013}");
+            b.add(&CellRef {
+                row: row.as_bytes(),
+                qualifier: b"",
+                timestamp: 1_700_000_000_000 + i64::from(i),
+                kind: CellKind::Put,
+                sequence: 5000 + u64::from(i),
+                value: &[7u8; 100],
+            });
+        }
+        let payload = b.finish();
+        // 16-byte keys + 100-byte values + 1 byte each of timestamp and sequence delta.
+        assert!(
+            payload.len() < 100 * (16 + 100 + 2) + 100,
+            "{}",
+            payload.len()
+        );
+        let block = DataBlock::decode(payload).unwrap();
+        assert!(matches!(
+            block.row_keys,
+            BytesColumn::Fixed { width: 16, .. }
+        ));
+        assert!(block.row_starts.is_none());
+    }
+}

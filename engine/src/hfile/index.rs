@@ -1,0 +1,229 @@
+//! Block indexes (`docs/format.md`, "HFile: index").
+//!
+//! An index block lists blocks with their first and last row keys and
+//! handles, in key order, as columns:
+//!
+//! ```text
+//! entry count u32 | first rows (bytes) | last rows (bytes)
+//! offsets (ints) | stored lengths (ints) | ordinal bases (ints)
+//! ```
+//!
+//! A small file has one index block listing its data blocks (ordinal bases
+//! all 0, which the integer encoding stores in 9 bytes). A large file has a
+//! two-level index: leaf index blocks list the data blocks, and the top
+//! index lists the leaves, each with the ordinal of its first data block so
+//! that "data block number k" can be found without reading every leaf.
+
+use super::block::{BlockHandle, BytesColumn, IntColumn, encode_bytes, encode_ints};
+use crate::codec::{DecodeError, Decoder, Encode};
+
+/// One entry of an index block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct IndexEntry {
+    pub(crate) first_row: Vec<u8>,
+    pub(crate) last_row: Vec<u8>,
+    pub(crate) handle: BlockHandle,
+    /// For top-level entries of a two-level index: ordinal of the leaf's
+    /// first data block. Zero elsewhere.
+    pub(crate) ordinal_base: u64,
+}
+
+/// Encodes an index block payload.
+pub(crate) fn encode_index(entries: &[IndexEntry]) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.put_u32(entries.len() as u32);
+    encode_bytes(entries.iter().map(|e| e.first_row.as_slice()), &mut out);
+    encode_bytes(entries.iter().map(|e| e.last_row.as_slice()), &mut out);
+    let offsets: Vec<u64> = entries.iter().map(|e| e.handle.offset).collect();
+    let lens: Vec<u64> = entries.iter().map(|e| u64::from(e.handle.len)).collect();
+    let bases: Vec<u64> = entries.iter().map(|e| e.ordinal_base).collect();
+    encode_ints(&offsets, &mut out);
+    encode_ints(&lens, &mut out);
+    encode_ints(&bases, &mut out);
+    out
+}
+
+/// A decoded index block.
+#[derive(Debug)]
+pub(crate) struct IndexBlock {
+    data: Box<[u8]>,
+    count: usize,
+    first_rows: BytesColumn,
+    last_rows: BytesColumn,
+    offsets: IntColumn,
+    lens: IntColumn,
+    ordinal_bases: IntColumn,
+}
+
+impl IndexBlock {
+    /// Decodes and validates an index block: entries in key order, handles
+    /// inside `[0, limit)`.
+    pub(crate) fn decode(payload: Vec<u8>, limit: u64) -> Result<IndexBlock, DecodeError> {
+        let data = payload.into_boxed_slice();
+        let mut d = Decoder::new(&data);
+        let count = d.u32()? as usize;
+        let first_rows = BytesColumn::parse(&mut d, count, &data)?;
+        let last_rows = BytesColumn::parse(&mut d, count, &data)?;
+        let offsets = IntColumn::parse(&mut d, count)?;
+        let lens = IntColumn::parse(&mut d, count)?;
+        let ordinal_bases = IntColumn::parse(&mut d, count)?;
+        if !d.is_empty() {
+            return Err(DecodeError("trailing bytes after the index".into()));
+        }
+        let block = IndexBlock {
+            data,
+            count,
+            first_rows,
+            last_rows,
+            offsets,
+            lens,
+            ordinal_bases,
+        };
+        for i in 0..count {
+            let h = block.handle(i);
+            if u64::from(h.len) < super::block::BLOCK_TRAILER_BYTES as u64
+                || h.offset + u64::from(h.len) > limit
+            {
+                return Err(DecodeError(format!(
+                    "index entry {i} points outside the data"
+                )));
+            }
+            if block.first_row(i) > block.last_row(i)
+                || (i > 0 && block.last_row(i - 1) > block.first_row(i))
+            {
+                return Err(DecodeError(format!("index entry {i} is out of order")));
+            }
+        }
+        Ok(block)
+    }
+
+    /// Number of entries.
+    pub(crate) fn len(&self) -> usize {
+        self.count
+    }
+
+    /// First row key of entry `i`.
+    pub(crate) fn first_row(&self, i: usize) -> &[u8] {
+        self.first_rows.get(&self.data, i)
+    }
+
+    /// Last row key of entry `i`.
+    pub(crate) fn last_row(&self, i: usize) -> &[u8] {
+        self.last_rows.get(&self.data, i)
+    }
+
+    /// Handle of entry `i`.
+    pub(crate) fn handle(&self, i: usize) -> BlockHandle {
+        BlockHandle {
+            offset: self.offsets.get(&self.data, i),
+            len: self.lens.get(&self.data, i) as u32,
+        }
+    }
+
+    /// Ordinal base of entry `i` (top level of a two-level index).
+    pub(crate) fn ordinal_base(&self, i: usize) -> u64 {
+        self.ordinal_bases.get(&self.data, i)
+    }
+
+    /// First entry whose last row is >= `row` (`len()` if none): the first
+    /// block that can hold `row` or anything after it.
+    pub(crate) fn first_ending_at_or_after(&self, row: &[u8]) -> usize {
+        let (mut lo, mut hi) = (0, self.count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.last_row(mid) < row {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    /// Last entry whose first row is <= `row`, if any: the last block that
+    /// can hold `row` or anything before it.
+    pub(crate) fn last_starting_at_or_before(&self, row: &[u8]) -> Option<usize> {
+        let (mut lo, mut hi) = (0, self.count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.first_row(mid) <= row {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo.checked_sub(1)
+    }
+
+    /// Last entry whose first row is < `row`, if any.
+    pub(crate) fn last_starting_before(&self, row: &[u8]) -> Option<usize> {
+        let (mut lo, mut hi) = (0, self.count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.first_row(mid) < row {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo.checked_sub(1)
+    }
+
+    /// Memory held, for cache weights.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.data.len()
+            + self.first_rows.heap_bytes()
+            + self.last_rows.heap_bytes()
+            + std::mem::size_of::<Self>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries() -> Vec<IndexEntry> {
+        (0..50u64)
+            .map(|i| IndexEntry {
+                first_row: format!("row{:03}", i * 2).into_bytes(),
+                // Rows may span blocks: block i ends where block i+1 starts.
+                last_row: format!("row{:03}", i * 2 + 2).into_bytes(),
+                handle: BlockHandle {
+                    offset: i * 100,
+                    len: 100,
+                },
+                ordinal_base: 0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn index_round_trip_and_search() {
+        let index = IndexBlock::decode(encode_index(&entries()), 5000).unwrap();
+        assert_eq!(index.len(), 50);
+        assert_eq!(
+            index.handle(7),
+            BlockHandle {
+                offset: 700,
+                len: 100
+            }
+        );
+        assert_eq!(
+            index.first_ending_at_or_after(b"row010"),
+            4,
+            "block 4 ends at row010"
+        );
+        assert_eq!(index.first_ending_at_or_after(b"row011"), 5);
+        assert_eq!(index.first_ending_at_or_after(b"zzz"), 50);
+        assert_eq!(index.last_starting_at_or_before(b"row010"), Some(5));
+        assert_eq!(index.last_starting_at_or_before(b"a"), None);
+    }
+
+    #[test]
+    fn handles_outside_the_file_are_rejected() {
+        assert!(IndexBlock::decode(encode_index(&entries()), 4999).is_err());
+        let mut bad = entries();
+        bad.swap(3, 4);
+        assert!(IndexBlock::decode(encode_index(&bad), 5000).is_err());
+    }
+}

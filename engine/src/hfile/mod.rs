@@ -1,0 +1,275 @@
+//! HFiles: the immutable sorted files a store's data lives in
+//! (`docs/format.md`, "HFile").
+//!
+//! ```text
+//! data block 0 | data block 1 | ... | bloom block | leaf index blocks | top index block | meta block | trailer (64 bytes)
+//! ```
+//!
+//! [`writer::HFileWriter`] writes one from cells in store order;
+//! [`reader::HFileReader`] opens one, keeps its meta, top index and bloom
+//! resident, and reads data and leaf index blocks through the block cache.
+
+pub(crate) mod block;
+pub(crate) mod bloom;
+pub(crate) mod data_block;
+pub(crate) mod index;
+pub(crate) mod reader;
+pub(crate) mod writer;
+
+#[cfg(test)]
+mod file_tests;
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::codec::{DecodeError, Decoder, Encode};
+use crate::options::{BloomType, Compression};
+use block::BlockHandle;
+
+/// First bytes of the trailer.
+pub(crate) const HFILE_MAGIC: &[u8; 8] = b"STRATAHF";
+/// Format version written by this code.
+pub(crate) const HFILE_VERSION: u32 = 1;
+/// Size of the fixed trailer at the end of every HFile.
+pub(crate) const TRAILER_BYTES: usize = 64;
+/// Most entries in one index block; more make a two-level index.
+pub(crate) const MAX_INDEX_ENTRIES: usize = 1024;
+
+/// What a file holds, as its meta block and the manifest record it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FileMeta {
+    pub(crate) id: u64,
+    /// Size of the file in bytes.
+    pub(crate) size: u64,
+    pub(crate) first_row: Vec<u8>,
+    pub(crate) last_row: Vec<u8>,
+    pub(crate) min_timestamp: i64,
+    pub(crate) max_timestamp: i64,
+    pub(crate) min_sequence: u64,
+    pub(crate) max_sequence: u64,
+    pub(crate) cells: u64,
+    pub(crate) rows: u64,
+    /// Delete markers among the cells.
+    pub(crate) markers: u64,
+}
+
+impl FileMeta {
+    /// True when the file's rows may intersect `[lo, hi]` (inclusive; `None` = unbounded).
+    pub(crate) fn overlaps(&self, lo: Option<&[u8]>, hi: Option<&[u8]>) -> bool {
+        lo.is_none_or(|lo| self.last_row.as_slice() >= lo)
+            && hi.is_none_or(|hi| self.first_row.as_slice() <= hi)
+    }
+}
+
+/// The file-level facts of the meta block besides [`FileMeta`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FileInfo {
+    pub(crate) family: Vec<u8>,
+    pub(crate) bloom: BloomType,
+    pub(crate) bloom_keys: u64,
+    pub(crate) compression: Compression,
+    pub(crate) block_size: u32,
+    pub(crate) data_blocks: u32,
+    pub(crate) index_levels: u8,
+}
+
+/// Encodes the meta block payload.
+pub(crate) fn encode_meta(meta: &FileMeta, info: &FileInfo) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.put_bytes16(&info.family);
+    out.put_bytes16(&meta.first_row);
+    out.put_bytes16(&meta.last_row);
+    out.put_i64(meta.min_timestamp);
+    out.put_i64(meta.max_timestamp);
+    out.put_u64(meta.min_sequence);
+    out.put_u64(meta.max_sequence);
+    out.put_u64(meta.cells);
+    out.put_u64(meta.rows);
+    out.put_u64(meta.markers);
+    out.put_u8(info.bloom.code());
+    out.put_u64(info.bloom_keys);
+    match info.compression {
+        Compression::None => {
+            out.put_u8(0);
+            out.put_u32(0);
+        }
+        Compression::Zstd { level } => {
+            out.put_u8(1);
+            out.put_u32(level as u32);
+        }
+    }
+    out.put_u32(info.block_size);
+    out.put_u32(info.data_blocks);
+    out.put_u8(info.index_levels);
+    out
+}
+
+/// Decodes the meta block payload; `id` and `size` come from the caller.
+pub(crate) fn decode_meta(
+    payload: &[u8],
+    id: u64,
+    size: u64,
+) -> Result<(FileMeta, FileInfo), DecodeError> {
+    let mut d = Decoder::new(payload);
+    let family = d.bytes16()?.to_vec();
+    let meta = FileMeta {
+        id,
+        size,
+        first_row: d.bytes16()?.to_vec(),
+        last_row: d.bytes16()?.to_vec(),
+        min_timestamp: d.i64()?,
+        max_timestamp: d.i64()?,
+        min_sequence: d.u64()?,
+        max_sequence: d.u64()?,
+        cells: d.u64()?,
+        rows: d.u64()?,
+        markers: d.u64()?,
+    };
+    let bloom_code = d.u8()?;
+    let bloom = BloomType::from_code(bloom_code)
+        .ok_or_else(|| DecodeError(format!("bloom type {bloom_code}")))?;
+    let bloom_keys = d.u64()?;
+    let compression = match (d.u8()?, d.u32()?) {
+        (0, _) => Compression::None,
+        (1, level) => Compression::Zstd {
+            level: level as i32,
+        },
+        (other, _) => return Err(DecodeError(format!("compression {other}"))),
+    };
+    let info = FileInfo {
+        family,
+        bloom,
+        bloom_keys,
+        compression,
+        block_size: d.u32()?,
+        data_blocks: d.u32()?,
+        index_levels: d.u8()?,
+    };
+    if !d.is_empty() || !matches!(info.index_levels, 1 | 2) || meta.first_row > meta.last_row {
+        return Err(DecodeError("inconsistent meta block".into()));
+    }
+    Ok((meta, info))
+}
+
+/// The fixed trailer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Trailer {
+    pub(crate) meta: BlockHandle,
+    pub(crate) index: BlockHandle,
+    /// `len == 0` when the file has no bloom.
+    pub(crate) bloom: BlockHandle,
+    pub(crate) data_blocks: u32,
+}
+
+impl Trailer {
+    pub(crate) fn encode(&self) -> [u8; TRAILER_BYTES] {
+        let mut out = Vec::with_capacity(TRAILER_BYTES);
+        out.extend_from_slice(HFILE_MAGIC);
+        out.put_u32(HFILE_VERSION);
+        out.put_u32(0);
+        for h in [self.meta, self.index, self.bloom] {
+            out.put_u64(h.offset);
+            out.put_u32(h.len);
+        }
+        out.put_u32(self.data_blocks);
+        let checksum = xxh3_64(&out);
+        out.put_u64(checksum);
+        let mut t = [0u8; TRAILER_BYTES];
+        t.copy_from_slice(&out);
+        t
+    }
+
+    pub(crate) fn decode(bytes: &[u8], file_size: u64) -> Result<Trailer, DecodeError> {
+        if bytes.len() != TRAILER_BYTES {
+            return Err(DecodeError("file shorter than its trailer".into()));
+        }
+        let mut d = Decoder::new(bytes);
+        if d.take(8)? != HFILE_MAGIC {
+            return Err(DecodeError("bad HFile magic".into()));
+        }
+        let version = d.u32()?;
+        let _flags = d.u32()?;
+        let mut handle = || -> Result<BlockHandle, DecodeError> {
+            Ok(BlockHandle {
+                offset: d.u64()?,
+                len: d.u32()?,
+            })
+        };
+        let meta = handle()?;
+        let index = handle()?;
+        let bloom = handle()?;
+        let data_blocks = d.u32()?;
+        let stored = d.u64()?;
+        if stored != xxh3_64(bytes.get(..56).unwrap_or_default()) {
+            return Err(DecodeError("trailer checksum mismatch".into()));
+        }
+        if version != HFILE_VERSION {
+            return Err(DecodeError(format!("unsupported HFile version {version}")));
+        }
+        let body = file_size.saturating_sub(TRAILER_BYTES as u64);
+        for (name, h) in [("meta", meta), ("index", index), ("bloom", bloom)] {
+            if h.offset + u64::from(h.len) > body {
+                return Err(DecodeError(format!("{name} block lies outside the file")));
+            }
+        }
+        Ok(Trailer {
+            meta,
+            index,
+            bloom,
+            data_blocks,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trailer_and_meta_round_trip() {
+        let t = Trailer {
+            meta: BlockHandle {
+                offset: 10,
+                len: 20,
+            },
+            index: BlockHandle {
+                offset: 30,
+                len: 40,
+            },
+            bloom: BlockHandle { offset: 0, len: 0 },
+            data_blocks: 3,
+        };
+        let bytes = t.encode();
+        assert_eq!(Trailer::decode(&bytes, 1000).unwrap(), t);
+        assert!(
+            Trailer::decode(&bytes, 100).is_err(),
+            "blocks outside a small file"
+        );
+        let mut bad = bytes;
+        bad[20] ^= 1;
+        assert!(Trailer::decode(&bad, 1000).is_err());
+        let meta = FileMeta {
+            id: 9,
+            size: 1000,
+            first_row: b"a".to_vec(),
+            last_row: b"z".to_vec(),
+            min_timestamp: 1,
+            max_timestamp: 2,
+            min_sequence: 3,
+            max_sequence: 4,
+            cells: 5,
+            rows: 6,
+            markers: 7,
+        };
+        let info = FileInfo {
+            family: b"f".to_vec(),
+            bloom: BloomType::RowCol,
+            bloom_keys: 8,
+            compression: Compression::Zstd { level: 3 },
+            block_size: 4096,
+            data_blocks: 3,
+            index_levels: 2,
+        };
+        let encoded = encode_meta(&meta, &info);
+        assert_eq!(decode_meta(&encoded, 9, 1000).unwrap(), (meta, info));
+    }
+}

@@ -1,0 +1,251 @@
+//! Writes an HFile from cells in store order.
+
+use std::path::{Path, PathBuf};
+
+use super::block::{BlockHandle, frame_block};
+use super::bloom::{self, cell_hash, row_hash};
+use super::data_block::DataBlockBuilder;
+use super::index::{IndexEntry, encode_index};
+use super::{FileInfo, FileMeta, MAX_INDEX_ENTRIES, Trailer, encode_meta};
+use crate::cell::{CellRef, compare_keys};
+use crate::error::{Error, Result};
+use crate::io::{Io, IoFile, SyncKind};
+use crate::options::{BloomType, Compression};
+
+/// Bytes buffered before they are written to the file.
+const WRITE_BUFFER_BYTES: usize = 1024 * 1024;
+
+/// A cell key owned by the writer: row, qualifier, timestamp, kind, sequence.
+type OwnedKey = (Vec<u8>, Vec<u8>, i64, crate::cell::CellKind, u64);
+
+/// How a file is written.
+#[derive(Debug, Clone)]
+pub(crate) struct WriterOptions {
+    pub(crate) family: Vec<u8>,
+    pub(crate) block_size: usize,
+    pub(crate) compression: Compression,
+    pub(crate) bloom: BloomType,
+    pub(crate) bloom_bits_per_key: u32,
+}
+
+/// Builds one HFile.
+pub(crate) struct HFileWriter {
+    file: IoFile,
+    path: PathBuf,
+    options: WriterOptions,
+    /// Bytes not yet written, starting at `written`.
+    buffer: Vec<u8>,
+    written: u64,
+    builder: DataBlockBuilder,
+    index: Vec<IndexEntry>,
+    bloom_hashes: Vec<u64>,
+    last_bloom_hash: Option<u64>,
+    meta: FileMeta,
+    last_key: Option<OwnedKey>,
+}
+
+impl HFileWriter {
+    /// Creates `path` (which must not exist).
+    pub(crate) fn create(io: Io, path: &Path, options: WriterOptions) -> Result<HFileWriter> {
+        let file = io.create_new(path)?;
+        Ok(HFileWriter {
+            file,
+            path: path.to_path_buf(),
+            options,
+            buffer: Vec::with_capacity(WRITE_BUFFER_BYTES),
+            written: 0,
+            builder: DataBlockBuilder::default(),
+            index: Vec::new(),
+            bloom_hashes: Vec::new(),
+            last_bloom_hash: None,
+            meta: FileMeta {
+                id: 0,
+                size: 0,
+                first_row: Vec::new(),
+                last_row: Vec::new(),
+                min_timestamp: i64::MAX,
+                max_timestamp: i64::MIN,
+                min_sequence: u64::MAX,
+                max_sequence: 0,
+                cells: 0,
+                rows: 0,
+                markers: 0,
+            },
+            last_key: None,
+        })
+    }
+
+    /// Bytes the file will take, roughly (written plus pending).
+    pub(crate) fn estimated_bytes(&self) -> u64 {
+        self.written + self.buffer.len() as u64 + self.builder.estimated_bytes() as u64
+    }
+
+    /// The row of the last cell added.
+    pub(crate) fn last_row(&self) -> &[u8] {
+        &self.meta.last_row
+    }
+
+    /// Adds a cell; cells must come in strictly ascending store order.
+    pub(crate) fn add(&mut self, cell: &CellRef<'_>) -> Result<()> {
+        if let Some(last) = &self.last_key
+            && compare_keys((&last.0, &last.1, last.2, last.3, last.4), cell.tuple())
+                != std::cmp::Ordering::Less
+        {
+            return Err(Error::corruption(
+                &self.path,
+                self.estimated_bytes(),
+                "cells added out of order",
+            ));
+        }
+        if !self.builder.is_empty() && self.builder.estimated_bytes() >= self.options.block_size {
+            self.finish_block()?;
+        }
+        let new_row = self.meta.cells == 0 || self.meta.last_row.as_slice() != cell.row;
+        if new_row {
+            if self.meta.cells == 0 {
+                self.meta.first_row = cell.row.to_vec();
+            }
+            self.meta.last_row = cell.row.to_vec();
+            self.meta.rows += 1;
+        }
+        let bloom_hash = match self.options.bloom {
+            BloomType::None => None,
+            BloomType::Row => new_row.then(|| row_hash(cell.row)),
+            BloomType::RowCol => Some(cell_hash(cell.row, cell.qualifier)),
+        };
+        if let Some(h) = bloom_hash
+            && self.last_bloom_hash != Some(h)
+        {
+            self.bloom_hashes.push(h);
+            self.last_bloom_hash = Some(h);
+        }
+        self.builder.add(cell);
+        let m = &mut self.meta;
+        m.cells += 1;
+        m.markers += u64::from(cell.kind.is_delete());
+        m.min_timestamp = m.min_timestamp.min(cell.timestamp);
+        m.max_timestamp = m.max_timestamp.max(cell.timestamp);
+        m.min_sequence = m.min_sequence.min(cell.sequence);
+        m.max_sequence = m.max_sequence.max(cell.sequence);
+        self.last_key = Some((
+            cell.row.to_vec(),
+            cell.qualifier.to_vec(),
+            cell.timestamp,
+            cell.kind,
+            cell.sequence,
+        ));
+        Ok(())
+    }
+
+    /// Appends a framed block to the buffer; returns its handle.
+    fn push_block(&mut self, payload: &[u8], compression: Compression) -> Result<BlockHandle> {
+        let offset = self.written + self.buffer.len() as u64;
+        frame_block(payload, compression, &mut self.buffer);
+        let len = (self.written + self.buffer.len() as u64 - offset) as u32;
+        if self.buffer.len() >= WRITE_BUFFER_BYTES {
+            self.flush_buffer()?;
+        }
+        Ok(BlockHandle { offset, len })
+    }
+
+    fn flush_buffer(&mut self) -> Result<()> {
+        self.file
+            .write_at(self.written, &self.buffer)
+            .map_err(|e| Error::io(format!("writing {}", self.path.display()), e))?;
+        self.written += self.buffer.len() as u64;
+        self.buffer.clear();
+        Ok(())
+    }
+
+    fn finish_block(&mut self) -> Result<()> {
+        let first_row = self.builder.first_row().to_vec();
+        let last_row = self.builder.last_row().to_vec();
+        let payload = self.builder.finish();
+        let handle = self.push_block(&payload, self.options.compression)?;
+        self.index.push(IndexEntry {
+            first_row,
+            last_row,
+            handle,
+            ordinal_base: 0,
+        });
+        Ok(())
+    }
+
+    /// Writes bloom, index, meta and trailer, syncs the file, and returns
+    /// its description. An empty file is an error (callers never make one).
+    pub(crate) fn finish(mut self, id: u64) -> Result<FileMeta> {
+        if self.meta.cells == 0 {
+            return Err(Error::corruption(
+                &self.path,
+                0,
+                "an HFile must hold at least one cell",
+            ));
+        }
+        if !self.builder.is_empty() {
+            self.finish_block()?;
+        }
+        let data_blocks = self.index.len() as u32;
+        let bloom = if self.options.bloom == BloomType::None {
+            BlockHandle { offset: 0, len: 0 }
+        } else {
+            let filter = bloom::build(&self.bloom_hashes, self.options.bloom_bits_per_key);
+            self.push_block(&filter, Compression::None)?
+        };
+        let (index, index_levels) = if self.index.len() <= MAX_INDEX_ENTRIES {
+            let payload = encode_index(&self.index);
+            (self.push_block(&payload, Compression::None)?, 1)
+        } else {
+            let leaves: Vec<Vec<IndexEntry>> = self
+                .index
+                .chunks(MAX_INDEX_ENTRIES)
+                .map(<[_]>::to_vec)
+                .collect();
+            let mut top = Vec::with_capacity(leaves.len());
+            let mut base = 0u64;
+            for leaf in leaves {
+                let payload = encode_index(&leaf);
+                let handle = self.push_block(&payload, Compression::None)?;
+                top.push(IndexEntry {
+                    first_row: leaf
+                        .first()
+                        .map(|e| e.first_row.clone())
+                        .unwrap_or_default(),
+                    last_row: leaf.last().map(|e| e.last_row.clone()).unwrap_or_default(),
+                    handle,
+                    ordinal_base: base,
+                });
+                base += leaf.len() as u64;
+            }
+            (self.push_block(&encode_index(&top), Compression::None)?, 2)
+        };
+        let info = FileInfo {
+            family: self.options.family.clone(),
+            bloom: self.options.bloom,
+            bloom_keys: self.bloom_hashes.len() as u64,
+            compression: self.options.compression,
+            block_size: self.options.block_size as u32,
+            data_blocks,
+            index_levels,
+        };
+        let meta_handle = self.push_block(&encode_meta(&self.meta, &info), Compression::None)?;
+        let trailer = Trailer {
+            meta: meta_handle,
+            index,
+            bloom,
+            data_blocks,
+        };
+        self.buffer.extend_from_slice(&trailer.encode());
+        self.flush_buffer()?;
+        self.file
+            .sync(SyncKind::All)
+            .map_err(|e| Error::io(format!("syncing {}", self.path.display()), e))?;
+        self.meta.id = id;
+        self.meta.size = self.written;
+        Ok(self.meta)
+    }
+
+    /// Gives up on the file and removes it.
+    pub(crate) fn abandon(self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
