@@ -1,0 +1,158 @@
+//! Row-key kernels over cached 4096-key batches: the vectorized paths against the scalar
+//! twin. Run: `cargo bench -p strata-filters --bench kernels`.
+//!
+//! Groups are named `<kernel>/<keys>` and each has one benchmark per implementation:
+//! `twin` (the scalar reference), `portable`, `avx2`, `avx512` (those the CPU supports).
+//! Throughput is reported in keys per second of *thread CPU time* (`CLOCK_THREAD_CPUTIME_ID`):
+//! the machine may be shared, and keys/s per core should not count time the benchmark thread
+//! spent descheduled.
+
+#![allow(
+    clippy::expect_used,
+    reason = "benchmark setup with constant, valid inputs"
+)]
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::measurement::{Measurement, ValueFormatter, WallTime};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use strata_filters::kernels::{
+    BinaryCompare, Isa, Kernel, MaskedCompare, PrefixKernel, SegmentBound, SegmentRange,
+};
+use strata_filters::{Batch, Bitmap, CompareOp, RowMask};
+
+const KEYS: usize = 4096;
+
+/// Criterion measurement: nanoseconds of CPU time consumed by the calling thread.
+struct ThreadCpuTime {
+    wall: WallTime,
+}
+
+fn thread_cpu_nanos() -> u64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid, writable timespec and CLOCK_THREAD_CPUTIME_ID is supported on
+    // Linux; the call only writes into `now`.
+    let status = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    if status != 0 {
+        return 0;
+    }
+    (now.tv_sec as u64) * 1_000_000_000 + now.tv_nsec as u64
+}
+
+impl Measurement for ThreadCpuTime {
+    type Intermediate = u64;
+    type Value = u64;
+
+    fn start(&self) -> u64 {
+        thread_cpu_nanos()
+    }
+    fn end(&self, start: u64) -> u64 {
+        thread_cpu_nanos().saturating_sub(start)
+    }
+    fn add(&self, a: &u64, b: &u64) -> u64 {
+        a + b
+    }
+    fn zero(&self) -> u64 {
+        0
+    }
+    fn to_f64(&self, value: &u64) -> f64 {
+        *value as f64
+    }
+    fn formatter(&self) -> &dyn ValueFormatter {
+        self.wall.formatter()
+    }
+}
+
+/// `count` keys of `width` bytes: a 4-byte field that cycles through 16 values, then a
+/// counter, then filler, like a composite key of big-endian fields.
+fn keys(width: usize, count: usize) -> Vec<u8> {
+    let mut data = Vec::with_capacity(width * count);
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    for i in 0..count {
+        let mut key = vec![0u8; width];
+        key[..4].copy_from_slice(&((i % 16) as u32).to_be_bytes());
+        key[4..8].copy_from_slice(&(i as u32).to_be_bytes());
+        for byte in key.iter_mut().skip(8) {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            *byte = state as u8;
+        }
+        data.extend_from_slice(&key);
+    }
+    data
+}
+
+fn bench_kernel(c: &mut Criterion<ThreadCpuTime>, name: &str, width: usize, kernel: &dyn Kernel) {
+    let data = keys(width, KEYS);
+    let batch = Batch::fixed(width, KEYS, &data).expect("valid batch");
+    let mut group = c.benchmark_group(format!("{name}/{width}B"));
+    group.throughput(Throughput::Elements(KEYS as u64));
+    group.sample_size(30);
+    group.warm_up_time(Duration::from_millis(500));
+    group.measurement_time(Duration::from_secs(2));
+    let mut out = Bitmap::zeros(KEYS);
+    group.bench_function("twin", |b| {
+        b.iter(|| {
+            kernel.eval_scalar(black_box(&batch), &mut out);
+            black_box(&out);
+        })
+    });
+    for isa in Isa::supported() {
+        let label = match isa {
+            Isa::Portable => "portable",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+        };
+        group.bench_function(BenchmarkId::from_parameter(label), |b| {
+            b.iter(|| {
+                kernel.eval_with(isa, black_box(&batch), &mut out);
+                black_box(&out);
+            })
+        });
+    }
+    group.finish();
+}
+
+fn kernels(c: &mut Criterion<ThreadCpuTime>) {
+    let prefix = PrefixKernel::new(&3u32.to_be_bytes());
+    let masked = MaskedCompare::new(&RowMask {
+        offset: 4,
+        mask: vec![0xff; 4],
+        op: CompareOp::GreaterOrEqual,
+        value: 2000u32.to_be_bytes().to_vec(),
+    })
+    .expect("valid mask");
+    let range = SegmentRange::new(
+        4,
+        Some(SegmentBound {
+            value: 1000u32.to_be_bytes().to_vec(),
+            inclusive: false,
+        }),
+        Some(SegmentBound {
+            value: 3000u32.to_be_bytes().to_vec(),
+            inclusive: false,
+        }),
+    )
+    .expect("valid range");
+    let mut probe = keys(16, 1);
+    probe[8] = 0x80;
+    let binary = BinaryCompare::new(CompareOp::Less, &probe);
+    bench_kernel(c, "prefix", 16, &prefix);
+    bench_kernel(c, "masked_compare", 16, &masked);
+    bench_kernel(c, "segment_range", 16, &range);
+    bench_kernel(c, "binary_compare", 16, &binary);
+    // Scenario 4's 40-byte composite keys (gather path).
+    bench_kernel(c, "masked_compare", 40, &masked);
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().with_measurement(ThreadCpuTime { wall: WallTime });
+    targets = kernels
+}
+criterion_main!(benches);

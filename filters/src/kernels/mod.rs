@@ -1,0 +1,871 @@
+//! Kernels: predicates evaluated over a whole [`Batch`] into a selection [`Bitmap`].
+//!
+//! Every kernel implements [`Kernel`]: `eval` runs the fastest path the CPU supports
+//! (detected once at run time: AVX-512, AVX2, or the portable loop), `eval_with` runs a chosen
+//! path, and `eval_scalar` is the scalar twin, a deliberately naive byte-by-byte
+//! implementation written independently of the fast paths. The property tests check that
+//! every path agrees with the twin on every input. Results follow the model's semantics:
+//! [`MaskedCompare`] is exactly `RowMaskFilter`, [`ComparatorKernel`] is exactly HBase's
+//! comparator under a compare filter.
+
+mod segment;
+
+use std::cmp::Ordering;
+use std::sync::OnceLock;
+
+use memchr::memmem;
+use regex::bytes::Regex;
+
+use crate::batch::{Batch, Bitmap};
+use crate::compare::{bit_matches, compile_regex, contains_ignore_case};
+use crate::model::{BitOp, Comparator, CompareOp, ModelError, RowMask};
+use segment::{Combine, SegmentPlan};
+
+/// An implementation level of the kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Isa {
+    /// Plain Rust: a per-key loop reading 8-byte big-endian words. Runs everywhere.
+    Portable,
+    /// x86-64 AVX2 (64-bit gathers, 4 keys per step).
+    Avx2,
+    /// x86-64 AVX-512 F + BW + VBMI (byte permutes or gathers, 8 keys per step).
+    Avx512,
+}
+
+/// Environment variable that caps the ISA [`Isa::best`] picks (`portable`, `avx2`,
+/// `avx512`), for measurements and for testing every path on one machine.
+pub const ISA_ENV: &str = "STRATA_FILTERS_ISA";
+
+impl Isa {
+    /// True when this CPU can run the level.
+    pub fn is_supported(self) -> bool {
+        match self {
+            Isa::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => {
+                std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512bw")
+                    && std::arch::is_x86_feature_detected!("avx512vbmi")
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
+    /// Every level this CPU supports, lowest first.
+    pub fn supported() -> Vec<Isa> {
+        [Isa::Portable, Isa::Avx2, Isa::Avx512]
+            .into_iter()
+            .filter(|isa| isa.is_supported())
+            .collect()
+    }
+
+    /// The best supported level, capped by [`ISA_ENV`] when set (detected once).
+    pub fn best() -> Isa {
+        static BEST: OnceLock<Isa> = OnceLock::new();
+        *BEST.get_or_init(|| {
+            let cap = match std::env::var(ISA_ENV).ok().as_deref() {
+                Some("portable") => Isa::Portable,
+                Some("avx2") => Isa::Avx2,
+                _ => Isa::Avx512,
+            };
+            Isa::supported()
+                .into_iter()
+                .filter(|isa| *isa <= cap)
+                .max()
+                .unwrap_or(Isa::Portable)
+        })
+    }
+}
+
+/// A predicate over batch entries.
+pub trait Kernel {
+    /// Runs the predicate with the given implementation level (unsupported levels fall back
+    /// to the best supported lower one). `out` is resized to the batch length.
+    fn eval_with(&self, isa: Isa, batch: &Batch<'_>, out: &mut Bitmap);
+
+    /// The scalar twin: the reference every other path must agree with.
+    fn eval_scalar(&self, batch: &Batch<'_>, out: &mut Bitmap);
+
+    /// The predicate on one entry (scalar semantics).
+    fn matches(&self, entry: &[u8]) -> bool;
+
+    /// Runs the predicate with the best level this CPU supports.
+    fn eval(&self, batch: &Batch<'_>, out: &mut Bitmap) {
+        self.eval_with(Isa::best(), batch, out);
+    }
+
+    /// Convenience: a fresh bitmap from [`Kernel::eval`].
+    fn select(&self, batch: &Batch<'_>) -> Bitmap {
+        let mut out = Bitmap::zeros(0);
+        self.eval(batch, &mut out);
+        out
+    }
+}
+
+/// Fills `out` by testing entries one at a time.
+fn per_entry(batch: &Batch<'_>, out: &mut Bitmap, mut test: impl FnMut(&[u8]) -> bool) {
+    match batch {
+        Batch::Fixed(fixed) => out.fill(fixed.count(), |index| test(fixed.get(index))),
+        Batch::Var(var) => out.fill(var.count(), |index| test(var.get(index))),
+    }
+}
+
+/// Runs a segment plan over any batch.
+fn eval_segment(
+    plan: &SegmentPlan,
+    isa: Isa,
+    batch: &Batch<'_>,
+    combine: Combine,
+    out: &mut Bitmap,
+) {
+    match batch {
+        Batch::Fixed(fixed) => plan.eval_fixed(isa, fixed, combine, out),
+        Batch::Var(var) => plan.eval_var(var, combine, out),
+    }
+}
+
+/// Byte-by-byte lexicographic order of `(segment & mask)` against `value` (twin helper).
+fn naive_masked_order(key: &[u8], offset: usize, mask: &[u8], value: &[u8]) -> Option<Ordering> {
+    if key.len() < offset + mask.len() {
+        return None;
+    }
+    for index in 0..mask.len() {
+        let byte = key[offset + index] & mask[index];
+        if byte < value[index] {
+            return Some(Ordering::Less);
+        }
+        if byte > value[index] {
+            return Some(Ordering::Greater);
+        }
+    }
+    Some(Ordering::Equal)
+}
+
+/// Byte-by-byte lexicographic order of `key[offset..offset + value.len()]` against `value`
+/// (twin helper).
+fn naive_order(key: &[u8], offset: usize, value: &[u8]) -> Option<Ordering> {
+    if key.len() < offset + value.len() {
+        return None;
+    }
+    for index in 0..value.len() {
+        if key[offset + index] != value[index] {
+            return Some(key[offset + index].cmp(&value[index]));
+        }
+    }
+    Some(Ordering::Equal)
+}
+
+/// Keys starting with a prefix (PrefixFilter's row test).
+#[derive(Clone, Debug)]
+pub struct PrefixKernel {
+    prefix: Vec<u8>,
+    plan: SegmentPlan,
+}
+
+impl PrefixKernel {
+    /// Keys that start with `prefix`.
+    pub fn new(prefix: &[u8]) -> Self {
+        PrefixKernel {
+            prefix: prefix.to_vec(),
+            plan: SegmentPlan::new(0, &vec![0xff; prefix.len()], prefix, false),
+        }
+    }
+}
+
+impl Kernel for PrefixKernel {
+    fn eval_with(&self, isa: Isa, batch: &Batch<'_>, out: &mut Bitmap) {
+        match batch {
+            Batch::Var(_) => per_entry(batch, out, |key| key.starts_with(&self.prefix)),
+            Batch::Fixed(_) => eval_segment(
+                &self.plan,
+                isa,
+                batch,
+                Combine {
+                    op: CompareOp::Equal,
+                    tie: Ordering::Equal,
+                },
+                out,
+            ),
+        }
+    }
+
+    fn eval_scalar(&self, batch: &Batch<'_>, out: &mut Bitmap) {
+        per_entry(batch, out, |key| self.matches(key));
+    }
+
+    fn matches(&self, key: &[u8]) -> bool {
+        key.len() >= self.prefix.len() && (0..self.prefix.len()).all(|i| key[i] == self.prefix[i])
+    }
+}
+
+/// `RowMaskFilter`: `(key[offset..offset + len] & mask) op value`, unsigned big-endian; keys
+/// shorter than `offset + len` never match.
+#[derive(Clone, Debug)]
+pub struct MaskedCompare {
+    mask: RowMask,
+    plan: SegmentPlan,
+}
+
+impl MaskedCompare {
+    /// Compiles a RowMaskFilter (validated: same-length non-empty mask and value, no NO_OP).
+    pub fn new(mask: &RowMask) -> Result<Self, ModelError> {
+        crate::model::Filter::RowMask(mask.clone()).validate()?;
+        Ok(MaskedCompare {
+            plan: SegmentPlan::new(mask.offset as usize, &mask.mask, &mask.value, false),
+            mask: mask.clone(),
+        })
+    }
+
+    /// The RowMaskFilter this kernel tests.
+    pub fn row_mask(&self) -> &RowMask {
+        &self.mask
+    }
+}
+
+impl Kernel for MaskedCompare {
+    fn eval_with(&self, isa: Isa, batch: &Batch<'_>, out: &mut Bitmap) {
+        eval_segment(
+            &self.plan,
+            isa,
+            batch,
+            Combine {
+                op: self.mask.op,
+                tie: Ordering::Equal,
+            },
+            out,
+        );
+    }
+
+    fn eval_scalar(&self, batch: &Batch<'_>, out: &mut Bitmap) {
+        per_entry(batch, out, |key| self.matches(key));
+    }
+
+    fn matches(&self, key: &[u8]) -> bool {
+        naive_masked_order(
+            key,
+            self.mask.offset as usize,
+            &self.mask.mask,
+            &self.mask.value,
+        )
+        .is_some_and(|ordering| self.mask.op.holds(ordering))
+    }
+}
+
+/// One side of a [`SegmentRange`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SegmentBound {
+    /// The bound's bytes (its length is the segment length on that side).
+    pub value: Vec<u8>,
+    /// Whether the bound itself is in the range.
+    pub inclusive: bool,
+}
+
+/// `lo < key[offset..offset + len] < hi` (each side optional, inclusive or not), unsigned
+/// big-endian: the `D1 < sdate < D2` test on a fixed field. Keys shorter than a bound's
+/// segment never match.
+#[derive(Clone, Debug)]
+pub struct SegmentRange {
+    offset: usize,
+    low: Option<SegmentBound>,
+    high: Option<SegmentBound>,
+    plans: Vec<(SegmentPlan, Combine)>,
+}
+
+impl SegmentRange {
+    /// A range on the field at `offset`; at least one bound must be given.
+    pub fn new(
+        offset: usize,
+        low: Option<SegmentBound>,
+        high: Option<SegmentBound>,
+    ) -> Result<Self, ModelError> {
+        if low.as_ref().is_none_or(|b| b.value.is_empty())
+            && high.as_ref().is_none_or(|b| b.value.is_empty())
+        {
+            return Err(ModelError::NoSegmentBound);
+        }
+        let mut plans = Vec::new();
+        if let Some(bound) = &low {
+            let op = if bound.inclusive {
+                CompareOp::GreaterOrEqual
+            } else {
+                CompareOp::Greater
+            };
+            plans.push((
+                SegmentPlan::new(offset, &vec![0xff; bound.value.len()], &bound.value, false),
+                Combine {
+                    op,
+                    tie: Ordering::Equal,
+                },
+            ));
+        }
+        if let Some(bound) = &high {
+            let op = if bound.inclusive {
+                CompareOp::LessOrEqual
+            } else {
+                CompareOp::Less
+            };
+            plans.push((
+                SegmentPlan::new(offset, &vec![0xff; bound.value.len()], &bound.value, false),
+                Combine {
+                    op,
+                    tie: Ordering::Equal,
+                },
+            ));
+        }
+        Ok(SegmentRange {
+            offset,
+            low,
+            high,
+            plans,
+        })
+    }
+}
+
+impl Kernel for SegmentRange {
+    fn eval_with(&self, isa: Isa, batch: &Batch<'_>, out: &mut Bitmap) {
+        let mut side = Bitmap::zeros(0);
+        for (index, (plan, combine)) in self.plans.iter().enumerate() {
+            if index == 0 {
+                eval_segment(plan, isa, batch, *combine, out);
+            } else {
+                eval_segment(plan, isa, batch, *combine, &mut side);
+                out.and_assign(&side);
+            }
+        }
+    }
+
+    fn eval_scalar(&self, batch: &Batch<'_>, out: &mut Bitmap) {
+        per_entry(batch, out, |key| self.matches(key));
+    }
+
+    fn matches(&self, key: &[u8]) -> bool {
+        let side = |bound: &SegmentBound, below: bool| {
+            naive_order(key, self.offset, &bound.value).is_some_and(|ordering| match ordering {
+                Ordering::Equal => bound.inclusive,
+                Ordering::Less => below,
+                Ordering::Greater => !below,
+            })
+        };
+        self.low.as_ref().is_none_or(|bound| side(bound, false))
+            && self.high.as_ref().is_none_or(|bound| side(bound, true))
+    }
+}
+
+/// Whole-key comparison `key op value` (binary comparator), or with `prefix_mode` only the
+/// key's first `value.len()` bytes (binaryprefix comparator).
+#[derive(Clone, Debug)]
+pub struct BinaryCompare {
+    op: CompareOp,
+    value: Vec<u8>,
+    prefix_mode: bool,
+}
+
+impl BinaryCompare {
+    /// `key op value` over the whole key.
+    pub fn new(op: CompareOp, value: &[u8]) -> Self {
+        BinaryCompare {
+            op,
+            value: value.to_vec(),
+            prefix_mode: false,
+        }
+    }
+
+    /// `key[..value.len()] op value` (keys shorter than the value compare whole).
+    pub fn prefix(op: CompareOp, value: &[u8]) -> Self {
+        BinaryCompare {
+            op,
+            value: value.to_vec(),
+            prefix_mode: true,
+        }
+    }
+
+    fn head<'k>(&self, key: &'k [u8]) -> &'k [u8] {
+        if self.prefix_mode {
+            &key[..key.len().min(self.value.len())]
+        } else {
+            key
+        }
+    }
+}
+
+impl Kernel for BinaryCompare {
+    fn eval_with(&self, isa: Isa, batch: &Batch<'_>, out: &mut Bitmap) {
+        match batch {
+            Batch::Fixed(fixed) => {
+                let width = fixed.width();
+                let common = width.min(self.value.len());
+                let tie = if self.prefix_mode && width >= self.value.len() {
+                    Ordering::Equal
+                } else {
+                    width.cmp(&self.value.len())
+                };
+                let plan = SegmentPlan::new(0, &vec![0xff; common], &self.value[..common], false);
+                plan.eval_fixed(isa, fixed, Combine { op: self.op, tie }, out);
+            }
+            Batch::Var(_) => per_entry(batch, out, |key| {
+                self.op.holds(self.head(key).cmp(&self.value))
+            }),
+        }
+    }
+
+    fn eval_scalar(&self, batch: &Batch<'_>, out: &mut Bitmap) {
+        per_entry(batch, out, |key| self.matches(key));
+    }
+
+    fn matches(&self, key: &[u8]) -> bool {
+        let head = self.head(key);
+        let mut ordering = head.len().cmp(&self.value.len());
+        for (byte, wanted) in head.iter().zip(&self.value) {
+            if byte != wanted {
+                ordering = byte.cmp(wanted);
+                break;
+            }
+        }
+        self.op.holds(ordering)
+    }
+}
+
+/// `long:` comparator: entries of exactly 8 bytes read as big-endian `i64`, `entry op value`;
+/// other lengths never match.
+#[derive(Clone, Debug)]
+pub struct LongCompare {
+    op: CompareOp,
+    value: i64,
+    plan: SegmentPlan,
+}
+
+impl LongCompare {
+    /// `entry op value` on 8-byte big-endian signed integers.
+    pub fn new(op: CompareOp, value: i64) -> Self {
+        LongCompare {
+            op,
+            value,
+            plan: SegmentPlan::new(0, &[0xff; 8], &value.to_be_bytes(), true),
+        }
+    }
+}
+
+impl Kernel for LongCompare {
+    fn eval_with(&self, isa: Isa, batch: &Batch<'_>, out: &mut Bitmap) {
+        match batch {
+            Batch::Fixed(fixed) if fixed.width() == 8 => self.plan.eval_fixed(
+                isa,
+                fixed,
+                Combine {
+                    op: self.op,
+                    tie: Ordering::Equal,
+                },
+                out,
+            ),
+            Batch::Fixed(fixed) => out.reset_zeros(fixed.count()),
+            Batch::Var(_) => per_entry(batch, out, |entry| match <[u8; 8]>::try_from(entry) {
+                Ok(bytes) => self.op.holds(i64::from_be_bytes(bytes).cmp(&self.value)),
+                Err(_) => false,
+            }),
+        }
+    }
+
+    fn eval_scalar(&self, batch: &Batch<'_>, out: &mut Bitmap) {
+        per_entry(batch, out, |entry| self.matches(entry));
+    }
+
+    fn matches(&self, entry: &[u8]) -> bool {
+        if entry.len() != 8 {
+            return false;
+        }
+        let mut number: i64 = 0;
+        for byte in entry {
+            number = (number << 8) | i64::from(*byte);
+        }
+        self.op.holds(number.cmp(&self.value))
+    }
+}
+
+/// The outcome of a match-only comparator (substring, regexstring, bit, null) under an
+/// operator: HBase's `compareTo` answers 0 for a match and 1 otherwise.
+fn match_passes(op: CompareOp, matched: bool) -> bool {
+    !op.filters_out(if matched {
+        Ordering::Equal
+    } else {
+        Ordering::Greater
+    })
+}
+
+/// `substring:` comparator under `=` / `!=`: case-insensitive containment (HBase lowercases
+/// both sides). The fast path searches an ASCII-lowercased copy with `memchr::memmem`.
+#[derive(Clone, Debug)]
+pub struct SubstringKernel {
+    op: CompareOp,
+    needle: String,
+    finder: memmem::Finder<'static>,
+}
+
+impl SubstringKernel {
+    /// Entries containing `needle`, ignoring case (or not containing it for `!=`).
+    pub fn new(op: CompareOp, needle: &str) -> Self {
+        let needle = needle.to_lowercase();
+        let finder = memmem::Finder::new(needle.as_bytes()).into_owned();
+        SubstringKernel { op, needle, finder }
+    }
+}
+
+impl Kernel for SubstringKernel {
+    fn eval_with(&self, _isa: Isa, batch: &Batch<'_>, out: &mut Bitmap) {
+        let mut lowered = Vec::new();
+        per_entry(batch, out, |entry| {
+            let matched = if entry.is_ascii() {
+                lowered.clear();
+                lowered.extend(entry.iter().map(u8::to_ascii_lowercase));
+                self.finder.find(&lowered).is_some()
+            } else {
+                contains_ignore_case(entry, &self.needle)
+            };
+            match_passes(self.op, matched)
+        });
+    }
+
+    fn eval_scalar(&self, batch: &Batch<'_>, out: &mut Bitmap) {
+        per_entry(batch, out, |entry| self.matches(entry));
+    }
+
+    fn matches(&self, entry: &[u8]) -> bool {
+        let haystack = String::from_utf8_lossy(entry).to_lowercase();
+        let (haystack, needle) = (haystack.as_bytes(), self.needle.as_bytes());
+        let matched = needle.is_empty()
+            || (0..haystack.len()).any(|start| haystack[start..].starts_with(needle));
+        match_passes(self.op, matched)
+    }
+}
+
+/// `regexstring:` comparator under `=` / `!=`: a match anywhere, `.` matching newlines. Both
+/// paths use the `regex` crate (its own engine is the reference); the batch path reuses one
+/// compiled automaton, the twin goes through `find`.
+#[derive(Clone, Debug)]
+pub struct RegexKernel {
+    op: CompareOp,
+    regex: Regex,
+}
+
+impl RegexKernel {
+    /// Compiles the pattern as HBase's `RegexStringComparator` would (DOTALL).
+    pub fn new(op: CompareOp, pattern: &str) -> Result<Self, ModelError> {
+        Ok(RegexKernel {
+            op,
+            regex: compile_regex(pattern)?,
+        })
+    }
+}
+
+impl Kernel for RegexKernel {
+    fn eval_with(&self, _isa: Isa, batch: &Batch<'_>, out: &mut Bitmap) {
+        per_entry(batch, out, |entry| {
+            match_passes(self.op, self.regex.is_match(entry))
+        });
+    }
+
+    fn eval_scalar(&self, batch: &Batch<'_>, out: &mut Bitmap) {
+        per_entry(batch, out, |entry| self.matches(entry));
+    }
+
+    fn matches(&self, entry: &[u8]) -> bool {
+        match_passes(self.op, self.regex.find(entry).is_some())
+    }
+}
+
+/// `bitand:` / `bitor:` / `bitxor:` comparators: entries of the operand's length with a
+/// non-zero byte in `operand op entry`.
+#[derive(Clone, Debug)]
+pub struct BitKernel {
+    op: CompareOp,
+    bit_op: BitOp,
+    operand: Vec<u8>,
+}
+
+impl BitKernel {
+    /// HBase's `BitComparator` under `op`.
+    pub fn new(op: CompareOp, bit_op: BitOp, operand: &[u8]) -> Self {
+        BitKernel {
+            op,
+            bit_op,
+            operand: operand.to_vec(),
+        }
+    }
+}
+
+impl Kernel for BitKernel {
+    fn eval_with(&self, _isa: Isa, batch: &Batch<'_>, out: &mut Bitmap) {
+        per_entry(batch, out, |entry| {
+            match_passes(self.op, bit_matches(self.bit_op, &self.operand, entry))
+        });
+    }
+
+    fn eval_scalar(&self, batch: &Batch<'_>, out: &mut Bitmap) {
+        per_entry(batch, out, |entry| self.matches(entry));
+    }
+
+    fn matches(&self, entry: &[u8]) -> bool {
+        let mut nonzero = false;
+        if entry.len() == self.operand.len() {
+            for (operand, byte) in self.operand.iter().zip(entry) {
+                let combined = match self.bit_op {
+                    BitOp::And => operand & byte,
+                    BitOp::Or => operand | byte,
+                    BitOp::Xor => operand ^ byte,
+                };
+                nonzero |= combined != 0;
+            }
+        }
+        match_passes(self.op, nonzero)
+    }
+}
+
+/// Any of HBase's comparators under a compare operator, as a kernel: passes exactly when
+/// a compare filter (`RowFilter`, `ValueFilter`, ...) with that operator and comparator would
+/// let the entry through.
+#[derive(Clone, Debug)]
+pub enum ComparatorKernel {
+    /// binary and binaryprefix.
+    Binary(BinaryCompare),
+    /// long.
+    Long(LongCompare),
+    /// substring.
+    Substring(Box<SubstringKernel>),
+    /// regexstring.
+    Regex(Box<RegexKernel>),
+    /// bitand, bitor, bitxor.
+    Bit(BitKernel),
+    /// A constant answer (null comparator, NO_OP).
+    Constant(bool),
+}
+
+impl ComparatorKernel {
+    /// Compiles `op` and `comparator` (validated together).
+    pub fn new(op: CompareOp, comparator: &Comparator) -> Result<Self, ModelError> {
+        crate::model::validate_comparison(op, comparator)?;
+        if op == CompareOp::NoOp {
+            return Ok(ComparatorKernel::Constant(false));
+        }
+        Ok(match comparator {
+            Comparator::Binary(value) => ComparatorKernel::Binary(BinaryCompare::new(op, value)),
+            Comparator::BinaryPrefix(value) => {
+                ComparatorKernel::Binary(BinaryCompare::prefix(op, value))
+            }
+            Comparator::Long(value) => ComparatorKernel::Long(LongCompare::new(op, *value)),
+            Comparator::Substring(needle) => {
+                ComparatorKernel::Substring(Box::new(SubstringKernel::new(op, needle)))
+            }
+            Comparator::RegexString(pattern) => {
+                ComparatorKernel::Regex(Box::new(RegexKernel::new(op, pattern)?))
+            }
+            Comparator::Bit(bit_op, operand) => {
+                ComparatorKernel::Bit(BitKernel::new(op, *bit_op, operand))
+            }
+            Comparator::Null => ComparatorKernel::Constant(match_passes(op, false)),
+        })
+    }
+
+    fn inner(&self) -> Option<&dyn Kernel> {
+        match self {
+            ComparatorKernel::Binary(kernel) => Some(kernel),
+            ComparatorKernel::Long(kernel) => Some(kernel),
+            ComparatorKernel::Substring(kernel) => Some(kernel.as_ref()),
+            ComparatorKernel::Regex(kernel) => Some(kernel.as_ref()),
+            ComparatorKernel::Bit(kernel) => Some(kernel),
+            ComparatorKernel::Constant(_) => None,
+        }
+    }
+}
+
+impl Kernel for ComparatorKernel {
+    fn eval_with(&self, isa: Isa, batch: &Batch<'_>, out: &mut Bitmap) {
+        match (self.inner(), self) {
+            (Some(kernel), _) => kernel.eval_with(isa, batch, out),
+            (None, ComparatorKernel::Constant(true)) => *out = Bitmap::ones(batch.len()),
+            (None, _) => out.reset_zeros(batch.len()),
+        }
+    }
+
+    fn eval_scalar(&self, batch: &Batch<'_>, out: &mut Bitmap) {
+        match self.inner() {
+            Some(kernel) => kernel.eval_scalar(batch, out),
+            None => per_entry(batch, out, |entry| self.matches(entry)),
+        }
+    }
+
+    fn matches(&self, entry: &[u8]) -> bool {
+        match (self.inner(), self) {
+            (Some(kernel), _) => kernel.matches(entry),
+            (None, ComparatorKernel::Constant(answer)) => *answer,
+            (None, _) => false,
+        }
+    }
+}
+
+/// Keys starting with `prefix` (see [`PrefixKernel`]).
+pub fn prefix(batch: &Batch<'_>, prefix: &[u8]) -> Bitmap {
+    PrefixKernel::new(prefix).select(batch)
+}
+
+/// `RowMaskFilter`'s test over a batch (see [`MaskedCompare`]).
+pub fn masked_compare(batch: &Batch<'_>, mask: &RowMask) -> Result<Bitmap, ModelError> {
+    Ok(MaskedCompare::new(mask)?.select(batch))
+}
+
+/// A big-endian range test on a key field (see [`SegmentRange`]).
+pub fn segment_range(
+    batch: &Batch<'_>,
+    offset: usize,
+    low: Option<SegmentBound>,
+    high: Option<SegmentBound>,
+) -> Result<Bitmap, ModelError> {
+    Ok(SegmentRange::new(offset, low, high)?.select(batch))
+}
+
+/// `entry op value`, lexicographic (see [`BinaryCompare`]).
+pub fn binary_compare(batch: &Batch<'_>, op: CompareOp, value: &[u8]) -> Bitmap {
+    BinaryCompare::new(op, value).select(batch)
+}
+
+/// Case-insensitive containment, HBase's substring comparator under `op` (see
+/// [`SubstringKernel`]).
+pub fn substring(batch: &Batch<'_>, op: CompareOp, needle: &str) -> Bitmap {
+    SubstringKernel::new(op, needle).select(batch)
+}
+
+/// HBase's regexstring comparator under `op` (see [`RegexKernel`]).
+pub fn regex(batch: &Batch<'_>, op: CompareOp, pattern: &str) -> Result<Bitmap, ModelError> {
+    Ok(RegexKernel::new(op, pattern)?.select(batch))
+}
+
+/// `entry op value` on 8-byte big-endian signed integers (see [`LongCompare`]).
+pub fn long_compare(batch: &Batch<'_>, op: CompareOp, value: i64) -> Bitmap {
+    LongCompare::new(op, value).select(batch)
+}
+
+/// `FuzzyRowFilter`'s row test: keys matching any rule (a key shorter than a rule is tested
+/// on its own length, as in HBase). Fixed-width batches run one masked equality per rule.
+#[derive(Clone, Debug)]
+pub struct FuzzyKernel {
+    rules: crate::fuzzy::FuzzySet,
+}
+
+impl FuzzyKernel {
+    /// Compiles the rules (validated: masks of 0/1 bytes as long as their keys).
+    pub fn new(rules: &[crate::model::FuzzyRule]) -> Result<Self, ModelError> {
+        crate::model::Filter::FuzzyRow {
+            rules: rules.to_vec(),
+        }
+        .validate()?;
+        Ok(FuzzyKernel {
+            rules: crate::fuzzy::FuzzySet::new(rules),
+        })
+    }
+}
+
+impl Kernel for FuzzyKernel {
+    fn eval_with(&self, isa: Isa, batch: &Batch<'_>, out: &mut Bitmap) {
+        let Batch::Fixed(fixed) = batch else {
+            per_entry(batch, out, |key| self.rules.satisfies(key));
+            return;
+        };
+        out.reset_zeros(fixed.count());
+        let mut rule_hits = Bitmap::zeros(0);
+        for matcher in &self.rules.matchers {
+            let tested = fixed.width().min(matcher.key().len());
+            let mask: Vec<u8> = matcher.fixed()[..tested]
+                .iter()
+                .map(|f| if *f { 0xff } else { 0 })
+                .collect();
+            let value: Vec<u8> = matcher.key()[..tested]
+                .iter()
+                .zip(&mask)
+                .map(|(k, m)| k & m)
+                .collect();
+            let plan = SegmentPlan::new(0, &mask, &value, false);
+            plan.eval_fixed(
+                isa,
+                fixed,
+                Combine {
+                    op: CompareOp::Equal,
+                    tie: Ordering::Equal,
+                },
+                &mut rule_hits,
+            );
+            out.or_assign(&rule_hits);
+        }
+    }
+
+    fn eval_scalar(&self, batch: &Batch<'_>, out: &mut Bitmap) {
+        per_entry(batch, out, |key| self.matches(key));
+    }
+
+    fn matches(&self, key: &[u8]) -> bool {
+        self.rules.matchers.iter().any(|matcher| {
+            (0..key.len().min(matcher.key().len()))
+                .all(|i| !matcher.fixed()[i] || key[i] == matcher.key()[i])
+        })
+    }
+}
+
+/// Keys inside a set of key ranges (MultiRowRangeFilter, InclusiveStopFilter, scan bounds).
+#[derive(Clone, Debug)]
+pub struct RangesKernel {
+    ranges: crate::ranges::KeyRanges,
+    sides: Vec<(Option<BinaryCompare>, Option<BinaryCompare>)>,
+}
+
+impl RangesKernel {
+    /// Keys in `ranges`.
+    pub fn new(ranges: crate::ranges::KeyRanges) -> Self {
+        use std::ops::Bound;
+        let sides = ranges
+            .intervals()
+            .iter()
+            .map(|interval| {
+                let low = match &interval.start {
+                    Bound::Unbounded => None,
+                    Bound::Included(key) => {
+                        Some(BinaryCompare::new(CompareOp::GreaterOrEqual, key))
+                    }
+                    Bound::Excluded(key) => Some(BinaryCompare::new(CompareOp::Greater, key)),
+                };
+                let high = match &interval.end {
+                    Bound::Unbounded => None,
+                    Bound::Included(key) => Some(BinaryCompare::new(CompareOp::LessOrEqual, key)),
+                    Bound::Excluded(key) => Some(BinaryCompare::new(CompareOp::Less, key)),
+                };
+                (low, high)
+            })
+            .collect();
+        RangesKernel { ranges, sides }
+    }
+}
+
+impl Kernel for RangesKernel {
+    fn eval_with(&self, isa: Isa, batch: &Batch<'_>, out: &mut Bitmap) {
+        out.reset_zeros(batch.len());
+        let mut side = Bitmap::zeros(0);
+        for (low, high) in &self.sides {
+            let mut interval = Bitmap::ones(batch.len());
+            for kernel in [low, high].into_iter().flatten() {
+                kernel.eval_with(isa, batch, &mut side);
+                interval.and_assign(&side);
+            }
+            out.or_assign(&interval);
+        }
+    }
+
+    fn eval_scalar(&self, batch: &Batch<'_>, out: &mut Bitmap) {
+        per_entry(batch, out, |key| self.matches(key));
+    }
+
+    fn matches(&self, key: &[u8]) -> bool {
+        self.ranges
+            .intervals()
+            .iter()
+            .any(|interval| interval.contains(key))
+    }
+}
