@@ -100,6 +100,10 @@ pub struct RegionInfo {
     pub memstore_bytes: u64,
     /// Cells in the region's memstores.
     pub memstore_cells: u64,
+    /// HFiles per level (L0 first), all families together.
+    pub files_per_level: Vec<usize>,
+    /// Bytes of the region's HFiles.
+    pub file_bytes: u64,
 }
 
 /// A handle to one table. Cheap to clone; every clone sees the same table.
@@ -206,12 +210,26 @@ impl Table {
             .state()?
             .regions
             .iter()
-            .map(|r| RegionInfo {
-                id: r.id(),
-                start_key: r.start().to_vec(),
-                end_key: r.end().to_vec(),
-                memstore_bytes: r.memstore_bytes(),
-                memstore_cells: r.memstore_cells(),
+            .map(|r| {
+                let mut files_per_level = vec![0; crate::store::LEVELS];
+                let mut file_bytes = 0;
+                for store in r.stores() {
+                    for (level, file) in store.version().files() {
+                        if let Some(n) = files_per_level.get_mut(level) {
+                            *n += 1;
+                        }
+                        file_bytes += file.meta().size;
+                    }
+                }
+                RegionInfo {
+                    id: r.id(),
+                    start_key: r.start().to_vec(),
+                    end_key: r.end().to_vec(),
+                    memstore_bytes: r.memstore_bytes(),
+                    memstore_cells: r.memstore_cells(),
+                    files_per_level,
+                    file_bytes,
+                }
             })
             .collect())
     }

@@ -56,6 +56,22 @@ impl TestDb {
     }
 }
 
+/// Options of the crash test's child and parent. With `busy_lsm`, memstores
+/// flush every 64 KiB (set on the table) and two L0 files trigger a
+/// compaction, so a kill often lands inside a flush or a compaction.
+pub fn crash_options(busy_lsm: bool) -> DbOptions {
+    if busy_lsm {
+        DbOptions {
+            l0_compaction_trigger: 2,
+            level_base_bytes: 256 * 1024,
+            target_file_bytes: 128 * 1024,
+            ..DbOptions::default()
+        }
+    } else {
+        DbOptions::default()
+    }
+}
+
 /// `(family, qualifier, timestamp, value)` of every cell, as strings.
 pub fn cells(row: &RowResult) -> Vec<(String, String, i64, String)> {
     row.cells

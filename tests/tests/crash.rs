@@ -26,8 +26,21 @@ impl Lcg {
     }
 }
 
-fn verify(dir: &Path, ack_file: &Path) -> (usize, usize) {
-    let db = Db::open_default(dir).expect("reopen after SIGKILL");
+fn verify(dir: &Path, ack_file: &Path, busy: bool) -> (usize, usize) {
+    let db = Db::open(dir, strata_tests::crash_options(busy)).expect("reopen after SIGKILL");
+    // Files left by an interrupted flush or compaction are gone.
+    let on_disk = std::fs::read_dir(dir.join("data"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "hfile"))
+        })
+        .count() as u64;
+    assert_eq!(
+        on_disk,
+        db.stats().files,
+        "every HFile on disk is referenced"
+    );
     let table = db.table("crash").unwrap();
     let acks = std::fs::read_to_string(ack_file).unwrap_or_default();
     let mut counters: HashMap<String, i64> = HashMap::new();
@@ -85,15 +98,17 @@ fn verify(dir: &Path, ack_file: &Path) -> (usize, usize) {
     (puts, rows)
 }
 
-fn crash_rounds(rounds: u64, seed: u64) {
+fn crash_rounds(rounds: u64, seed: u64, busy: bool) {
     let dir = tempfile::tempdir().unwrap();
     let db_dir = dir.path().join("db");
     {
-        let db = Db::open_default(&db_dir).unwrap();
+        let db = Db::open(&db_dir, strata_tests::crash_options(busy)).unwrap();
+        let flush_size = if busy { 64 * 1024 } else { 128 * 1024 * 1024 };
         db.create_table(
             TableDescriptor::new("crash")
                 .family(FamilyDescriptor::new("a"))
-                .family(FamilyDescriptor::new("b")),
+                .family(FamilyDescriptor::new("b"))
+                .memstore_flush_size_bytes(flush_size),
         )
         .unwrap();
         db.close().unwrap();
@@ -107,6 +122,7 @@ fn crash_rounds(rounds: u64, seed: u64) {
             .arg(&ack_file)
             .arg(format!("round{round:04}"))
             .arg("4")
+            .args(busy.then_some("busy"))
             .spawn()
             .expect("start crash_writer");
         // Most rounds kill while writes are flowing: wait for the first
@@ -124,19 +140,36 @@ fn crash_rounds(rounds: u64, seed: u64) {
         std::thread::sleep(Duration::from_millis(rng.next() % 200));
         child.kill().expect("SIGKILL");
         child.wait().unwrap();
-        let (puts, _) = verify(&db_dir, &ack_file);
+        let (puts, _) = verify(&db_dir, &ack_file, busy);
         total_puts += puts;
     }
     assert!(total_puts > 0, "the children acknowledged writes");
+    if busy {
+        let db = Db::open(&db_dir, strata_tests::crash_options(true)).unwrap();
+        let regions = db.table("crash").unwrap().regions().unwrap();
+        assert!(db.stats().files > 1, "the children flushed");
+        assert!(
+            regions[0].files_per_level[1..].iter().sum::<usize>() > 0,
+            "and compacted"
+        );
+    }
 }
 
 #[test]
 fn acknowledged_writes_survive_sigkill() {
-    crash_rounds(20, 0x5EED);
+    crash_rounds(20, 0x5EED, false);
+}
+
+/// Kills land during flushes and compactions: no acknowledged write is lost
+/// and no file is left behind.
+#[test]
+fn acknowledged_writes_survive_sigkill_during_flush_and_compaction() {
+    crash_rounds(20, 0xF1A5, true);
 }
 
 #[test]
 #[ignore = "long crash loop: cargo test -p strata-tests --test crash -- --ignored"]
 fn acknowledged_writes_survive_many_sigkills() {
-    crash_rounds(300, 0xC0FFEE);
+    crash_rounds(300, 0xC0FFEE, false);
+    crash_rounds(300, 0xBEEF, true);
 }

@@ -1,6 +1,8 @@
 //! Child process of the crash test: writes until it is killed.
 //!
-//! Usage: `crash_writer DB_DIR ACK_FILE PREFIX THREADS`
+//! Usage: `crash_writer DB_DIR ACK_FILE PREFIX THREADS [busy]`
+//! (`busy`: the options of [`strata_tests::crash_options`] with flushes and
+//! compactions running all the time).
 //!
 //! Each thread writes rows `PREFIX-tT-NNNNNNNN` holding the same value in
 //! families `a` and `b` (one mutation, `SyncWal`), and every fifth step
@@ -21,12 +23,16 @@ use strata::{Db, Durability, Increment, Put};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let [_, dir, ack_path, prefix, threads] = args.as_slice() else {
-        eprintln!("usage: crash_writer DB_DIR ACK_FILE PREFIX THREADS");
-        std::process::exit(2);
+    let (dir, ack_path, prefix, threads, busy) = match args.as_slice() {
+        [_, dir, ack, prefix, threads] => (dir, ack, prefix, threads, false),
+        [_, dir, ack, prefix, threads, mode] if mode == "busy" => (dir, ack, prefix, threads, true),
+        _ => {
+            eprintln!("usage: crash_writer DB_DIR ACK_FILE PREFIX THREADS [busy]");
+            std::process::exit(2);
+        }
     };
     let threads: usize = threads.parse().expect("THREADS is a number");
-    let db = Db::open_default(dir).expect("open");
+    let db = Db::open(dir, strata_tests::crash_options(busy)).expect("open");
     let table = db.table("crash").expect("table");
     let ack = Arc::new(
         std::fs::OpenOptions::new()

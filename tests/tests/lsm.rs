@@ -1,0 +1,390 @@
+//! HFiles, flushes and compactions seen from the outside: what lands on
+//! disk, what compaction drops, how damage is reported.
+
+// Compiled only as a test, so clippy treats helpers here as test code.
+#![cfg(test)]
+
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use strata::{
+    CellKind, Db, DbOptions, Delete, Error, FamilyDescriptor, Get, Put, Scan, Table,
+    TableDescriptor,
+};
+use strata_tests::TestDb;
+
+fn hfiles(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("data"))
+        .map(|entries| entries.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.extension().is_some_and(|e| e == "hfile"));
+    files.sort();
+    files
+}
+
+/// A cell as (family, qualifier, timestamp, kind, value).
+type Flat = (Vec<u8>, Vec<u8>, i64, CellKind, Vec<u8>);
+
+fn rows(table: &Table, scan: &Scan) -> Vec<(Vec<u8>, Vec<Flat>)> {
+    table
+        .scan(scan)
+        .unwrap()
+        .map(|r| {
+            let r = r.unwrap();
+            let cells = r
+                .cells
+                .into_iter()
+                .map(|c| (c.family, c.qualifier, c.timestamp, c.kind, c.value))
+                .collect();
+            (r.row, cells)
+        })
+        .collect()
+}
+
+fn fill(table: &Table, n: usize, value_len: usize) {
+    let puts: Vec<Put> = (0..n)
+        .map(|i| Put::new(format!("row{i:06}")).add("f", "q", vec![(i % 251) as u8; value_len]))
+        .collect();
+    for chunk in puts.chunks(500) {
+        table.put_many(chunk).unwrap();
+    }
+}
+
+#[test]
+fn flush_moves_memstores_into_files_and_releases_the_wal() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = DbOptions {
+        wal_segment_bytes: 64 * 1024,
+        ..DbOptions::default()
+    };
+    let db = Db::open(dir.path(), options.clone()).unwrap();
+    let table = db
+        .create_table(TableDescriptor::new("t").family(FamilyDescriptor::new("f")))
+        .unwrap();
+    fill(&table, 3000, 100);
+    let before = rows(&table, &Scan::new());
+    let segments_before = strata::inspect::wal_segments(dir.path()).unwrap().len();
+    assert!(
+        segments_before > 3,
+        "small segments roll over: {segments_before}"
+    );
+    table.flush().unwrap();
+    let stats = db.stats();
+    assert_eq!(stats.memstore_bytes, 0);
+    assert_eq!(stats.files, 1);
+    assert_eq!(hfiles(dir.path()).len(), 1);
+    assert_eq!(
+        strata::inspect::wal_segments(dir.path()).unwrap().len(),
+        1,
+        "flushed segments are deleted"
+    );
+    assert_eq!(rows(&table, &Scan::new()), before);
+    assert_eq!(rows(&table, &Scan::new().reversed(true)).len(), 3000);
+    // The file survives reopening, with nothing to replay.
+    db.close().unwrap();
+    let db = Db::open(dir.path(), options).unwrap();
+    assert_eq!(db.recovery_report().records_replayed, 0);
+    assert_eq!(rows(&db.table("t").unwrap(), &Scan::new()), before);
+}
+
+#[test]
+fn memstores_flush_and_stores_compact_on_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = DbOptions {
+        l0_compaction_trigger: 2,
+        level_base_bytes: 256 * 1024,
+        target_file_bytes: 128 * 1024,
+        ..DbOptions::default()
+    };
+    let db = Db::open(dir.path(), options).unwrap();
+    let table = db
+        .create_table(
+            TableDescriptor::new("t")
+                .family(FamilyDescriptor::new("f"))
+                .memstore_flush_size_bytes(64 * 1024),
+        )
+        .unwrap();
+    // Overwrite the same keys several times: compaction keeps one version each.
+    for _ in 0..4 {
+        fill(&table, 4000, 100);
+    }
+    db.wait_for_background_work().unwrap();
+    let stats = db.stats();
+    assert!(stats.flushes >= 4, "{stats:?}");
+    assert!(stats.compactions >= 1, "{stats:?}");
+    let region = &table.regions().unwrap()[0];
+    assert!(
+        region.files_per_level[0] < 2,
+        "L0 was compacted: {region:?}"
+    );
+    assert!(region.files_per_level[1..].iter().sum::<usize>() >= 1);
+    let got = rows(&table, &Scan::new());
+    assert_eq!(got.len(), 4000);
+    assert!(got.iter().all(|(_, cells)| cells.len() == 1));
+    assert_eq!(
+        db.stats().files as usize,
+        hfiles(dir.path()).len(),
+        "no file left behind"
+    );
+}
+
+#[test]
+fn major_compaction_drops_exactly_what_reads_cannot_see() {
+    let t = TestDb::new(1_000_000);
+    let table =
+        t.db.create_table(
+            TableDescriptor::new("t")
+                .family(FamilyDescriptor::new("f").max_versions(2))
+                .family(
+                    FamilyDescriptor::new("e")
+                        .max_versions(5)
+                        .ttl(Duration::from_secs(10)),
+                ),
+        )
+        .unwrap();
+    // a: five versions, two survive.
+    for ts in 1..=5 {
+        table
+            .put(&Put::new("r").add_at("f", "a", ts, format!("a{ts}")))
+            .unwrap();
+    }
+    // b: deleted entirely; its hidden version is inside the window, so it
+    // stays as a value-less ghost with the marker that hides it (two later
+    // puts below ts 1 must not both become visible).
+    table.put(&Put::new("r").add_at("f", "b", 1, "b1")).unwrap();
+    table
+        .delete(&Delete::new("r").column_all_versions("f", "b"))
+        .unwrap();
+    // c: the newest version hidden; it keeps its window place as a ghost,
+    // with the marker that hides it, and the version below stays visible.
+    table.put(&Put::new("r").add_at("f", "c", 3, "c3")).unwrap();
+    table.put(&Put::new("r").add_at("f", "c", 1, "c1")).unwrap();
+    table
+        .delete(&Delete::new("r").column_version("f", "c", 3))
+        .unwrap();
+    // e: expired by TTL (now = 1_000_000, ttl = 10 s).
+    table
+        .put(&Put::new("r").add_at("e", "x", 900_000, "old"))
+        .unwrap();
+    table
+        .put(&Put::new("r").add_at("e", "x", 995_000, "fresh"))
+        .unwrap();
+    let visible_before = rows(&table, &Scan::new().all_versions());
+    table.flush().unwrap();
+    table.major_compact().unwrap();
+    assert_eq!(
+        rows(&table, &Scan::new().all_versions()),
+        visible_before,
+        "reads are unchanged"
+    );
+    let raw = rows(&table, &Scan::new().raw(true).all_versions());
+    let got: Vec<(String, String, i64, CellKind, String)> = raw[0]
+        .1
+        .iter()
+        .map(|(f, q, ts, kind, v)| {
+            (
+                String::from_utf8_lossy(f).into_owned(),
+                String::from_utf8_lossy(q).into_owned(),
+                *ts,
+                *kind,
+                String::from_utf8_lossy(v).into_owned(),
+            )
+        })
+        .collect();
+    let c = |f: &str, q: &str, ts: i64, kind: CellKind, v: &str| {
+        (f.to_string(), q.to_string(), ts, kind, v.to_string())
+    };
+    assert_eq!(
+        got,
+        [
+            c("e", "x", 995_000, CellKind::Put, "fresh"),
+            c("f", "a", 5, CellKind::Put, "a5"),
+            c("f", "a", 4, CellKind::Put, "a4"),
+            c("f", "b", 1_000_000, CellKind::DeleteColumn, ""),
+            c("f", "b", 1, CellKind::Put, ""),
+            c("f", "c", 3, CellKind::Delete, ""),
+            c("f", "c", 3, CellKind::Put, ""),
+            c("f", "c", 1, CellKind::Put, "c1"),
+        ]
+    );
+    // The ghost still holds its place: a put at ts 2 pushes c1 out of the window.
+    table.put(&Put::new("r").add_at("f", "c", 2, "c2")).unwrap();
+    let c_versions: Vec<i64> = table
+        .get(&Get::new("r").column("f", "c").all_versions())
+        .unwrap()
+        .cells
+        .iter()
+        .map(|c| c.timestamp)
+        .collect();
+    assert_eq!(c_versions, [2]);
+}
+
+#[test]
+fn orphan_files_are_deleted_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Db::open_default(dir.path()).unwrap();
+        let table = db
+            .create_table(TableDescriptor::new("t").family(FamilyDescriptor::new("f")))
+            .unwrap();
+        fill(&table, 100, 10);
+        db.close().unwrap();
+    }
+    let orphan = dir.path().join("data").join("000000099999.hfile");
+    std::fs::write(&orphan, b"left behind by a crash during a flush").unwrap();
+    let db = Db::open_default(dir.path()).unwrap();
+    assert!(!orphan.exists());
+    assert_eq!(db.recovery_report().orphan_files_deleted, 1);
+    assert_eq!(
+        db.table("t").unwrap().scan(&Scan::new()).unwrap().count(),
+        100
+    );
+}
+
+#[test]
+fn damaged_hfiles_are_reported_with_file_and_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Db::open_default(dir.path()).unwrap();
+        let table = db
+            .create_table(
+                TableDescriptor::new("t").family(FamilyDescriptor::new("f").block_size_bytes(1024)),
+            )
+            .unwrap();
+        fill(&table, 500, 100);
+        db.close().unwrap();
+    }
+    let file = hfiles(dir.path()).remove(0);
+    let original = std::fs::read(&file).unwrap();
+    let flip = |at: u64| {
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&file)
+            .unwrap();
+        let mut b = [0u8];
+        f.read_exact_at(&mut b, at).unwrap();
+        f.write_all_at(&[b[0] ^ 0x10], at).unwrap();
+    };
+    // A data block: opening works, reading the block fails, verify names it.
+    flip(100);
+    let db = Db::open_default(dir.path()).unwrap();
+    let table = db.table("t").unwrap();
+    match table.get(&Get::new("row000000")) {
+        Err(Error::Corruption {
+            file: f, offset, ..
+        }) => {
+            assert_eq!(f, file);
+            assert_eq!(offset, 0, "the first data block starts at 0");
+        }
+        other => panic!("expected corruption, got {other:?}"),
+    }
+    let report = db.verify().unwrap();
+    assert_eq!(report.files, 1);
+    assert_eq!(report.problems.len(), 1);
+    assert!(
+        matches!(&report.problems[0], Error::Corruption { file: f, offset: 0, .. } if *f == file)
+    );
+    assert!(
+        !table.get(&Get::new("row000499")).unwrap().is_empty(),
+        "other blocks still read"
+    );
+    db.close().unwrap();
+    // The trailer, index and bloom are checked at open.
+    for at in [original.len() as u64 - 10, original.len() as u64 - 200] {
+        std::fs::write(&file, &original).unwrap();
+        flip(at);
+        match Db::open_default(dir.path()) {
+            Err(Error::Corruption { file: f, .. }) => assert_eq!(f, file),
+            other => panic!("flip at {at}: expected corruption, got {other:?}"),
+        }
+    }
+    std::fs::write(&file, &original).unwrap();
+    assert!(
+        Db::open_default(dir.path())
+            .unwrap()
+            .verify()
+            .unwrap()
+            .problems
+            .is_empty()
+    );
+}
+
+#[test]
+fn get_many_matches_single_gets() {
+    let t = TestDb::new(1000);
+    let table =
+        t.db.create_table(
+            TableDescriptor::new("t")
+                .family(FamilyDescriptor::new("f"))
+                .family(FamilyDescriptor::new("g")),
+        )
+        .unwrap();
+    fill(&table, 2000, 50);
+    table.flush().unwrap();
+    for i in (0..2000).step_by(3) {
+        table
+            .put(&Put::new(format!("row{i:06}")).add("g", "x", "in memstore"))
+            .unwrap();
+    }
+    let gets: Vec<Get> = (0..300)
+        .map(|i| Get::new(format!("row{:06}", (i * 7919) % 2600)))
+        .chain([Get::new("row000003").column("g", "x")])
+        .collect();
+    let many = table.get_many(&gets).unwrap();
+    let singles: Vec<_> = gets.iter().map(|g| table.get(g).unwrap()).collect();
+    assert_eq!(many, singles);
+    assert!(
+        many.iter().filter(|r| r.is_empty()).count() > 0,
+        "some keys are missing"
+    );
+}
+
+#[test]
+fn reads_continue_during_flushes_and_compactions() {
+    let t = TestDb::new(1000);
+    let table =
+        t.db.create_table(TableDescriptor::new("t").family(FamilyDescriptor::new("f")))
+            .unwrap();
+    fill(&table, 2000, 100);
+    let expected = rows(&table, &Scan::new());
+    let reader = {
+        let table = table.clone();
+        let expected = expected.clone();
+        std::thread::spawn(move || {
+            for _ in 0..30 {
+                assert_eq!(rows(&table, &Scan::new()), expected);
+                assert_eq!(table.get(&Get::new("row001234")).unwrap().cells.len(), 1);
+            }
+        })
+    };
+    for _ in 0..5 {
+        table.flush().unwrap();
+        table.compact().unwrap();
+        table.major_compact().unwrap();
+    }
+    reader.join().unwrap();
+}
+
+#[test]
+fn dropping_a_table_or_family_deletes_its_files() {
+    let t = TestDb::new(1000);
+    let table =
+        t.db.create_table(
+            TableDescriptor::new("t")
+                .family(FamilyDescriptor::new("f"))
+                .family(FamilyDescriptor::new("g")),
+        )
+        .unwrap();
+    table
+        .put(&Put::new("r").add("f", "q", "1").add("g", "q", "2"))
+        .unwrap();
+    table.flush().unwrap();
+    assert_eq!(hfiles(t.dir.path()).len(), 2);
+    t.db.alter_table(TableDescriptor::new("t").family(FamilyDescriptor::new("f")))
+        .unwrap();
+    assert_eq!(hfiles(t.dir.path()).len(), 1);
+    t.db.drop_table("t").unwrap();
+    assert!(hfiles(t.dir.path()).is_empty());
+}
