@@ -377,15 +377,15 @@ pub(crate) fn run(
     let mut sources: Vec<Box<dyn CellSource>> = Vec::new();
     if pick.level == 0 {
         for f in &pick.upper {
-            sources.push(Box::new(FileSource::new(f.clone())));
+            sources.push(Box::new(FileSource::new(f.clone(), None)));
         }
     } else {
-        sources.push(Box::new(LevelSource::new(pick.upper.clone())));
+        sources.push(Box::new(LevelSource::new(pick.upper.clone(), None)));
     }
     if !pick.lower.is_empty() {
         let mut lower = pick.lower.clone();
         lower.sort_by(|a, b| a.meta().first_row.cmp(&b.meta().first_row));
-        sources.push(Box::new(LevelSource::new(lower)));
+        sources.push(Box::new(LevelSource::new(lower, None)));
     }
     let mut merged = MergedSources::new(sources, u64::MAX);
     merged.seek(&SeekKey::row_start(b""))?;

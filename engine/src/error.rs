@@ -119,6 +119,11 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// A filter is malformed or invalid (the message shows where).
+    InvalidFilter {
+        /// What is wrong, with the position for a parse error.
+        reason: String,
+    },
     /// No table with this name exists.
     TableNotFound {
         /// The table name.
@@ -212,6 +217,7 @@ impl Error {
                 | Error::NotACounter { .. }
                 | Error::CounterOverflow { .. }
                 | Error::InvalidOption { .. }
+                | Error::InvalidFilter { .. }
         )
     }
 }
@@ -302,6 +308,7 @@ impl fmt::Display for Error {
                 )
             }
             Error::InvalidOption { name, reason } => write!(f, "invalid option {name}: {reason}"),
+            Error::InvalidFilter { reason } => write!(f, "invalid filter: {reason}"),
             Error::TableNotFound { table } => write!(f, "table '{table}' does not exist"),
             Error::TableExists { table } => write!(f, "table '{table}' already exists"),
             Error::Closed => write!(f, "the database is closed"),
@@ -332,6 +339,22 @@ impl fmt::Display for Error {
                 file.display()
             ),
             Error::Io { context, source } => write!(f, "{context}: {source}"),
+        }
+    }
+}
+
+impl From<strata_filters::ParseError> for Error {
+    fn from(e: strata_filters::ParseError) -> Self {
+        Error::InvalidFilter {
+            reason: e.to_string(),
+        }
+    }
+}
+
+impl From<strata_filters::ModelError> for Error {
+    fn from(e: strata_filters::ModelError) -> Self {
+        Error::InvalidFilter {
+            reason: e.to_string(),
         }
     }
 }

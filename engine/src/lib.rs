@@ -83,3 +83,7 @@ pub use options::{
 pub use scan::Scanner;
 pub use table::{RegionInfo, Table};
 pub use wal::WalStats;
+
+/// The filter model, language, kernels and plans (crate `strata-filters`).
+pub use strata_filters as filters;
+pub use strata_filters::Filter;

@@ -20,6 +20,7 @@ use parking_lot::{Mutex, RwLock};
 
 use crate::hfile::reader::HFileReader;
 use crate::memstore::{Memstore, NewCell};
+use crate::scan::filtering::RowGate;
 use crate::scan::source::{CellSource, FileSource, LevelSource, MemstoreSource};
 
 /// Number of levels (L0..L6).
@@ -249,18 +250,25 @@ impl Store {
     pub(crate) fn sources(
         version: &StoreVersion,
         scope: &ReadScope<'_>,
+        gate: Option<&Arc<RowGate>>,
     ) -> Vec<Box<dyn CellSource>> {
         let mut sources: Vec<Box<dyn CellSource>> =
             Vec::with_capacity(2 + version.frozen.len() + LEVELS);
         if version.active.cell_count() > 0 {
-            sources.push(Box::new(MemstoreSource::new(version.active.clone())));
+            sources.push(Box::new(MemstoreSource::with_gate(
+                version.active.clone(),
+                gate.cloned(),
+            )));
         }
         for frozen in version.frozen.iter().rev() {
-            sources.push(Box::new(MemstoreSource::new(frozen.memstore.clone())));
+            sources.push(Box::new(MemstoreSource::with_gate(
+                frozen.memstore.clone(),
+                gate.cloned(),
+            )));
         }
         if scope.single_row.is_some() {
             for f in Self::single_row_files(version, scope) {
-                sources.push(Box::new(FileSource::new(f)));
+                sources.push(Box::new(FileSource::new(f, gate.cloned())));
             }
             return sources;
         }
@@ -272,10 +280,10 @@ impl Store {
                 .collect();
             if level == 0 {
                 for f in files {
-                    sources.push(Box::new(FileSource::new(f)));
+                    sources.push(Box::new(FileSource::new(f, gate.cloned())));
                 }
             } else if !files.is_empty() {
-                sources.push(Box::new(LevelSource::new(files)));
+                sources.push(Box::new(LevelSource::new(files, gate.cloned())));
             }
         }
         sources

@@ -25,9 +25,23 @@ use crate::ops::{
 };
 use crate::options::{FamilyDescriptor, TableDescriptor};
 use crate::region::Region;
-use crate::scan::{RegionScanner, Scanner, plan_get, plan_scan};
+use crate::scan::{Scanner, plan_get, plan_scan, read_row};
 use crate::store::{ReadScope, Store};
 use crate::write::{PreparedCell, PreparedFamily, PreparedRow, commit};
+
+/// Whether `left OP right` holds, given `left.cmp(right)`.
+fn ordering_holds(op: CompareOp, ordering: std::cmp::Ordering) -> bool {
+    use std::cmp::Ordering::*;
+    match op {
+        CompareOp::Less => ordering == Less,
+        CompareOp::LessOrEqual => ordering != Greater,
+        CompareOp::Equal => ordering == Equal,
+        CompareOp::NotEqual => ordering != Equal,
+        CompareOp::GreaterOrEqual => ordering != Less,
+        CompareOp::Greater => ordering == Greater,
+        CompareOp::NoOp => false,
+    }
+}
 
 /// A column as (family, qualifier).
 type ColumnKey = (Vec<u8>, Vec<u8>);
@@ -489,8 +503,7 @@ impl Table {
     fn get_in(&self, state: &TableState, get: &Get, now_ms: i64) -> Result<RowResult> {
         let plan = plan_get(state, get, self.db.mvcc.read_point(), now_ms)?;
         let region = Self::region(state, &get.row)?;
-        let mut scanner = RegionScanner::open(region, &plan);
-        Ok(scanner.next_row(&plan)?.unwrap_or_else(|| RowResult {
+        Ok(read_row(region, &plan)?.unwrap_or_else(|| RowResult {
             row: get.row.clone(),
             cells: Vec::new(),
         }))
@@ -511,7 +524,7 @@ impl Table {
     pub fn scan(&self, scan: &Scan) -> Result<Scanner> {
         let state = self.state()?;
         let plan = plan_scan(&state, scan, self.db.mvcc.read_point(), self.db.now_ms())?;
-        Ok(Scanner::new(state, plan))
+        Scanner::new(state, plan)
     }
 
     fn validate_columns<'a>(
@@ -772,11 +785,14 @@ impl Table {
 
     /// HBase's check: `operand OP stored` on the newest visible value.
     fn condition_holds(op: CompareOp, operand: &[u8], stored: Option<&[u8]>) -> bool {
+        if op == CompareOp::NoOp {
+            return false;
+        }
         match (operand.is_empty(), stored) {
             (true, None) => op != CompareOp::NotEqual,
             (true, Some(value)) => value.is_empty() == (op != CompareOp::NotEqual),
             (false, None) => false,
-            (false, Some(value)) => op.holds(operand.cmp(value)),
+            (false, Some(value)) => ordering_holds(op, operand.cmp(value)),
         }
     }
 
@@ -868,6 +884,87 @@ impl Table {
             success: true,
             result,
         })
+    }
+
+    /// Counts the rows a scan returns, inside the engine: without a filter no
+    /// cell is copied. The scan's limit applies; its batch size does not.
+    pub fn count(&self, scan: &Scan) -> Result<u64> {
+        let state = self.state()?;
+        let mut plan = plan_scan(&state, scan, self.db.mvcc.read_point(), self.db.now_ms())?;
+        plan.batch = None;
+        plan.query.count_only = plan.filter.is_none() && !plan.query.raw;
+        let mut n = 0;
+        for row in Scanner::new(state, plan)? {
+            row?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// Deletes, inside the engine and in one pass, every row the scan
+    /// returns (filters included): the whole row when the scan selects no
+    /// columns, otherwise the selected families and the selected columns the
+    /// row has. Markers get `timestamp` (default: now), so versions written
+    /// later with larger timestamps survive. Each row is deleted atomically
+    /// and durably per the table's durability; rows are committed in groups
+    /// sharing one WAL sync. Returns the number of rows deleted.
+    pub fn delete_where(&self, scan: &Scan, timestamp: Option<i64>) -> Result<u64> {
+        let state = self.state()?;
+        let timestamp = timestamp.unwrap_or(self.db.now_ms());
+        validate_timestamp(timestamp)?;
+        let mut plan = plan_scan(&state, scan, self.db.mvcc.read_point(), self.db.now_ms())?;
+        plan.batch = None;
+        let mut pending: Vec<Delete> = Vec::new();
+        let mut deleted = 0;
+        for row in Scanner::new(state.clone(), plan)? {
+            let row = row?;
+            let mut delete = Delete::new(&row.row).timestamp(timestamp);
+            for (family, qualifiers) in scan.columns.families() {
+                match qualifiers {
+                    None => delete = delete.family_up_to(family, timestamp),
+                    Some(wanted) => {
+                        let mut present: Vec<&[u8]> = row
+                            .cells
+                            .iter()
+                            .filter(|c| c.family == family && wanted.contains(&c.qualifier))
+                            .map(|c| c.qualifier.as_slice())
+                            .collect();
+                        present.dedup();
+                        for q in present {
+                            delete = delete.column_all_versions_up_to(family, q, timestamp);
+                        }
+                    }
+                }
+            }
+            if scan.columns.is_all() || !delete.entries.is_empty() {
+                pending.push(delete);
+                deleted += 1;
+            }
+            if pending.len() >= MAX_ROWS_PER_COMMIT {
+                self.delete_group(&state, &pending)?;
+                pending.clear();
+            }
+        }
+        self.delete_group(&state, &pending)?;
+        Ok(deleted)
+    }
+
+    /// Commits deletes (without latest-version entries) sharing one WAL sync.
+    fn delete_group(&self, state: &TableState, deletes: &[Delete]) -> Result<()> {
+        let Some(first) = deletes.first() else {
+            return Ok(());
+        };
+        self.throttle(state, &first.row)?;
+        let now = self.db.now_ms();
+        let prepared = deletes
+            .iter()
+            .map(|d| self.prepare_delete(state, d, now))
+            .collect::<Result<Vec<_>>>()?;
+        let _locks = self
+            .db
+            .row_locks
+            .lock(self.inner.id, prepared.iter().map(|p| p.row.as_slice()));
+        self.commit_and_notify(state, &prepared)
     }
 
     /// Reads many rows; the data blocks they need that are not cached are

@@ -28,7 +28,9 @@ impl Lcg {
 
 fn verify(dir: &Path, ack_file: &Path, busy: bool) -> (usize, usize) {
     let db = Db::open(dir, strata_tests::crash_options(busy)).expect("reopen after SIGKILL");
-    // Files left by an interrupted flush or compaction are gone.
+    // Files left by an interrupted flush or compaction are gone (compared
+    // once the compactions open schedules have finished writing theirs).
+    db.wait_for_background_work().unwrap();
     let on_disk = std::fs::read_dir(dir.join("data"))
         .unwrap()
         .filter(|e| {

@@ -251,6 +251,19 @@ enum Op {
     MajorCompact,
 }
 
+fn holds(op: CompareOp, ordering: std::cmp::Ordering) -> bool {
+    use std::cmp::Ordering::*;
+    match op {
+        CompareOp::Less => ordering == Less,
+        CompareOp::LessOrEqual => ordering != Greater,
+        CompareOp::Equal => ordering == Equal,
+        CompareOp::NotEqual => ordering != Equal,
+        CompareOp::GreaterOrEqual => ordering != Less,
+        CompareOp::Greater => ordering == Greater,
+        CompareOp::NoOp => false,
+    }
+}
+
 fn value_of(seed: u8) -> Vec<u8> {
     format!("v{seed}").into_bytes()
 }
@@ -560,7 +573,7 @@ impl Harness {
                     (true, None) => *op != CompareOp::NotEqual,
                     (true, Some(v)) => v.is_empty() == (*op != CompareOp::NotEqual),
                     (false, None) => false,
-                    (false, Some(v)) => op.holds(operand_bytes.as_slice().cmp(v.as_slice())),
+                    (false, Some(v)) => holds(*op, operand_bytes.as_slice().cmp(v.as_slice())),
                 };
                 prop_assert_eq!(outcome.success, holds);
                 if holds {

@@ -267,6 +267,30 @@ impl DataBlock {
             + std::mem::size_of::<DataBlock>()
     }
 
+    /// Number of rows.
+    pub(crate) fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The row keys as a filter batch: a dense matrix when they share a
+    /// length, offsets into the concatenated keys otherwise.
+    pub(crate) fn row_key_batch(&self) -> Option<strata_filters::Batch<'_>> {
+        match &self.row_keys {
+            BytesColumn::Fixed {
+                width,
+                start,
+                count,
+            } => {
+                let data = self.data.get(*start..*start + width * count)?;
+                strata_filters::Batch::fixed(*width, *count, data).ok()
+            }
+            BytesColumn::Variable { offsets, start } => {
+                let data = self.data.get(*start..)?;
+                strata_filters::Batch::variable(offsets, data).ok()
+            }
+        }
+    }
+
     /// Row key `r`.
     #[inline]
     pub(crate) fn row(&self, r: usize) -> &[u8] {
@@ -299,6 +323,7 @@ impl DataBlock {
     }
 
     /// The position of the first cell.
+    #[cfg(test)]
     pub(crate) fn first(&self) -> Option<Position> {
         (self.cells > 0).then_some(Position { row: 0, cell: 0 })
     }

@@ -14,6 +14,8 @@ use crate::error::{Error, Result};
 use crate::io::{Io, IoFile, ReadOp};
 use crate::memstore::SeekKey;
 use crate::options::BloomType;
+use crate::scan::filtering::RowGate;
+use strata_filters::Bitmap;
 
 /// An open HFile. Meta, top index and bloom stay in memory while it is open.
 pub(crate) struct HFileReader {
@@ -205,6 +207,29 @@ impl HFileReader {
             .map(|k| self.top.ordinal_base(j) as usize + k))
     }
 
+    /// First and last row of data block `ordinal`, from the index.
+    pub(crate) fn block_bounds(&self, ordinal: usize) -> Result<(Vec<u8>, Vec<u8>)> {
+        if !self.two_level() {
+            return Ok((
+                self.top.first_row(ordinal).to_vec(),
+                self.top.last_row(ordinal).to_vec(),
+            ));
+        }
+        let (mut lo, mut hi) = (0, self.top.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.top.ordinal_base(mid) <= ordinal as u64 {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let j = lo.saturating_sub(1);
+        let leaf = self.leaf(j)?;
+        let k = ordinal.saturating_sub(self.top.ordinal_base(j) as usize);
+        Ok((leaf.first_row(k).to_vec(), leaf.last_row(k).to_vec()))
+    }
+
     /// Data block `ordinal`, from the cache or the file.
     pub(crate) fn data_block(&self, ordinal: usize) -> Result<Arc<DataBlock>> {
         let handle = self.handle_of(ordinal)?;
@@ -339,18 +364,32 @@ fn read_block(file: &IoFile, path: &Path, handle: BlockHandle) -> Result<Vec<u8>
 }
 
 /// A position in one HFile, moving in store order.
+///
+/// With a [`RowGate`], the cursor skips blocks whose key span cannot hold a
+/// returned row (without reading them) and rows the gate's row-key kernel
+/// rejects (evaluated once per block over all its row keys), so the merge
+/// above never sees them.
 pub(crate) struct FileCursor {
     reader: Arc<HFileReader>,
     block: Option<(usize, Arc<DataBlock>)>,
     position: Option<Position>,
+    gate: Option<Arc<RowGate>>,
+    /// Rows of the current block that pass the gate (`None`: all do).
+    passing: Option<Bitmap>,
 }
 
 impl FileCursor {
     pub(crate) fn new(reader: Arc<HFileReader>) -> Self {
+        FileCursor::with_gate(reader, None)
+    }
+
+    pub(crate) fn with_gate(reader: Arc<HFileReader>, gate: Option<Arc<RowGate>>) -> Self {
         FileCursor {
             reader,
             block: None,
             position: None,
+            gate,
+            passing: None,
         }
     }
 
@@ -361,24 +400,115 @@ impl FileCursor {
             return Ok(block.clone());
         }
         let block = self.reader.data_block(ordinal)?;
+        self.passing = self
+            .gate
+            .as_ref()
+            .and_then(|g| g.block_rows(block.row_key_batch(), block.rows()));
         self.block = Some((ordinal, block.clone()));
         Ok(block)
     }
 
-    fn first_of(&mut self, ordinal: usize) -> Result<()> {
-        if ordinal >= self.reader.block_count() {
-            self.position = None;
-            return Ok(());
+    /// False when the gate proves block `ordinal` holds no returned row.
+    fn block_wanted(&self, ordinal: usize) -> Result<bool> {
+        match &self.gate {
+            None => Ok(true),
+            Some(gate) => {
+                let (first, last) = self.reader.block_bounds(ordinal)?;
+                Ok(gate.block_wanted(&first, &last))
+            }
         }
-        let block = self.load(ordinal)?;
-        self.position = block.first();
+    }
+
+    /// True when row `r` of the current block passes the gate.
+    fn row_ok(&self, block: &DataBlock, r: usize) -> bool {
+        match (&self.passing, &self.gate) {
+            (Some(bits), _) => bits.get(r),
+            (None, Some(gate)) if gate.row_filter => gate.row_passes(block.row(r)),
+            _ => true,
+        }
+    }
+
+    /// The first passing row at or after `r` in `block`.
+    fn passing_from(&self, block: &DataBlock, mut r: usize) -> Option<usize> {
+        while r < block.rows() {
+            if self.row_ok(block, r) {
+                return Some(r);
+            }
+            r += 1;
+        }
+        None
+    }
+
+    /// The last passing row at or before `r` in `block`.
+    fn passing_until(&self, block: &DataBlock, r: usize) -> Option<usize> {
+        (0..=r).rev().find(|&r| self.row_ok(block, r))
+    }
+
+    /// Positions at the first passing cell of block `ordinal` or a later one.
+    fn first_of(&mut self, mut ordinal: usize) -> Result<()> {
+        while ordinal < self.reader.block_count() {
+            if self.block_wanted(ordinal)? {
+                let block = self.load(ordinal)?;
+                if let Some(r) = self.passing_from(&block, 0) {
+                    self.position = Some(Position {
+                        row: r,
+                        cell: block.row_cells(r).start,
+                    });
+                    return Ok(());
+                }
+            }
+            ordinal += 1;
+        }
+        self.position = None;
         Ok(())
     }
 
+    /// Positions at the last passing cell of block `ordinal` or an earlier one.
     fn last_of(&mut self, ordinal: usize) -> Result<()> {
-        let block = self.load(ordinal)?;
-        self.position = block.last();
+        let mut next = Some(ordinal);
+        while let Some(ordinal) = next {
+            if self.block_wanted(ordinal)? {
+                let block = self.load(ordinal)?;
+                if let Some(r) = block
+                    .rows()
+                    .checked_sub(1)
+                    .and_then(|last| self.passing_until(&block, last))
+                {
+                    self.position = Some(Position {
+                        row: r,
+                        cell: block.row_cells(r).end - 1,
+                    });
+                    return Ok(());
+                }
+            }
+            next = ordinal.checked_sub(1);
+        }
+        self.position = None;
         Ok(())
+    }
+
+    /// From a raw position in block `ordinal`, moves forward to a passing row.
+    fn settle_forward(&mut self, ordinal: usize, p: Option<Position>) -> Result<()> {
+        let Some(p) = p else {
+            return self.first_of(ordinal + 1);
+        };
+        let Some((_, block)) = self.block.clone() else {
+            return self.first_of(ordinal + 1);
+        };
+        if self.row_ok(&block, p.row) {
+            self.position = Some(p);
+            return Ok(());
+        }
+        match self.passing_from(&block, p.row + 1) {
+            Some(r) => {
+                self.position = Some(Position {
+                    row: r,
+                    cell: block.row_cells(r).start,
+                });
+                Ok(())
+            }
+            None => self.first_of(ordinal + 1),
+        }
     }
 
     /// Positions at the first cell with key >= `key`.
@@ -387,12 +517,12 @@ impl FileCursor {
             self.position = None;
             return Ok(());
         };
-        let block = self.load(ordinal)?;
-        match block.seek(key) {
-            Some(p) => self.position = Some(p),
-            None => self.first_of(ordinal + 1)?,
+        if !self.block_wanted(ordinal)? {
+            return self.first_of(ordinal + 1);
         }
-        Ok(())
+        let block = self.load(ordinal)?;
+        let p = block.seek(key);
+        self.settle_forward(ordinal, p)
     }
 
     /// Positions at the last cell with key < `key`.
@@ -405,22 +535,41 @@ impl FileCursor {
         } else {
             self.reader.seek_block_before(key.row)?
         };
-        let Some(mut ordinal) = start else {
-            self.position = None;
-            return Ok(());
-        };
-        loop {
-            let block = self.load(ordinal)?;
-            if let Some(p) = block.seek_before(key) {
-                self.position = Some(p);
-                return Ok(());
+        let mut next = start;
+        while let Some(ordinal) = next {
+            if self.block_wanted(ordinal)? {
+                let block = self.load(ordinal)?;
+                if let Some(p) = block.seek_before(key) {
+                    if self.row_ok(&block, p.row) {
+                        self.position = Some(p);
+                        return Ok(());
+                    }
+                    if let Some(r) = p
+                        .row
+                        .checked_sub(1)
+                        .and_then(|r| self.passing_until(&block, r))
+                    {
+                        self.position = Some(Position {
+                            row: r,
+                            cell: block.row_cells(r).end - 1,
+                        });
+                        return Ok(());
+                    }
+                    // Everything earlier in this block fails: earlier blocks
+                    // hold only smaller cells.
+                    return match ordinal.checked_sub(1) {
+                        Some(previous) => self.last_of(previous),
+                        None => {
+                            self.position = None;
+                            Ok(())
+                        }
+                    };
+                }
             }
-            let Some(previous) = ordinal.checked_sub(1) else {
-                self.position = None;
-                return Ok(());
-            };
-            ordinal = previous;
+            next = ordinal.checked_sub(1);
         }
+        self.position = None;
+        Ok(())
     }
 
     /// Positions at the last cell of the file.
@@ -441,17 +590,16 @@ impl FileCursor {
 
     /// Moves to the next cell.
     pub(crate) fn advance(&mut self) -> Result<()> {
-        let (Some(p), Some((ordinal, block))) = (self.position, &self.block) else {
+        let (Some(p), Some((ordinal, block))) = (self.position, self.block.clone()) else {
             return Ok(());
         };
         match block.next(p) {
-            Some(next) => self.position = Some(next),
-            None => {
-                let next = *ordinal + 1;
-                self.first_of(next)?;
+            Some(next) if next.row == p.row => {
+                self.position = Some(next);
+                Ok(())
             }
+            next => self.settle_forward(ordinal, next),
         }
-        Ok(())
     }
 
     /// The cell under the cursor.

@@ -4,6 +4,7 @@
 //!
 //! A get is a scan of one row.
 
+pub(crate) mod filtering;
 pub(crate) mod merge;
 pub(crate) mod resolve;
 pub(crate) mod source;
@@ -19,8 +20,10 @@ use crate::ops::{ColumnSelection, Get, Scan};
 use crate::region::Region;
 use crate::store::{ReadScope, Store};
 use crate::table::TableState;
+use filtering::{FilterSetup, FilterStage, RowGate, Verdict};
 use merge::MergedSources;
 use resolve::{FamilyRules, QueryRules, Resolver};
+use strata_filters::plan::Seek;
 
 /// One family a read touches.
 #[derive(Debug, Clone)]
@@ -45,6 +48,41 @@ pub(crate) struct ScanPlan {
     pub(crate) read_point: u64,
     pub(crate) limit: Option<u64>,
     pub(crate) batch: Option<usize>,
+    /// The compiled filter, if any; with one, `query.max_versions` is
+    /// unlimited and the filter stage applies `filter_max_versions` after
+    /// filtering, as HBase does.
+    pub(crate) filter: Option<FilterSetup>,
+    pub(crate) filter_max_versions: u32,
+    /// Push the filter's row-key parts down to the sources.
+    pub(crate) vectorized: bool,
+}
+
+/// The filter part of a plan: compiles the filter for the scan range and
+/// lifts the query's version limit above the filter stage.
+fn attach_filter(
+    plan: &mut ScanPlan,
+    filter: Option<&Arc<strata_filters::Filter>>,
+    vectorized: bool,
+) -> Result<()> {
+    let Some(filter) = filter else {
+        return Ok(());
+    };
+    if plan.query.raw {
+        return Err(Error::InvalidOption {
+            name: "raw",
+            reason: "a raw scan cannot take a filter (filters see visible cells only)".into(),
+        });
+    }
+    let range = strata_filters::ScanRange {
+        start: plan.lower.clone(),
+        end: plan.upper.clone(),
+        reversed: plan.reversed,
+    };
+    plan.filter = Some(FilterSetup::compile(filter, &range)?);
+    plan.filter_max_versions = plan.query.max_versions;
+    plan.query.max_versions = u32::MAX;
+    plan.vectorized = vectorized;
+    Ok(())
 }
 
 fn time_range(min: i64, max: i64) -> Result<TimeRange> {
@@ -162,7 +200,7 @@ pub(crate) fn plan_scan(
             upper = min_upper(upper, Bound::Excluded(end));
         }
     }
-    Ok(ScanPlan {
+    let mut plan = ScanPlan {
         lower,
         upper,
         reversed: scan.reversed,
@@ -172,11 +210,17 @@ pub(crate) fn plan_scan(
             max_versions,
             raw: scan.raw,
             now_ms,
+            count_only: false,
         },
         read_point,
         limit: scan.limit,
         batch: scan.batch,
-    })
+        filter: None,
+        filter_max_versions: max_versions,
+        vectorized: false,
+    };
+    attach_filter(&mut plan, scan.filter.as_ref(), scan.vectorized)?;
+    Ok(plan)
 }
 
 /// Plans a get: a scan of exactly one row.
@@ -187,21 +231,44 @@ pub(crate) fn plan_get(
     now_ms: i64,
 ) -> Result<ScanPlan> {
     validate_row(&get.row)?;
-    Ok(ScanPlan {
+    let max_versions = check_versions(get.max_versions)?;
+    let mut plan = ScanPlan {
         lower: Bound::Included(get.row.clone()),
         upper: Bound::Included(get.row.clone()),
         reversed: false,
         families: family_plans(state, &get.columns)?,
         query: QueryRules {
             time_range: time_range(get.time_min, get.time_max)?,
-            max_versions: check_versions(get.max_versions)?,
+            max_versions,
             raw: false,
             now_ms,
+            count_only: false,
         },
         read_point,
         limit: Some(1),
         batch: None,
-    })
+        filter: None,
+        filter_max_versions: max_versions,
+        vectorized: false,
+    };
+    attach_filter(&mut plan, get.filter.as_ref(), true)?;
+    Ok(plan)
+}
+
+/// Reads the one row a get plan covers from `region`, through the filter.
+pub(crate) fn read_row(region: &Region, plan: &ScanPlan) -> Result<Option<RowResult>> {
+    let mut scanner = RegionScanner::open(region, plan);
+    let Some(row) = scanner.next_row(plan)? else {
+        return Ok(None);
+    };
+    match &plan.filter {
+        None => Ok(Some(row)),
+        Some(setup) => match FilterStage::new(setup, false, plan.filter_max_versions)?.process(row)
+        {
+            Verdict::Return { row, .. } => Ok(Some(row)),
+            _ => Ok(None),
+        },
+    }
 }
 
 fn above_lower(row: &[u8], lower: &Bound<Vec<u8>>) -> bool {
@@ -246,6 +313,11 @@ impl RegionScanner {
             (Bound::Included(a), Bound::Included(b)) if a == b => Some(a.as_slice()),
             _ => None,
         };
+        let gate = plan
+            .filter
+            .as_ref()
+            .filter(|_| plan.vectorized)
+            .map(|f| Arc::new(RowGate::for_plan(&f.plan)));
         let stores = plan
             .families
             .iter()
@@ -265,7 +337,7 @@ impl RegionScanner {
                     single_column,
                     min_timestamp: plan.query.time_range.min(),
                 };
-                let sources = Store::sources(&store.version(), &scope);
+                let sources = Store::sources(&store.version(), &scope, gate.as_ref());
                 Some(StoreScan {
                     family,
                     sources: MergedSources::new(sources, plan.read_point),
@@ -373,6 +445,32 @@ impl RegionScanner {
         }
     }
 
+    /// Moves to the candidate row a filter's seek hint names.
+    pub(crate) fn skip_to(&mut self, target: &Seek) -> Result<()> {
+        match target {
+            Seek::Forward(key) => {
+                self.started = true;
+                for store in &mut self.stores {
+                    store.sources.seek(&SeekKey::row_start(key))?;
+                }
+            }
+            Seek::Backward { key, inclusive } => {
+                self.started = true;
+                let mut bound = key.clone();
+                if *inclusive {
+                    bound.push(0);
+                }
+                // Only ever narrows the bound.
+                if self.reverse_bound.as_ref().is_none_or(|b| bound < *b) {
+                    self.reverse_bound = Some(bound);
+                }
+            }
+            Seek::Here => {}
+            Seek::Done => self.finished = true,
+        }
+        Ok(())
+    }
+
     /// Resolves every store's cells of `row`; leaves each store positioned
     /// after the row.
     fn collect_row(&mut self, plan: &ScanPlan, row: &[u8]) -> Result<Vec<Cell>> {
@@ -404,6 +502,7 @@ impl RegionScanner {
 pub struct Scanner {
     state: Arc<TableState>,
     plan: ScanPlan,
+    stage: Option<FilterStage>,
     region_index: Option<usize>,
     current: Option<RegionScanner>,
     pending: VecDeque<RowResult>,
@@ -421,17 +520,23 @@ impl std::fmt::Debug for Scanner {
 }
 
 impl Scanner {
-    pub(crate) fn new(state: Arc<TableState>, plan: ScanPlan) -> Scanner {
+    pub(crate) fn new(state: Arc<TableState>, plan: ScanPlan) -> Result<Scanner> {
         let finished = plan.limit == Some(0);
-        Scanner {
+        let stage = plan
+            .filter
+            .as_ref()
+            .map(|setup| FilterStage::new(setup, plan.reversed, plan.filter_max_versions))
+            .transpose()?;
+        Ok(Scanner {
             state,
             plan,
+            stage,
             region_index: None,
             current: None,
             pending: VecDeque::new(),
             rows_returned: 0,
             finished,
-        }
+        })
     }
 
     /// Index of the first region to read.
@@ -495,9 +600,26 @@ impl Scanner {
                 self.current = Some(RegionScanner::open(region, &self.plan));
             }
             if let Some(scanner) = &mut self.current {
-                match scanner.next_row(&self.plan)? {
-                    Some(row) => return Ok(Some(row)),
-                    None => self.current = None,
+                let Some(row) = scanner.next_row(&self.plan)? else {
+                    self.current = None;
+                    continue;
+                };
+                let Some(stage) = &mut self.stage else {
+                    return Ok(Some(row));
+                };
+                if stage.exhausted() {
+                    return Ok(None);
+                }
+                match stage.process(row) {
+                    Verdict::Return { row, stop } => {
+                        if stop {
+                            self.finished = true;
+                        }
+                        return Ok(Some(row));
+                    }
+                    Verdict::Skip => {}
+                    Verdict::Stop => return Ok(None),
+                    Verdict::SeekTo(target) => scanner.skip_to(&target)?,
                 }
             }
         }

@@ -40,6 +40,9 @@ pub(crate) struct QueryRules {
     pub(crate) raw: bool,
     /// "Now" for TTL, in milliseconds.
     pub(crate) now_ms: i64,
+    /// Only whether a row has visible cells matters (counting): emit
+    /// placeholders instead of copying cells.
+    pub(crate) count_only: bool,
 }
 
 /// Resolves the cells of one (row, family).
@@ -117,6 +120,16 @@ impl<'a> Resolver<'a> {
     }
 
     fn emit(&self, cell: &CellRef<'_>, out: &mut Vec<Cell>) {
+        if self.query.count_only {
+            out.push(Cell {
+                family: Vec::new(),
+                qualifier: Vec::new(),
+                timestamp: cell.timestamp,
+                kind: cell.kind,
+                value: Vec::new(),
+            });
+            return;
+        }
         out.push(Cell {
             family: self.family.to_vec(),
             qualifier: cell.qualifier.to_vec(),
@@ -223,6 +236,7 @@ mod tests {
             max_versions: query_versions,
             raw: false,
             now_ms: 1_000,
+            count_only: false,
         };
         let rules = FamilyRules {
             max_versions: window,

@@ -7,6 +7,7 @@ use crate::cell::CellRef;
 use crate::error::Result;
 use crate::hfile::reader::{FileCursor, HFileReader};
 use crate::memstore::{Cursor, Memstore, SeekKey};
+use crate::scan::filtering::RowGate;
 
 /// A positioned, forward-iterable run of cells in store order
 /// (row ASC, qualifier ASC, timestamp DESC, kind DESC, sequence DESC).
@@ -23,15 +24,44 @@ pub(crate) trait CellSource: Send {
     fn current(&self) -> Option<CellRef<'_>>;
 }
 
-/// A memstore as a [`CellSource`].
+/// A memstore as a [`CellSource`]. With a gate, rows the gate's row-key
+/// predicate rejects are stepped over (one scalar test per row).
 pub(crate) struct MemstoreSource {
     cursor: Cursor,
+    gate: Option<Arc<RowGate>>,
 }
 
 impl MemstoreSource {
     pub(crate) fn new(memstore: Arc<Memstore>) -> Self {
+        MemstoreSource::with_gate(memstore, None)
+    }
+
+    pub(crate) fn with_gate(memstore: Arc<Memstore>, gate: Option<Arc<RowGate>>) -> Self {
+        let gate = gate.filter(|g| g.row_filter);
         MemstoreSource {
             cursor: Cursor::new(memstore),
+            gate,
+        }
+    }
+
+    fn failing_row(&self) -> Option<Vec<u8>> {
+        let gate = self.gate.as_ref()?;
+        let cell = self.cursor.current()?;
+        (!gate.row_passes(cell.row)).then(|| cell.row.to_vec())
+    }
+
+    /// Moves forward past rows the gate rejects.
+    fn settle_forward(&mut self) {
+        while let Some(mut row) = self.failing_row() {
+            row.push(0);
+            self.cursor.seek(&SeekKey::row_start(&row));
+        }
+    }
+
+    /// Moves backward past rows the gate rejects.
+    fn settle_backward(&mut self) {
+        while let Some(row) = self.failing_row() {
+            self.cursor.seek_before(&SeekKey::row_start(&row));
         }
     }
 }
@@ -39,21 +69,32 @@ impl MemstoreSource {
 impl CellSource for MemstoreSource {
     fn seek(&mut self, key: &SeekKey<'_>) -> Result<()> {
         self.cursor.seek(key);
+        self.settle_forward();
         Ok(())
     }
 
     fn seek_before(&mut self, key: &SeekKey<'_>) -> Result<()> {
         self.cursor.seek_before(key);
+        self.settle_backward();
         Ok(())
     }
 
     fn seek_to_last(&mut self) -> Result<()> {
         self.cursor.seek_to_last();
+        self.settle_backward();
         Ok(())
     }
 
     fn advance(&mut self) -> Result<()> {
+        let before = self.cursor.current().map(|c| c.row.to_vec());
         self.cursor.next();
+        let row_changed = match (&before, self.cursor.current()) {
+            (Some(b), Some(c)) => b.as_slice() != c.row,
+            _ => false,
+        };
+        if row_changed {
+            self.settle_forward();
+        }
         Ok(())
     }
 
@@ -68,9 +109,9 @@ pub(crate) struct FileSource {
 }
 
 impl FileSource {
-    pub(crate) fn new(reader: Arc<HFileReader>) -> Self {
+    pub(crate) fn new(reader: Arc<HFileReader>, gate: Option<Arc<RowGate>>) -> Self {
         FileSource {
-            cursor: FileCursor::new(reader),
+            cursor: FileCursor::with_gate(reader, gate),
         }
     }
 }
@@ -101,15 +142,17 @@ impl CellSource for FileSource {
 pub(crate) struct LevelSource {
     /// Sorted by first row; no two share a row.
     files: Vec<Arc<HFileReader>>,
+    gate: Option<Arc<RowGate>>,
     /// The file under the cursor.
     file: usize,
     cursor: Option<FileCursor>,
 }
 
 impl LevelSource {
-    pub(crate) fn new(files: Vec<Arc<HFileReader>>) -> Self {
+    pub(crate) fn new(files: Vec<Arc<HFileReader>>, gate: Option<Arc<RowGate>>) -> Self {
         LevelSource {
             files,
+            gate,
             file: 0,
             cursor: None,
         }
@@ -119,7 +162,7 @@ impl LevelSource {
         let reader = self.files.get(file)?.clone();
         if self.file != file || self.cursor.is_none() {
             self.file = file;
-            self.cursor = Some(FileCursor::new(reader));
+            self.cursor = Some(FileCursor::with_gate(reader, self.gate.clone()));
         }
         self.cursor.as_mut()
     }

@@ -1,0 +1,217 @@
+//! Filters in the read path, in the order `strata_filters::reference`
+//! states as the contract (`docs/filters.md`, "Plan"):
+//!
+//! 1. the plan's key ranges and fuzzy rules: skip to the next candidate row
+//!    (and, at the sources, skip whole blocks whose key span cannot match);
+//! 2. the stop predicate (WHILE over a row-key test) on every visible row;
+//! 3. the row-key predicate: at the sources, as a vectorized kernel over the
+//!    row keys of each block before any cell is decoded (a row that fails
+//!    fails in every source); this pushdown is used only when the plan has
+//!    no stop predicate, which must see every visible row;
+//! 4. column value predicates on the merged visible cells;
+//! 5. the scalar evaluator (HBase's cell-by-cell protocol) when the plan
+//!    needs it, or the plan's exact cell output;
+//! 6. the row limit (PageFilter).
+//!
+//! Rows reach this stage with deletes, TTL, time range and the family's
+//! version window applied but not the query's max versions: HBase applies
+//! the filter before it counts versions.
+
+use std::sync::Arc;
+
+use strata_filters::kernels::Kernel;
+use strata_filters::plan::Seek;
+use strata_filters::{Bitmap, CellRef as FilterCell, Filter, FilterEvaluator, Plan, ScanRange};
+
+use crate::cell::{Cell, CellKind, RowResult};
+use crate::error::Result;
+
+/// What the sources may skip on their own.
+pub(crate) struct RowGate {
+    pub(crate) plan: Arc<Plan>,
+    /// The plan's row-key predicate may run at the sources.
+    pub(crate) row_filter: bool,
+}
+
+impl RowGate {
+    /// The gate for a plan, or `None` when sources can skip nothing.
+    pub(crate) fn for_plan(plan: &Arc<Plan>) -> RowGate {
+        RowGate {
+            plan: plan.clone(),
+            row_filter: plan.stop_filter.is_none() && plan.row_filter.is_some(),
+        }
+    }
+
+    /// True when a block spanning `[first, last]` may hold a returned row.
+    pub(crate) fn block_wanted(&self, first: &[u8], last: &[u8]) -> bool {
+        self.plan.may_contain(first, last)
+    }
+
+    /// True when `row` passes the pushed-down row predicate.
+    pub(crate) fn row_passes(&self, row: &[u8]) -> bool {
+        !self.row_filter || self.plan.row_filter.as_ref().is_none_or(|p| p.matches(row))
+    }
+
+    /// The rows of a block that pass, as a bitmap, or `None` when every
+    /// row passes.
+    pub(crate) fn block_rows(
+        &self,
+        rows: Option<strata_filters::Batch<'_>>,
+        count: usize,
+    ) -> Option<Bitmap> {
+        if !self.row_filter {
+            return None;
+        }
+        let predicate = self.plan.row_filter.as_ref()?;
+        let mut out = Bitmap::zeros(count);
+        match rows {
+            Some(batch) => predicate.eval(&batch, &mut out),
+            // A block whose keys do not form a batch is tested row by row.
+            None => return None,
+        }
+        Some(out)
+    }
+}
+
+/// The compiled filter of one read.
+#[derive(Clone, Debug)]
+pub(crate) struct FilterSetup {
+    pub(crate) filter: Arc<Filter>,
+    pub(crate) plan: Arc<Plan>,
+}
+
+impl FilterSetup {
+    pub(crate) fn compile(filter: &Arc<Filter>, range: &ScanRange) -> Result<FilterSetup> {
+        Ok(FilterSetup {
+            filter: filter.clone(),
+            plan: Arc::new(Plan::compile(Some(filter), range)?),
+        })
+    }
+}
+
+/// What the stage decided about a row.
+pub(crate) enum Verdict {
+    /// Return this row (possibly transformed); `stop` ends the scan after it.
+    Return { row: RowResult, stop: bool },
+    /// Skip the row.
+    Skip,
+    /// Skip to a later row (or, for reversed scans, an earlier one).
+    SeekTo(Seek),
+    /// End the scan (without this row).
+    Stop,
+}
+
+/// The per-scan state of the filter: the plan, one evaluator for the whole
+/// scan (across regions), and the rows returned so far.
+pub(crate) struct FilterStage {
+    setup: FilterSetup,
+    evaluator: Option<FilterEvaluator>,
+    returned: u64,
+    max_versions: u32,
+}
+
+impl FilterStage {
+    pub(crate) fn new(
+        setup: &FilterSetup,
+        reversed: bool,
+        max_versions: u32,
+    ) -> Result<FilterStage> {
+        let evaluator = if setup.plan.needs_evaluator {
+            Some(FilterEvaluator::with_direction(&setup.filter, reversed)?)
+        } else {
+            None
+        };
+        Ok(FilterStage {
+            setup: setup.clone(),
+            evaluator,
+            returned: 0,
+            max_versions,
+        })
+    }
+
+    /// True when the row limit was reached (check before reading a row).
+    pub(crate) fn exhausted(&self) -> bool {
+        self.setup
+            .plan
+            .limits
+            .max_rows
+            .is_some_and(|max| self.returned >= max)
+    }
+
+    /// Runs steps 1-5 on one row with at least one visible cell.
+    pub(crate) fn process(&mut self, row: RowResult) -> Verdict {
+        let plan = &self.setup.plan;
+        match plan.seek(&row.row) {
+            Seek::Here => {}
+            Seek::Done => return Verdict::Stop,
+            other => return Verdict::SeekTo(other),
+        }
+        if plan
+            .stop_filter
+            .as_ref()
+            .is_some_and(|p| !p.matches(&row.row))
+        {
+            return Verdict::Stop;
+        }
+        if plan
+            .row_filter
+            .as_ref()
+            .is_some_and(|p| !p.matches(&row.row))
+        {
+            return Verdict::Skip;
+        }
+        let cells: Vec<FilterCell<'_>> = row
+            .cells
+            .iter()
+            .map(|c| FilterCell {
+                row: &row.row,
+                family: &c.family,
+                qualifier: &c.qualifier,
+                timestamp: c.timestamp,
+                value: &c.value,
+            })
+            .collect();
+        if !plan
+            .column_filters
+            .iter()
+            .all(|c| c.row_passes_cells(&cells))
+        {
+            return Verdict::Skip;
+        }
+        let (output, stop) = match &mut self.evaluator {
+            Some(evaluator) => {
+                let outcome = evaluator.evaluate_row(&cells, self.max_versions);
+                if outcome.excluded {
+                    return if outcome.stop_scan {
+                        Verdict::Stop
+                    } else {
+                        Verdict::Skip
+                    };
+                }
+                (outcome.cells, outcome.stop_scan)
+            }
+            None => (plan.output_cells(&cells, self.max_versions), false),
+        };
+        if output.is_empty() {
+            return if stop { Verdict::Stop } else { Verdict::Skip };
+        }
+        let cells = output
+            .into_iter()
+            .map(|c| Cell {
+                family: c.family.to_vec(),
+                qualifier: c.qualifier.to_vec(),
+                timestamp: c.timestamp,
+                kind: CellKind::Put,
+                value: c.value.into_owned(),
+            })
+            .collect();
+        self.returned += 1;
+        Verdict::Return {
+            row: RowResult {
+                row: row.row.clone(),
+                cells,
+            },
+            stop,
+        }
+    }
+}

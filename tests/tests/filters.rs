@@ -1,0 +1,464 @@
+//! Filters inside the engine: scans and gets with filters return exactly
+//! what HBase's cell-by-cell protocol (the scalar reference of
+//! `strata-filters`) returns for the same visible rows, whether the row-key
+//! parts run as block kernels or not; `count` and `delete_where` run inside
+//! the engine; scenario 4's composite-key queries.
+
+// Compiled only as a test, so clippy treats helpers here as test code.
+#![cfg(test)]
+
+use std::ops::Bound;
+
+use proptest::prelude::*;
+use strata::filters::reference::scan_with_evaluator;
+use strata::filters::{CellRef as FilterCell, ScanRange};
+use strata::keys::KeyBuilder;
+use strata::{
+    Db, DbOptions, Delete, FamilyDescriptor, Get, Put, RowResult, Scan, Table, TableDescriptor,
+};
+
+type Row = (Vec<u8>, Vec<(Vec<u8>, Vec<u8>, i64, Vec<u8>)>);
+
+fn flat(rows: Vec<RowResult>) -> Vec<Row> {
+    rows.into_iter()
+        .map(|r| {
+            let cells = r
+                .cells
+                .into_iter()
+                .map(|c| (c.family, c.qualifier, c.timestamp, c.value))
+                .collect();
+            (r.row, cells)
+        })
+        .collect()
+}
+
+fn scan_all(table: &Table, scan: &Scan) -> Vec<RowResult> {
+    table.scan(scan).unwrap().map(|r| r.unwrap()).collect()
+}
+
+const FILTERS: &[&str] = &[
+    "PrefixFilter('r1')",
+    "PrefixFilter('r0')",
+    "RowFilter(<, 'binary:r12')",
+    "RowFilter(>=, 'binaryprefix:r2')",
+    "RowFilter(=, 'regexstring:r[13]5')",
+    "RowFilter(!=, 'substring:3')",
+    "ValueFilter(=, 'binary:v1')",
+    "ValueFilter(>, 'binary:v3')",
+    "QualifierFilter(>=, 'binary:b')",
+    "FamilyFilter(=, 'binary:g')",
+    "ColumnPrefixFilter('a')",
+    "MultipleColumnPrefixFilter('a', 'c')",
+    "ColumnRangeFilter('a', false, 'c', true)",
+    "SingleColumnValueFilter('f', 'a', =, 'binary:v2')",
+    "SingleColumnValueFilter('f', 'b', <, 'binary:v3', true, true)",
+    "SingleColumnValueFilter('g', 'a', !=, 'binary:v0', false, false)",
+    "SingleColumnValueExcludeFilter('f', 'a', >=, 'binary:v1')",
+    "PageFilter(3)",
+    "KeyOnlyFilter()",
+    "KeyOnlyFilter(true)",
+    "FirstKeyOnlyFilter()",
+    "TimestampsFilter(1, 3)",
+    "ColumnCountGetFilter(2)",
+    "ColumnPaginationFilter(2, 1)",
+    "InclusiveStopFilter('r15')",
+    "MultiRowRangeFilter('r03', true, 'r08', false, 'r16', true, 'r18', true)",
+    "FuzzyRowFilter('r?5', '\\x00\\x01\\x00')",
+    "RowMaskFilter(1, '\\xFF', =, '1')",
+    "RowMaskFilter(2, '\\x0F', >, '\\x04')",
+];
+
+fn filter_strategy() -> impl Strategy<Value = String> {
+    let leaf = (0..FILTERS.len()).prop_map(|i| FILTERS[i].to_string());
+    leaf.prop_recursive(2, 8, 3, |inner| {
+        prop_oneof![
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a}) AND ({b})")),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a}) OR ({b})")),
+            inner.clone().prop_map(|a| format!("SKIP ({a})")),
+            inner.prop_map(|a| format!("WHILE ({a})")),
+        ]
+    })
+}
+
+fn row_key(i: u8) -> String {
+    format!("r{i:02}")
+}
+
+#[derive(Debug, Clone)]
+enum Step {
+    Put(u8, u8, u8, i64, u8),
+    DeleteColumn(u8, u8, u8),
+    Flush,
+}
+
+fn steps() -> impl Strategy<Value = Vec<Step>> {
+    proptest::collection::vec(
+        prop_oneof![
+            8 => (0u8..20, 0u8..2, 0u8..3, 1i64..5, 0u8..5).prop_map(|(r, f, q, ts, v)| Step::Put(r, f, q, ts, v)),
+            1 => (0u8..20, 0u8..2, 0u8..3).prop_map(|(r, f, q)| Step::DeleteColumn(r, f, q)),
+            1 => Just(Step::Flush),
+        ],
+        1..120,
+    )
+}
+
+fn build(steps: &[Step]) -> (tempfile::TempDir, Db, Table) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), DbOptions::default()).unwrap();
+    let table = db
+        .create_table(
+            TableDescriptor::new("t")
+                .family(
+                    FamilyDescriptor::new("f")
+                        .max_versions(3)
+                        .block_size_bytes(1024),
+                )
+                .family(
+                    FamilyDescriptor::new("g")
+                        .max_versions(2)
+                        .block_size_bytes(1024),
+                )
+                .pre_split(strata::PreSplit::Keys(vec![b"r10".to_vec()])),
+        )
+        .unwrap();
+    let fam = |f: u8| if f == 0 { "f" } else { "g" };
+    let qual = |q: u8| ["a", "b", "c"][q as usize];
+    for step in steps {
+        match *step {
+            Step::Put(r, f, q, ts, v) => {
+                table
+                    .put(&Put::new(row_key(r)).add_at(fam(f), qual(q), ts, format!("v{v}")))
+                    .unwrap();
+            }
+            Step::DeleteColumn(r, f, q) => {
+                table
+                    .delete(&Delete::new(row_key(r)).column_all_versions_up_to(fam(f), qual(q), 2))
+                    .unwrap();
+            }
+            Step::Flush => table.flush().unwrap(),
+        }
+    }
+    (dir, db, table)
+}
+
+fn bound(key: Option<(u8, bool)>) -> Bound<Vec<u8>> {
+    match key {
+        None => Bound::Unbounded,
+        Some((r, true)) => Bound::Included(row_key(r).into_bytes()),
+        Some((r, false)) => Bound::Excluded(row_key(r).into_bytes()),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 80, ..ProptestConfig::default() })]
+
+    #[test]
+    fn filtered_scans_match_the_reference(
+        steps in steps(),
+        filter in filter_strategy(),
+        low in proptest::option::of((0u8..20, any::<bool>())),
+        high in proptest::option::of((0u8..20, any::<bool>())),
+        reversed in any::<bool>(),
+        versions in prop_oneof![Just(1u32), Just(2), Just(10)],
+    ) {
+        let (_dir, _db, table) = build(&steps);
+        // The scan in HBase terms: reversed scans start at the high end.
+        let mut scan = Scan::new().reversed(reversed).max_versions(versions);
+        let (start, stop) = if reversed { (high, low) } else { (low, high) };
+        if let Some((r, inclusive)) = start {
+            scan = scan.start_with(row_key(r), inclusive);
+        }
+        if let Some((r, inclusive)) = stop {
+            scan = scan.stop_with(row_key(r), inclusive);
+        }
+        // The visible rows, every window version, in scan order.
+        let visible = scan_all(&table, &scan.clone().all_versions());
+        let rows: Vec<Vec<FilterCell<'_>>> = visible
+            .iter()
+            .map(|r| {
+                r.cells
+                    .iter()
+                    .map(|c| FilterCell { row: &r.row, family: &c.family, qualifier: &c.qualifier, timestamp: c.timestamp, value: &c.value })
+                    .collect()
+            })
+            .collect();
+        let parsed = strata::filters::parse(&filter).unwrap();
+        let range = ScanRange { start: bound(low), end: bound(high), reversed };
+        let expected: Vec<Row> = scan_with_evaluator(Some(&parsed), &rows, &range, versions)
+            .unwrap()
+            .into_iter()
+            .map(|(row, cells)| {
+                let cells = cells.into_iter().map(|c| (c.family.to_vec(), c.qualifier.to_vec(), c.timestamp, c.value.into_owned())).collect();
+                (row, cells)
+            })
+            .collect();
+        let fast = flat(scan_all(&table, &scan.clone().filter(parsed.clone())));
+        prop_assert_eq!(&fast, &expected, "vectorized: {}", filter);
+        let slow = flat(scan_all(&table, &scan.clone().filter(parsed.clone()).vectorized(false)));
+        prop_assert_eq!(&slow, &expected, "cell by cell: {}", filter);
+        let count = table.count(&scan.clone().filter(parsed.clone())).unwrap();
+        prop_assert_eq!(count, expected.len() as u64);
+        // A get is a one-row scan with the same filter.
+        if !reversed {
+            let row = row_key(7);
+            let got = table.get(&Get::new(&row).max_versions(versions).filter(parsed.clone())).unwrap();
+            let single = scan_all(&table, &Scan::new().start(&row).stop_with(&row, true).max_versions(versions).filter(parsed));
+            prop_assert_eq!(got.is_empty(), single.is_empty());
+            if let Some(first) = single.first() {
+                prop_assert_eq!(&got.cells, &first.cells);
+            }
+        }
+    }
+}
+
+#[test]
+fn malformed_filter_strings_are_typed_errors() {
+    let err = Scan::new()
+        .filter_string("PrefixFilter('abc' AND")
+        .unwrap_err();
+    assert!(err.is_invalid_input(), "{err}");
+    assert!(err.to_string().contains("invalid filter"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open_default(dir.path()).unwrap();
+    let table = db
+        .create_table(TableDescriptor::new("t").family(FamilyDescriptor::new("f")))
+        .unwrap();
+    let raw = Scan::new()
+        .raw(true)
+        .filter_string("KeyOnlyFilter()")
+        .unwrap();
+    assert!(
+        table.scan(&raw).is_err(),
+        "raw scans see markers; filters see visible cells"
+    );
+}
+
+#[test]
+fn count_and_delete_where_run_inside_the_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open_default(dir.path()).unwrap();
+    let table = db
+        .create_table(
+            TableDescriptor::new("wc")
+                .family(FamilyDescriptor::new("CNT"))
+                .family(FamilyDescriptor::new("x")),
+        )
+        .unwrap();
+    for t in ["books", "news"] {
+        for w in 0..50 {
+            table
+                .put(
+                    &Put::new(format!("{t} word{w:02}"))
+                        .add_at("CNT", "", 100, (w as i64).to_be_bytes())
+                        .add_at("x", "y", 100, "z"),
+                )
+                .unwrap();
+        }
+    }
+    table.flush().unwrap();
+    assert_eq!(table.count(&Scan::new()).unwrap(), 100);
+    assert_eq!(table.count(&Scan::new().prefix("news ")).unwrap(), 50);
+    let odd = Scan::new().filter_string("ValueFilter(=, 'regexstring:word[0-9][13579]$') OR RowFilter(=, 'regexstring:[13579]$')").unwrap();
+    assert_eq!(table.count(&odd).unwrap(), 50);
+    // Clearing one table's counts by prefix, with a timestamp taken before a
+    // new count job: what the job writes afterwards (newer timestamps) stays.
+    let clear_at = 150;
+    table
+        .put(&Put::new("books word07").add_at("CNT", "", 200, 99i64.to_be_bytes()))
+        .unwrap();
+    assert_eq!(
+        table
+            .delete_where(&Scan::new().prefix("books "), Some(clear_at))
+            .unwrap(),
+        50
+    );
+    assert_eq!(
+        table.count(&Scan::new().prefix("books ")).unwrap(),
+        1,
+        "the newer count survives"
+    );
+    assert_eq!(
+        table
+            .get(&Get::new("books word07"))
+            .unwrap()
+            .value("CNT", ""),
+        Some(&99i64.to_be_bytes()[..])
+    );
+    // Clearing by column: only the selected family goes.
+    assert_eq!(
+        table
+            .delete_where(&Scan::new().prefix("news ").family("CNT"), None)
+            .unwrap(),
+        50
+    );
+    let news = table.get(&Get::new("news word01")).unwrap();
+    assert_eq!(news.cells.len(), 1);
+    assert_eq!(news.cells[0].family, b"x");
+    // By filter, durable across a crash-like reopen.
+    let filter = Scan::new()
+        .prefix("news ")
+        .filter_string("RowFilter(=, 'regexstring:word0')")
+        .unwrap();
+    assert_eq!(table.delete_where(&filter, None).unwrap(), 10);
+    db.close().unwrap();
+    let db = Db::open_default(dir.path()).unwrap();
+    assert_eq!(
+        db.table("wc")
+            .unwrap()
+            .count(&Scan::new().prefix("news "))
+            .unwrap(),
+        40
+    );
+}
+
+/// Scenario 4: web-page records keyed by ten 4-byte big-endian fields.
+#[test]
+fn scenario_4_composite_key_queries() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open_default(dir.path()).unwrap();
+    let table = db
+        .create_table(
+            TableDescriptor::new("pages").family(FamilyDescriptor::new("d").block_size_bytes(4096)),
+        )
+        .unwrap();
+    // md5url, site, status, code, sdate, type, free, close, queue, scantype
+    let record = |i: u32| -> [u32; 10] {
+        [
+            i % 500,
+            i % 7,
+            i % 3,
+            [200, 404, 500][(i % 3) as usize],
+            20150400 + i % 30,
+            i % 4,
+            i % 2,
+            (i / 2) % 2,
+            i % 5,
+            i % 6,
+        ]
+    };
+    let key = |f: [u32; 10]| f.iter().fold(KeyBuilder::new(), |b, v| b.u32(*v)).build();
+    let mut puts = Vec::new();
+    for i in 0..20_000u32 {
+        puts.push(Put::new(key(record(i))).add("d", "", i.to_be_bytes()));
+    }
+    for chunk in puts.chunks(1000) {
+        table.put_many(chunk).unwrap();
+    }
+    table.flush().unwrap();
+    let field = |offset: usize, op: &str, value: u32| {
+        let v: String = value
+            .to_be_bytes()
+            .iter()
+            .map(|b| format!("\\x{b:02X}"))
+            .collect();
+        format!(
+            "RowMaskFilter({}, '\\xFF\\xFF\\xFF\\xFF', {op}, '{v}')",
+            offset * 4
+        )
+    };
+    let brute = |pred: &dyn Fn(&[u32; 10]) -> bool| {
+        let mut keys: Vec<Vec<u8>> = (0..20_000u32)
+            .map(record)
+            .filter(|r| pred(r))
+            .map(key)
+            .collect();
+        keys.sort();
+        keys.dedup();
+        keys
+    };
+    type Query = (String, Box<dyn Fn(&[u32; 10]) -> bool>);
+    let queries: Vec<Query> = vec![
+        (
+            format!("{} AND {}", field(0, "=", 42), field(4, "=", 20150412)),
+            Box::new(|r| r[0] == 42 && r[4] == 20150412),
+        ),
+        (
+            format!("{} AND {}", field(4, "=", 20150407), field(3, "=", 404)),
+            Box::new(|r| r[4] == 20150407 && r[3] == 404),
+        ),
+        (
+            format!(
+                "{} AND {} AND {}",
+                field(0, "=", 42),
+                field(4, ">", 20150405),
+                field(4, "<", 20150420)
+            ),
+            Box::new(|r| r[0] == 42 && r[4] > 20150405 && r[4] < 20150420),
+        ),
+        (
+            format!(
+                "{} AND {} AND {}",
+                field(2, "=", 1),
+                field(5, "=", 3),
+                field(6, "=", 1)
+            ),
+            Box::new(|r| r[2] == 1 && r[5] == 3 && r[6] == 1),
+        ),
+    ];
+    for (filter, pred) in &queries {
+        let scan = Scan::new().filter_string(filter).unwrap();
+        let got: Vec<Vec<u8>> = scan_all(&table, &scan).into_iter().map(|r| r.row).collect();
+        assert_eq!(got, brute(pred.as_ref()), "{filter}");
+        let slow: Vec<Vec<u8>> = scan_all(&table, &scan.vectorized(false))
+            .into_iter()
+            .map(|r| r.row)
+            .collect();
+        assert_eq!(slow, got, "{filter}");
+    }
+}
+
+/// A selective prefix query reads few blocks: the others are skipped
+/// through the index without being read.
+#[test]
+fn selective_queries_skip_blocks_through_the_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = DbOptions {
+        block_cache_bytes: 64 << 20,
+        ..DbOptions::default()
+    };
+    let db = Db::open(dir.path(), options.clone()).unwrap();
+    let table = db
+        .create_table(
+            TableDescriptor::new("t").family(FamilyDescriptor::new("f").block_size_bytes(4096)),
+        )
+        .unwrap();
+    let puts: Vec<Put> = (0..50_000u32)
+        .map(|i| Put::new(format!("user{:05}|{i:08}", i / 100)).add("f", "", [7u8; 40]))
+        .collect();
+    for chunk in puts.chunks(1000) {
+        table.put_many(chunk).unwrap();
+    }
+    db.close().unwrap();
+    let db = Db::open(dir.path(), options).unwrap();
+    let table = db.table("t").unwrap();
+    let blocks_total = db.stats();
+    let before = blocks_total.cache.misses;
+    let rows = table
+        .count(
+            &Scan::new()
+                .filter_string("PrefixFilter('user00123|')")
+                .unwrap(),
+        )
+        .unwrap();
+    assert_eq!(rows, 100);
+    let read = db.stats().cache.misses - before;
+    let file_blocks = table.regions().unwrap()[0].file_bytes / 4096;
+    assert!(
+        read * 100 < file_blocks * 5,
+        "read {read} blocks of about {file_blocks}"
+    );
+    let fuzzy =
+        "FuzzyRowFilter('user??123|', '\\x00\\x00\\x00\\x00\\x01\\x01\\x00\\x00\\x00\\x00')";
+    let before = db.stats().cache.misses;
+    assert_eq!(
+        table
+            .count(&Scan::new().filter_string(fuzzy).unwrap())
+            .unwrap(),
+        100
+    );
+    let read = db.stats().cache.misses - before;
+    assert!(
+        read * 100 < file_blocks * 5,
+        "fuzzy read {read} blocks of about {file_blocks}"
+    );
+}
