@@ -494,6 +494,7 @@ fn build_table(
             regions,
         })),
         dropped: AtomicBool::new(false),
+        enabled: AtomicBool::new(record.enabled),
     }))
 }
 
@@ -702,6 +703,7 @@ impl Db {
             descriptor,
             family_ids,
             regions,
+            enabled: true,
         };
         manifest.record(&Edit::CreateTable(record.clone()))?;
         let inner = build_table(
@@ -820,7 +822,39 @@ impl Db {
         Ok(())
     }
 
-    /// Deletes a table and all its data.
+    /// Disables a table (HBase `disable`): its memstores are flushed and it
+    /// takes no reads or writes ([`Error::TableDisabled`]) until enabled.
+    /// Its descriptor and regions stay readable.
+    pub fn disable_table(&self, name: &str) -> Result<()> {
+        self.set_enabled(name, false)
+    }
+
+    /// Enables a disabled table.
+    pub fn enable_table(&self, name: &str) -> Result<()> {
+        self.set_enabled(name, true)
+    }
+
+    /// False while the table is disabled.
+    pub fn is_table_enabled(&self, name: &str) -> Result<bool> {
+        Ok(self.table(name)?.is_enabled())
+    }
+
+    fn set_enabled(&self, name: &str, enabled: bool) -> Result<()> {
+        let table = self.table(name)?;
+        if !enabled && table.is_enabled() {
+            table.flush()?;
+        }
+        let mut manifest = self.inner.manifest.lock();
+        manifest.record(&Edit::SetEnabled {
+            table_id: table.inner.id,
+            enabled,
+        })?;
+        table.inner.enabled.store(enabled, Ordering::Release);
+        Ok(())
+    }
+
+    /// Deletes a table and all its data (enabled or not; the shell, like
+    /// HBase's, asks for `disable` first).
     pub fn drop_table(&self, name: &str) -> Result<()> {
         self.check_open()?;
         let mut manifest = self.inner.manifest.lock();

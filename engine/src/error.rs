@@ -129,6 +129,11 @@ pub enum Error {
         /// The table name.
         table: String,
     },
+    /// The table is disabled: it takes no reads or writes until enabled.
+    TableDisabled {
+        /// The table name.
+        table: String,
+    },
     /// A table with this name already exists.
     TableExists {
         /// The table name.
@@ -311,6 +316,7 @@ impl fmt::Display for Error {
             Error::InvalidFilter { reason } => write!(f, "invalid filter: {reason}"),
             Error::TableNotFound { table } => write!(f, "table '{table}' does not exist"),
             Error::TableExists { table } => write!(f, "table '{table}' already exists"),
+            Error::TableDisabled { table } => write!(f, "table '{table}' is disabled"),
             Error::Closed => write!(f, "the database is closed"),
             Error::DatabaseLocked { path } => write!(
                 f,

@@ -41,6 +41,7 @@ const EDIT_DROP_TABLE: u8 = 3;
 const EDIT_NEXT_IDS: u8 = 4;
 const EDIT_FLUSH: u8 = 5;
 const EDIT_COMPACTION: u8 = 6;
+const EDIT_SET_ENABLED: u8 = 7;
 
 /// A manifest larger than this is rewritten as a snapshot on the next append.
 pub(crate) const MAX_MANIFEST_BYTES: u64 = 8 * 1024 * 1024;
@@ -72,6 +73,8 @@ pub(crate) struct TableRecord {
     /// Id of each family, in the descriptor's order.
     pub(crate) family_ids: Vec<u32>,
     pub(crate) regions: Vec<RegionRecord>,
+    /// False while the table is disabled.
+    pub(crate) enabled: bool,
 }
 
 /// One change to the catalog.
@@ -100,6 +103,11 @@ pub(crate) enum Edit {
         region_id: u64,
         flushed_sequence: u64,
         files: Vec<(u32, FileMeta)>,
+    },
+    /// A table was enabled or disabled.
+    SetEnabled {
+        table_id: u64,
+        enabled: bool,
     },
     /// A compaction of one store replaced `removed` files with `added` ones.
     Compaction {
@@ -173,6 +181,11 @@ impl ManifestState {
             }
             Edit::DropTable { table_id } => {
                 self.tables.remove(table_id);
+            }
+            Edit::SetEnabled { table_id, enabled } => {
+                if let Some(table) = self.tables.get_mut(table_id) {
+                    table.enabled = *enabled;
+                }
             }
             Edit::NextIds {
                 table,
@@ -450,6 +463,7 @@ pub(crate) fn encode_edit(edit: &Edit) -> Vec<u8> {
                     encode_file_meta(&mut out, &f.meta);
                 }
             }
+            out.put_u8(u8::from(t.enabled));
         }
         Edit::AlterTable {
             table_id,
@@ -464,6 +478,11 @@ pub(crate) fn encode_edit(edit: &Edit) -> Vec<u8> {
         Edit::DropTable { table_id } => {
             out.put_u8(EDIT_DROP_TABLE);
             out.put_u64(*table_id);
+        }
+        Edit::SetEnabled { table_id, enabled } => {
+            out.put_u8(EDIT_SET_ENABLED);
+            out.put_u64(*table_id);
+            out.put_u8(u8::from(*enabled));
         }
         Edit::NextIds {
             table,
@@ -552,11 +571,13 @@ pub(crate) fn decode_edit(payload: &[u8]) -> Result<Edit, DecodeError> {
                     files,
                 });
             }
+            let enabled = d.bool()?;
             Edit::CreateTable(TableRecord {
                 id,
                 descriptor,
                 family_ids,
                 regions,
+                enabled,
             })
         }
         EDIT_ALTER_TABLE => Edit::AlterTable {
@@ -565,6 +586,10 @@ pub(crate) fn decode_edit(payload: &[u8]) -> Result<Edit, DecodeError> {
             family_ids: decode_family_ids(&mut d)?,
         },
         EDIT_DROP_TABLE => Edit::DropTable { table_id: d.u64()? },
+        EDIT_SET_ENABLED => Edit::SetEnabled {
+            table_id: d.u64()?,
+            enabled: d.bool()?,
+        },
         EDIT_NEXT_IDS => Edit::NextIds {
             table: d.u64()?,
             region: d.u64()?,
@@ -809,6 +834,7 @@ mod tests {
                 .pre_split(PreSplit::Keys(vec![b"m".to_vec()]))
                 .durability(Durability::AsyncWal),
             family_ids: vec![id as u32 * 10, id as u32 * 10 + 1],
+            enabled: id % 2 == 1,
             regions: vec![
                 RegionRecord {
                     id: id * 100,
@@ -842,6 +868,10 @@ mod tests {
                 family_ids: vec![5],
             },
             Edit::DropTable { table_id: 9 },
+            Edit::SetEnabled {
+                table_id: 9,
+                enabled: false,
+            },
             Edit::NextIds {
                 table: 3,
                 region: 4,

@@ -99,6 +99,7 @@ pub(crate) struct TableInner {
     pub(crate) name: String,
     pub(crate) state: RwLock<Arc<TableState>>,
     pub(crate) dropped: AtomicBool,
+    pub(crate) enabled: AtomicBool,
 }
 
 /// A region of a table as reported by [`Table::regions`].
@@ -201,7 +202,8 @@ impl Table {
         &self.inner.name
     }
 
-    pub(crate) fn state(&self) -> Result<Arc<TableState>> {
+    /// The table's state for metadata reads (works while disabled).
+    fn metadata(&self) -> Result<Arc<TableState>> {
         if self.db.is_closed() {
             return Err(Error::Closed);
         }
@@ -213,15 +215,31 @@ impl Table {
         Ok(self.inner.state.read().clone())
     }
 
+    /// The table's state for reads and writes (fails while disabled).
+    pub(crate) fn state(&self) -> Result<Arc<TableState>> {
+        let state = self.metadata()?;
+        if !self.inner.enabled.load(Ordering::Acquire) {
+            return Err(Error::TableDisabled {
+                table: self.inner.name.clone(),
+            });
+        }
+        Ok(state)
+    }
+
+    /// True unless the table is disabled.
+    pub fn is_enabled(&self) -> bool {
+        self.inner.enabled.load(Ordering::Acquire)
+    }
+
     /// The table's current descriptor.
     pub fn descriptor(&self) -> Result<TableDescriptor> {
-        Ok(self.state()?.descriptor.clone())
+        Ok(self.metadata()?.descriptor.clone())
     }
 
     /// The table's regions in key order.
     pub fn regions(&self) -> Result<Vec<RegionInfo>> {
         Ok(self
-            .state()?
+            .metadata()?
             .regions
             .iter()
             .map(|r| {

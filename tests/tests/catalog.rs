@@ -315,3 +315,37 @@ fn group_commit_merges_concurrent_sync_writes() {
     assert!(wal.syncs < 400, "syncs were shared: {wal:?}");
     assert_eq!(table.scan(&Scan::new()).unwrap().count(), 400);
 }
+
+#[test]
+fn disabled_tables_refuse_reads_and_writes_until_enabled() {
+    let mut t = TestDb::new(1000);
+    let table = t.db.create_table(descriptor("t")).unwrap();
+    table.put(&Put::new("r").add("f", "q", "v")).unwrap();
+    t.db.disable_table("t").unwrap();
+    assert!(!t.db.is_table_enabled("t").unwrap());
+    assert!(matches!(
+        table.get(&Get::new("r")),
+        Err(Error::TableDisabled { .. })
+    ));
+    assert!(matches!(
+        table.put(&Put::new("r").add("f", "q", "w")),
+        Err(Error::TableDisabled { .. })
+    ));
+    assert!(
+        table.descriptor().is_ok(),
+        "describe works on a disabled table"
+    );
+    assert_eq!(
+        table.regions().unwrap()[0].memstore_cells,
+        0,
+        "disable flushed the table"
+    );
+    t.reopen();
+    assert!(!t.db.is_table_enabled("t").unwrap(), "the state is durable");
+    t.db.enable_table("t").unwrap();
+    let table = t.db.table("t").unwrap();
+    assert_eq!(
+        table.get(&Get::new("r")).unwrap().value("f", "q"),
+        Some(&b"v"[..])
+    );
+}
