@@ -22,11 +22,13 @@ use crate::table::TableInner;
 enum Job {
     Flush(Arc<TableInner>, Arc<Region>),
     Compact(Arc<TableInner>, Arc<Region>),
+    Split(Arc<TableInner>, Arc<Region>),
 }
 
 #[derive(Default)]
 struct Queue {
     flushes: VecDeque<(Arc<TableInner>, Arc<Region>)>,
+    splits: VecDeque<(Arc<TableInner>, Arc<Region>)>,
     compactions: Vec<(Arc<TableInner>, Arc<Region>)>,
     running: usize,
     shutdown: bool,
@@ -104,10 +106,28 @@ impl Background {
         self.work.notify_one();
     }
 
+    /// Queues a split of `region` at its middle key unless one is queued.
+    pub(crate) fn schedule_split(&self, table: &Arc<TableInner>, region: &Arc<Region>) {
+        if region.split_queued.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let mut q = self.queue.lock();
+        if q.shutdown {
+            return;
+        }
+        q.splits.push_back((table.clone(), region.clone()));
+        self.work.notify_one();
+    }
+
     /// Waits until no job is queued or running.
     pub(crate) fn wait_idle(&self) {
         let mut q = self.queue.lock();
-        while !q.shutdown && (q.running > 0 || !q.flushes.is_empty() || !q.compactions.is_empty()) {
+        while !q.shutdown
+            && (q.running > 0
+                || !q.flushes.is_empty()
+                || !q.splits.is_empty()
+                || !q.compactions.is_empty())
+        {
             self.progress.wait(&mut q);
         }
     }
@@ -127,7 +147,7 @@ impl Background {
     /// True when nothing is queued or running.
     pub(crate) fn is_idle(&self) -> bool {
         let q = self.queue.lock();
-        q.running == 0 && q.flushes.is_empty() && q.compactions.is_empty()
+        q.running == 0 && q.flushes.is_empty() && q.splits.is_empty() && q.compactions.is_empty()
     }
 
     /// Stops taking jobs, lets running ones finish, joins the workers.
@@ -140,6 +160,9 @@ impl Background {
             }
             for (_, region) in q.flushes.drain(..) {
                 region.flush_queued.store(false, Ordering::Release);
+            }
+            for (_, region) in q.splits.drain(..) {
+                region.split_queued.store(false, Ordering::Release);
             }
             self.work.notify_all();
             self.progress.notify_all();
@@ -163,6 +186,10 @@ impl Background {
             if let Some((table, region)) = q.flushes.pop_front() {
                 q.running += 1;
                 return Some(Job::Flush(table, region));
+            }
+            if let Some((table, region)) = q.splits.pop_front() {
+                q.running += 1;
+                return Some(Job::Split(table, region));
             }
             if !q.compactions.is_empty() {
                 // The most urgent region first.
@@ -201,6 +228,11 @@ fn worker(pool: &Background, db: &Weak<DbInner>) {
         };
         let error = match job {
             Job::Flush(table, region) => db.run_flush(&table, &region).err(),
+            Job::Split(table, region) => {
+                let outcome = db.split_region(&table, &region, None);
+                region.split_queued.store(false, Ordering::Release);
+                outcome.err()
+            }
             Job::Compact(table, region) => {
                 let outcome = db.run_compaction(&table, &region);
                 region.compaction_queued.store(false, Ordering::Release);

@@ -355,7 +355,7 @@ pub(crate) fn run(
     pick: &Pick,
 ) -> Result<Vec<FileMeta>> {
     let removed: Vec<u64> = pick.inputs().map(|f| f.meta().id).collect();
-    if pick.is_trivial_move() {
+    if pick.is_trivial_move() && pick.upper.iter().all(|f| region.owns(f.meta())) {
         let metas: Vec<FileMeta> = pick.upper.iter().map(|f| f.meta().clone()).collect();
         db.record(&Edit::Compaction {
             table_id: region.table_id(),
@@ -388,7 +388,9 @@ pub(crate) fn run(
         sources.push(Box::new(LevelSource::new(lower, None)));
     }
     let mut merged = MergedSources::new(sources, u64::MAX);
-    merged.seek(&SeekKey::row_start(b""))?;
+    // Only the region's own rows: after a split its files may hold the
+    // sibling's rows too, and compaction is what drops them.
+    merged.seek(&SeekKey::row_start(region.start()))?;
     let filter = CompactionFilter::new(family, db.now_ms(), pick.bottommost);
     let options = crate::flush::writer_options(family, db.options.bloom_bits_per_key);
     let mut outputs: Vec<(std::path::PathBuf, Arc<HFileReader>)> = Vec::new();
@@ -437,6 +439,9 @@ pub(crate) fn run(
     };
     let result = (|| -> Result<()> {
         while let Some(cell) = merged.current() {
+            if !region.end().is_empty() && cell.row >= region.end() {
+                break;
+            }
             if cell.row != buffer.row.as_slice() {
                 emit(&mut buffer, &mut writer, &mut outputs)?;
                 buffer.row.clear();
@@ -493,9 +498,7 @@ pub(crate) fn run(
     region.refresh_l0_files();
     // The inputs are no longer referenced by the manifest; readers that
     // still hold them keep reading through their open descriptors.
-    for f in pick.inputs() {
-        let _ = std::fs::remove_file(f.path());
-    }
+    db.delete_unreferenced(pick.inputs());
     db.stats.compactions.fetch_add(1, Ordering::Relaxed);
     Ok(metas)
 }

@@ -188,9 +188,23 @@ impl DbInner {
         self.wal.release_through(bound)
     }
 
+    /// Deletes the files of `files` that no region references any more
+    /// (after a split, two regions share their parent's files).
+    pub(crate) fn delete_unreferenced<'a>(
+        &self,
+        files: impl Iterator<Item = &'a Arc<HFileReader>>,
+    ) {
+        let live = self.manifest.lock().state().live_files();
+        for file in files {
+            if !live.contains(&file.meta().id) {
+                let _ = std::fs::remove_file(file.path());
+            }
+        }
+    }
+
     /// Runs a flush job.
     pub(crate) fn run_flush(&self, table: &Arc<TableInner>, region: &Arc<Region>) -> Result<()> {
-        if table.dropped.load(Ordering::Acquire) {
+        if table.dropped.load(Ordering::Acquire) || region.retired.load(Ordering::Acquire) {
             return Ok(());
         }
         let flushed = flush::flush_region(self, table, region);
@@ -199,9 +213,195 @@ impl DbInner {
             if compaction::region_score(region, &self.options) >= 1.0 {
                 self.background.schedule_compaction(table, region);
             }
+            let max_region_size = table.state.read().descriptor.get_max_region_size_bytes();
+            if !region.has_shared_files() && region.own_file_bytes() > max_region_size {
+                self.background.schedule_split(table, region);
+            }
             self.release_wal()?;
         }
         Ok(())
+    }
+
+    /// A key near the middle of `region`'s data: the first row of the middle
+    /// block (within the region) of its largest file; `None` when the data
+    /// cannot be cut (empty, or a single row).
+    fn middle_key(region: &Region) -> Result<Option<Vec<u8>>> {
+        let Some(file) = region
+            .stores()
+            .iter()
+            .flat_map(|s| {
+                s.version()
+                    .files()
+                    .map(|(_, f)| f.clone())
+                    .collect::<Vec<_>>()
+            })
+            .max_by_key(|f| f.meta().size)
+        else {
+            return Ok(None);
+        };
+        let count = file.block_count();
+        let lo = if region.start().is_empty() {
+            0
+        } else {
+            file.seek_block(region.start())?.unwrap_or(count)
+        };
+        let hi = if region.end().is_empty() {
+            count
+        } else {
+            file.seek_block(region.end())?
+                .map_or(count, |o| o + 1)
+                .min(count)
+        };
+        let inside =
+            |key: &[u8]| key > region.start() && (region.end().is_empty() || key < region.end());
+        for ordinal in (lo..hi).skip(hi.saturating_sub(lo) / 2) {
+            let (first, last) = file.block_bounds(ordinal)?;
+            if let Some(key) = [first, last].into_iter().find(|k| inside(k)) {
+                return Ok(Some(key));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Splits `region` at `key` (default: its middle key) into two daughters
+    /// that share the parent's files until compaction rewrites them.
+    /// Writes wait on the table's split gate meanwhile; the parent is
+    /// flushed first, so its memstores are empty and the daughters start
+    /// from its flushed sequence. Returns false when there was nothing to
+    /// split (no data, a single row, or the region is already gone).
+    pub(crate) fn split_region(
+        &self,
+        table: &Arc<TableInner>,
+        region: &Arc<Region>,
+        key: Option<Vec<u8>>,
+    ) -> Result<bool> {
+        let _gate = table.split_gate.write();
+        let present = table
+            .state
+            .read()
+            .regions
+            .iter()
+            .any(|r| Arc::ptr_eq(r, region));
+        if !present || region.retired.load(Ordering::Acquire) {
+            return Ok(false);
+        }
+        while region.compaction_queued.swap(true, Ordering::AcqRel) {
+            if self.is_closed() {
+                return Err(Error::Closed);
+            }
+            self.background.wait_progress(STALL_POLL);
+        }
+        let result = self.split_locked(table, region, key);
+        region.compaction_queued.store(false, Ordering::Release);
+        result
+    }
+
+    fn split_locked(
+        &self,
+        table: &Arc<TableInner>,
+        region: &Arc<Region>,
+        key: Option<Vec<u8>>,
+    ) -> Result<bool> {
+        flush::flush_region(self, table, region)?;
+        let key = match key {
+            Some(key) => key,
+            None => match Self::middle_key(region)? {
+                Some(key) => key,
+                None => return Ok(false),
+            },
+        };
+        if key.as_slice() <= region.start()
+            || (!region.end().is_empty() && key.as_slice() >= region.end())
+        {
+            return Err(Error::InvalidOption {
+                name: "split key",
+                reason: format!(
+                    "'{}' is not strictly inside the region ['{}', '{}')",
+                    crate::error::printable(&key),
+                    crate::error::printable(region.start()),
+                    crate::error::printable(region.end())
+                ),
+            });
+        }
+        let stores = region.stores();
+        let files: Vec<crate::manifest::StoreFile> = stores
+            .iter()
+            .flat_map(|s| {
+                let version = s.version();
+                version
+                    .files()
+                    .map(|(level, f)| crate::manifest::StoreFile {
+                        family_id: s.family_id(),
+                        level: level as u8,
+                        meta: f.meta().clone(),
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let flushed = region.flushed_sequence();
+        let first_id = self.manifest.lock().allocate_region_ids(2);
+        let bounds = [
+            (region.start().to_vec(), key.clone()),
+            (key, region.end().to_vec()),
+        ];
+        let records: Vec<RegionRecord> = bounds
+            .iter()
+            .enumerate()
+            .map(|(i, (start, end))| RegionRecord {
+                id: first_id + i as u64,
+                start: start.clone(),
+                end: end.clone(),
+                flushed_sequence: flushed,
+                files: files.clone(),
+            })
+            .collect();
+        self.record(&Edit::SplitRegion {
+            table_id: table.id,
+            parent_id: region.id(),
+            daughters: records.clone(),
+        })?;
+        let daughters: Vec<Arc<Region>> = records
+            .iter()
+            .map(|r| {
+                let stores = stores
+                    .iter()
+                    .map(|s| {
+                        Arc::new(Store::new(
+                            s.family_id(),
+                            s.family_name(),
+                            flushed,
+                            s.version().levels.clone(),
+                        ))
+                    })
+                    .collect();
+                Arc::new(Region::new(
+                    r.id,
+                    table.id,
+                    r.start.clone(),
+                    r.end.clone(),
+                    stores,
+                    flushed,
+                ))
+            })
+            .collect();
+        {
+            let mut state = table.state.write();
+            let mut regions = state.regions.clone();
+            if let Some(at) = regions.iter().position(|r| Arc::ptr_eq(r, region)) {
+                regions.splice(at..=at, daughters.iter().cloned());
+            }
+            *state = Arc::new(TableState {
+                descriptor: state.descriptor.clone(),
+                family_ids: state.family_ids.clone(),
+                regions,
+            });
+        }
+        region.retired.store(true, Ordering::Release);
+        // Compaction rewrites the shared files into each daughter's own.
+        for daughter in &daughters {
+            self.background.schedule_compaction(table, daughter);
+        }
+        Ok(true)
     }
 
     /// Runs one compaction of the most urgent store of `region`; returns
@@ -211,10 +411,28 @@ impl DbInner {
         table: &Arc<TableInner>,
         region: &Arc<Region>,
     ) -> Result<bool> {
-        if table.dropped.load(Ordering::Acquire) || self.is_closed() {
+        if table.dropped.load(Ordering::Acquire)
+            || self.is_closed()
+            || region.retired.load(Ordering::Acquire)
+        {
             return Ok(false);
         }
         let state = table.state.read().clone();
+        // Files shared with a sibling since a split: rewrite this region's
+        // part of them first, one store at a time.
+        if let Some(store) = region
+            .stores()
+            .into_iter()
+            .find(|s| s.version().files().any(|(_, f)| !region.owns(f.meta())))
+        {
+            if let (Some((_, family)), Some(pick)) = (
+                state.family_by_id(store.family_id()),
+                compaction::pick_major(&store.version()),
+            ) {
+                compaction::run(self, region, &store, family, &pick)?;
+            }
+            return Ok(true);
+        }
         let best = region
             .stores()
             .into_iter()
@@ -495,6 +713,7 @@ fn build_table(
         })),
         dropped: AtomicBool::new(false),
         enabled: AtomicBool::new(record.enabled),
+        split_gate: RwLock::new(()),
     }))
 }
 
@@ -904,9 +1123,13 @@ impl Db {
     pub fn verify(&self) -> Result<VerifyReport> {
         self.check_open()?;
         let mut report = VerifyReport::default();
+        let mut seen = std::collections::HashSet::new();
         for (_, region) in self.inner.all_regions() {
             for store in region.stores() {
                 for (_, file) in store.version().files() {
+                    if !seen.insert(file.meta().id) {
+                        continue;
+                    }
                     report.files += 1;
                     report.blocks += file.block_count() as u64;
                     report.problems.extend(file.verify());
@@ -919,11 +1142,15 @@ impl Db {
     /// Counters describing the database.
     pub fn stats(&self) -> DbStats {
         let (mut files, mut file_bytes) = (0, 0);
+        let mut seen = std::collections::HashSet::new();
         for (_, region) in self.inner.all_regions() {
             for store in region.stores() {
                 for (_, file) in store.version().files() {
-                    files += 1;
-                    file_bytes += file.meta().size;
+                    // Regions share files after a split: count each once.
+                    if seen.insert(file.meta().id) {
+                        files += 1;
+                        file_bytes += file.meta().size;
+                    }
                 }
             }
         }

@@ -42,6 +42,7 @@ const EDIT_NEXT_IDS: u8 = 4;
 const EDIT_FLUSH: u8 = 5;
 const EDIT_COMPACTION: u8 = 6;
 const EDIT_SET_ENABLED: u8 = 7;
+const EDIT_SPLIT_REGION: u8 = 8;
 
 /// A manifest larger than this is rewritten as a snapshot on the next append.
 pub(crate) const MAX_MANIFEST_BYTES: u64 = 8 * 1024 * 1024;
@@ -108,6 +109,13 @@ pub(crate) enum Edit {
     SetEnabled {
         table_id: u64,
         enabled: bool,
+    },
+    /// A region was replaced by its daughters, which reference the
+    /// parent's files until compaction rewrites them.
+    SplitRegion {
+        table_id: u64,
+        parent_id: u64,
+        daughters: Vec<RegionRecord>,
     },
     /// A compaction of one store replaced `removed` files with `added` ones.
     Compaction {
@@ -185,6 +193,20 @@ impl ManifestState {
             Edit::SetEnabled { table_id, enabled } => {
                 if let Some(table) = self.tables.get_mut(table_id) {
                     table.enabled = *enabled;
+                }
+            }
+            Edit::SplitRegion {
+                table_id,
+                parent_id,
+                daughters,
+            } => {
+                for d in daughters {
+                    self.next_region_id = self.next_region_id.max(d.id + 1);
+                }
+                if let Some(table) = self.tables.get_mut(table_id)
+                    && let Some(at) = table.regions.iter().position(|r| r.id == *parent_id)
+                {
+                    table.regions.splice(at..=at, daughters.iter().cloned());
                 }
             }
             Edit::NextIds {
@@ -429,6 +451,42 @@ fn decode_file_meta(d: &mut Decoder<'_>) -> Result<FileMeta, DecodeError> {
     })
 }
 
+fn encode_region(out: &mut Vec<u8>, r: &RegionRecord) {
+    out.put_u64(r.id);
+    out.put_bytes32(&r.start);
+    out.put_bytes32(&r.end);
+    out.put_u64(r.flushed_sequence);
+    out.put_u32(r.files.len() as u32);
+    for f in &r.files {
+        out.put_u32(f.family_id);
+        out.put_u8(f.level);
+        encode_file_meta(out, &f.meta);
+    }
+}
+
+fn decode_region(d: &mut Decoder<'_>) -> Result<RegionRecord, DecodeError> {
+    let id = d.u64()?;
+    let start = d.bytes32()?.to_vec();
+    let end = d.bytes32()?.to_vec();
+    let flushed_sequence = d.u64()?;
+    let file_count = d.u32()?;
+    let mut files = Vec::new();
+    for _ in 0..file_count {
+        files.push(StoreFile {
+            family_id: d.u32()?,
+            level: d.u8()?,
+            meta: decode_file_meta(d)?,
+        });
+    }
+    Ok(RegionRecord {
+        id,
+        start,
+        end,
+        flushed_sequence,
+        files,
+    })
+}
+
 fn encode_family_ids(out: &mut Vec<u8>, ids: &[u32]) {
     out.put_u32(ids.len() as u32);
     for &id in ids {
@@ -452,16 +510,7 @@ pub(crate) fn encode_edit(edit: &Edit) -> Vec<u8> {
             encode_family_ids(&mut out, &t.family_ids);
             out.put_u32(t.regions.len() as u32);
             for r in &t.regions {
-                out.put_u64(r.id);
-                out.put_bytes32(&r.start);
-                out.put_bytes32(&r.end);
-                out.put_u64(r.flushed_sequence);
-                out.put_u32(r.files.len() as u32);
-                for f in &r.files {
-                    out.put_u32(f.family_id);
-                    out.put_u8(f.level);
-                    encode_file_meta(&mut out, &f.meta);
-                }
+                encode_region(&mut out, r);
             }
             out.put_u8(u8::from(t.enabled));
         }
@@ -483,6 +532,19 @@ pub(crate) fn encode_edit(edit: &Edit) -> Vec<u8> {
             out.put_u8(EDIT_SET_ENABLED);
             out.put_u64(*table_id);
             out.put_u8(u8::from(*enabled));
+        }
+        Edit::SplitRegion {
+            table_id,
+            parent_id,
+            daughters,
+        } => {
+            out.put_u8(EDIT_SPLIT_REGION);
+            out.put_u64(*table_id);
+            out.put_u64(*parent_id);
+            out.put_u32(daughters.len() as u32);
+            for r in daughters {
+                encode_region(&mut out, r);
+            }
         }
         Edit::NextIds {
             table,
@@ -550,26 +612,7 @@ pub(crate) fn decode_edit(payload: &[u8]) -> Result<Edit, DecodeError> {
             let n = d.u32()?;
             let mut regions = Vec::new();
             for _ in 0..n {
-                let id = d.u64()?;
-                let start = d.bytes32()?.to_vec();
-                let end = d.bytes32()?.to_vec();
-                let flushed_sequence = d.u64()?;
-                let file_count = d.u32()?;
-                let mut files = Vec::new();
-                for _ in 0..file_count {
-                    files.push(StoreFile {
-                        family_id: d.u32()?,
-                        level: d.u8()?,
-                        meta: decode_file_meta(&mut d)?,
-                    });
-                }
-                regions.push(RegionRecord {
-                    id,
-                    start,
-                    end,
-                    flushed_sequence,
-                    files,
-                });
+                regions.push(decode_region(&mut d)?);
             }
             let enabled = d.bool()?;
             Edit::CreateTable(TableRecord {
@@ -586,6 +629,20 @@ pub(crate) fn decode_edit(payload: &[u8]) -> Result<Edit, DecodeError> {
             family_ids: decode_family_ids(&mut d)?,
         },
         EDIT_DROP_TABLE => Edit::DropTable { table_id: d.u64()? },
+        EDIT_SPLIT_REGION => {
+            let table_id = d.u64()?;
+            let parent_id = d.u64()?;
+            let n = d.u32()?;
+            let mut daughters = Vec::new();
+            for _ in 0..n {
+                daughters.push(decode_region(&mut d)?);
+            }
+            Edit::SplitRegion {
+                table_id,
+                parent_id,
+                daughters,
+            }
+        }
         EDIT_SET_ENABLED => Edit::SetEnabled {
             table_id: d.u64()?,
             enabled: d.bool()?,
@@ -688,6 +745,14 @@ impl Manifest {
     /// The catalog as of the last edit.
     pub(crate) fn state(&self) -> &ManifestState {
         &self.state
+    }
+
+    /// Reserves `count` consecutive region ids (made durable by the edit
+    /// that uses them); returns the first.
+    pub(crate) fn allocate_region_ids(&mut self, count: u64) -> u64 {
+        let first = self.state.next_region_id;
+        self.state.next_region_id += count;
+        first
     }
 
     /// Reserves a file id (made durable by the edit that adds the file; a
@@ -871,6 +936,11 @@ mod tests {
             Edit::SetEnabled {
                 table_id: 9,
                 enabled: false,
+            },
+            Edit::SplitRegion {
+                table_id: 1,
+                parent_id: 100,
+                daughters: table(3).regions,
             },
             Edit::NextIds {
                 table: 3,

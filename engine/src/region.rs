@@ -29,6 +29,10 @@ pub(crate) struct Region {
     pub(crate) flush_queued: AtomicBool,
     /// A compaction is queued or running (one per region at a time).
     pub(crate) compaction_queued: AtomicBool,
+    /// A split is queued.
+    pub(crate) split_queued: AtomicBool,
+    /// Split into daughters: takes no more flushes or compactions.
+    pub(crate) retired: AtomicBool,
 }
 
 impl Region {
@@ -59,6 +63,8 @@ impl Region {
             flush_lock: Mutex::new(()),
             flush_queued: AtomicBool::new(false),
             compaction_queued: AtomicBool::new(false),
+            split_queued: AtomicBool::new(false),
+            retired: AtomicBool::new(false),
         }
     }
 
@@ -127,6 +133,36 @@ impl Region {
     /// Every mutation with a sequence <= this is in the region's files.
     pub(crate) fn flushed_sequence(&self) -> u64 {
         self.flushed_sequence.load(Ordering::Acquire)
+    }
+
+    /// True when every row of a file with this meta lies in the region
+    /// (false for files a split left shared with the sibling).
+    pub(crate) fn owns(&self, meta: &crate::hfile::FileMeta) -> bool {
+        meta.first_row.as_slice() >= self.start.as_slice()
+            && (self.end.is_empty() || meta.last_row.as_slice() < self.end.as_slice())
+    }
+
+    /// True when some store still reads files shared with a sibling.
+    pub(crate) fn has_shared_files(&self) -> bool {
+        self.stores
+            .read()
+            .iter()
+            .any(|s| s.version().files().any(|(_, f)| !self.owns(f.meta())))
+    }
+
+    /// Bytes of the files that are the region's own.
+    pub(crate) fn own_file_bytes(&self) -> u64 {
+        self.stores
+            .read()
+            .iter()
+            .map(|s| {
+                s.version()
+                    .files()
+                    .filter(|(_, f)| self.owns(f.meta()))
+                    .map(|(_, f)| f.meta().size)
+                    .sum::<u64>()
+            })
+            .sum()
     }
 
     /// Records a completed flush.

@@ -100,6 +100,9 @@ pub(crate) struct TableInner {
     pub(crate) state: RwLock<Arc<TableState>>,
     pub(crate) dropped: AtomicBool,
     pub(crate) enabled: AtomicBool,
+    /// Mutations hold it shared from reading the state to committing; a
+    /// region split holds it exclusively while it retires the parent.
+    pub(crate) split_gate: RwLock<()>,
 }
 
 /// A region of a table as reported by [`Table::regions`].
@@ -451,6 +454,19 @@ impl Table {
         self.db.row_locks.lock(self.inner.id, [row])
     }
 
+    /// Throttles (holding no lock), then takes the split gate and the
+    /// current state: the regions this state routes to cannot be split away
+    /// until the returned guard is dropped.
+    fn writable(
+        &self,
+        row: &[u8],
+    ) -> Result<(parking_lot::RwLockReadGuard<'_, ()>, Arc<TableState>)> {
+        let state = self.state()?;
+        self.throttle(&state, row)?;
+        let gate = self.inner.split_gate.read_recursive();
+        Ok((gate, self.state()?))
+    }
+
     /// Waits (before taking row locks) while the region of `row` must not
     /// take writes: L0 too deep, memstores full.
     fn throttle(&self, state: &TableState, row: &[u8]) -> Result<()> {
@@ -479,9 +495,8 @@ impl Table {
 
     /// Writes a put. Returns once it is visible (and, with `SyncWal`, durable).
     pub fn put(&self, put: &Put) -> Result<()> {
-        let state = self.state()?;
+        let (_gate, state) = self.writable(&put.row)?;
         let prepared = self.prepare_put(&state, put, self.db.now_ms())?;
-        self.throttle(&state, &put.row)?;
         let _lock = self.lock_row(&put.row);
         self.commit_and_notify(&state, std::slice::from_ref(&prepared))
     }
@@ -491,28 +506,29 @@ impl Table {
     pub fn put_many(&self, puts: &[Put]) -> Result<()> {
         let state = self.state()?;
         let now = self.db.now_ms();
-        let prepared = puts
-            .iter()
-            .map(|p| self.prepare_put(&state, p, now))
-            .collect::<Result<Vec<_>>>()?;
-        for chunk in prepared.chunks(MAX_ROWS_PER_COMMIT) {
-            if let Some(first) = chunk.first() {
-                self.throttle(&state, &first.row)?;
-            }
+        for put in puts {
+            self.prepare_put(&state, put, now)?;
+        }
+        for chunk in puts.chunks(MAX_ROWS_PER_COMMIT) {
+            let Some(first) = chunk.first() else { continue };
+            let (_gate, state) = self.writable(&first.row)?;
+            let prepared = chunk
+                .iter()
+                .map(|p| self.prepare_put(&state, p, now))
+                .collect::<Result<Vec<_>>>()?;
             let _locks = self
                 .db
                 .row_locks
-                .lock(self.inner.id, chunk.iter().map(|p| p.row.as_slice()));
-            self.commit_and_notify(&state, chunk)?;
+                .lock(self.inner.id, prepared.iter().map(|p| p.row.as_slice()));
+            self.commit_and_notify(&state, &prepared)?;
         }
         Ok(())
     }
 
     /// Writes delete markers.
     pub fn delete(&self, delete: &Delete) -> Result<()> {
-        let state = self.state()?;
+        let (_gate, state) = self.writable(&delete.row)?;
         Self::validate_delete(&state, delete)?;
-        self.throttle(&state, &delete.row)?;
         let _lock = self.lock_row(&delete.row);
         let prepared = self.prepare_delete(&state, delete, self.db.now_ms())?;
         self.commit_and_notify(&state, std::slice::from_ref(&prepared))
@@ -691,7 +707,7 @@ impl Table {
 
     /// Adds to 8-byte big-endian counters atomically; returns the new values.
     pub fn increment(&self, increment: &Increment) -> Result<RowResult> {
-        let state = self.state()?;
+        let (_gate, state) = self.writable(&increment.row)?;
         Self::validate_columns(
             &state,
             &increment.row,
@@ -700,7 +716,6 @@ impl Table {
                 .iter()
                 .map(|(f, q, _)| (f.as_slice(), q.as_slice())),
         )?;
-        self.throttle(&state, &increment.row)?;
         let _lock = self.lock_row(&increment.row);
         self.increment_locked(&state, increment)
     }
@@ -731,7 +746,7 @@ impl Table {
 
     /// Appends to values atomically; returns the new values.
     pub fn append(&self, append: &Append) -> Result<RowResult> {
-        let state = self.state()?;
+        let (_gate, state) = self.writable(&append.row)?;
         Self::validate_columns(
             &state,
             &append.row,
@@ -740,7 +755,6 @@ impl Table {
                 .iter()
                 .map(|(f, q, _)| (f.as_slice(), q.as_slice())),
         )?;
-        self.throttle(&state, &append.row)?;
         let _lock = self.lock_row(&append.row);
         self.append_locked(&state, append)
     }
@@ -794,9 +808,8 @@ impl Table {
 
     /// Applies puts and deletes to one row atomically (one sequence number).
     pub fn mutate_row(&self, mutations: &RowMutations) -> Result<()> {
-        let state = self.state()?;
+        let (_gate, state) = self.writable(&mutations.row)?;
         Self::validate_row_mutations(&state, mutations)?;
-        self.throttle(&state, &mutations.row)?;
         let _lock = self.lock_row(&mutations.row);
         self.mutate_row_locked(&state, mutations)
     }
@@ -817,7 +830,7 @@ impl Table {
     /// Checks a column and, if the check holds, applies the action; both
     /// under the row lock.
     pub fn check_and_mutate(&self, check: &CheckAndMutate) -> Result<CheckAndMutateResult> {
-        let state = self.state()?;
+        let (_gate, state) = self.writable(&check.row)?;
         validate_row(&check.row)?;
         let Condition::Compare {
             family,
@@ -870,7 +883,6 @@ impl Table {
         let get = Get::new(&check.row)
             .column(family, qualifier)
             .time_range(check.time_min, check.time_max);
-        self.throttle(&state, &check.row)?;
         let _lock = self.lock_row(&check.row);
         let current = self.get_in(&state, &get, now)?;
         let stored = current.cells.first().map(|c| c.value.as_slice());
@@ -959,30 +971,30 @@ impl Table {
                 deleted += 1;
             }
             if pending.len() >= MAX_ROWS_PER_COMMIT {
-                self.delete_group(&state, &pending)?;
+                self.delete_group(&pending)?;
                 pending.clear();
             }
         }
-        self.delete_group(&state, &pending)?;
+        self.delete_group(&pending)?;
         Ok(deleted)
     }
 
     /// Commits deletes (without latest-version entries) sharing one WAL sync.
-    fn delete_group(&self, state: &TableState, deletes: &[Delete]) -> Result<()> {
+    fn delete_group(&self, deletes: &[Delete]) -> Result<()> {
         let Some(first) = deletes.first() else {
             return Ok(());
         };
-        self.throttle(state, &first.row)?;
+        let (_gate, state) = self.writable(&first.row)?;
         let now = self.db.now_ms();
         let prepared = deletes
             .iter()
-            .map(|d| self.prepare_delete(state, d, now))
+            .map(|d| self.prepare_delete(&state, d, now))
             .collect::<Result<Vec<_>>>()?;
         let _locks = self
             .db
             .row_locks
             .lock(self.inner.id, prepared.iter().map(|p| p.row.as_slice()));
-        self.commit_and_notify(state, &prepared)
+        self.commit_and_notify(&state, &prepared)
     }
 
     /// Reads many rows; the data blocks they need that are not cached are
@@ -1069,6 +1081,35 @@ impl Table {
         self.db.compact_now(&self.inner, region, major)
     }
 
+    /// Splits regions (HBase `split`): with no key, every region at its
+    /// middle key (regions that cannot be cut are left alone); with a key,
+    /// the region holding it, at it. Writes to the table wait meanwhile.
+    pub fn split(&self, key: Option<&[u8]>) -> Result<()> {
+        let state = self.state()?;
+        match key {
+            Some(key) => {
+                let region = Self::region(&state, key)?;
+                self.db
+                    .split_region(&self.inner, region, Some(key.to_vec()))?;
+            }
+            None => {
+                for region in &state.regions {
+                    self.db.split_region(&self.inner, region, None)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Splits one region (by id) at `key`, or at its middle key.
+    pub fn split_region(&self, region_id: u64, key: Option<&[u8]>) -> Result<()> {
+        let state = self.state()?;
+        let region = Self::region_by_id(&state, region_id)?;
+        self.db
+            .split_region(&self.inner, region, key.map(<[u8]>::to_vec))?;
+        Ok(())
+    }
+
     fn region_by_id(state: &TableState, region_id: u64) -> Result<&Arc<Region>> {
         state
             .regions
@@ -1122,8 +1163,11 @@ impl Table {
 
     /// Commits the valid puts of a run together; invalid ones get their error.
     fn put_run(&self, puts: &[&Put]) -> Vec<Result<BatchResult>> {
-        let state = match self.state() {
-            Ok(state) => state,
+        let Some(first) = puts.first() else {
+            return Vec::new();
+        };
+        let (_gate, state) = match self.writable(&first.row) {
+            Ok(writable) => writable,
             Err(e) => return puts.iter().map(|_| Err(e.clone())).collect(),
         };
         let now = self.db.now_ms();
@@ -1138,16 +1182,13 @@ impl Table {
                 Err(e) => outcomes.push(Err(e)),
             }
         }
-        let committed = prepared
-            .first()
-            .map_or(Ok(()), |first| self.throttle(&state, &first.row))
-            .and_then(|()| {
-                let _locks = self
-                    .db
-                    .row_locks
-                    .lock(self.inner.id, prepared.iter().map(|p| p.row.as_slice()));
-                self.commit_and_notify(&state, &prepared)
-            });
+        let committed = {
+            let _locks = self
+                .db
+                .row_locks
+                .lock(self.inner.id, prepared.iter().map(|p| p.row.as_slice()));
+            self.commit_and_notify(&state, &prepared)
+        };
         if let Err(e) = committed {
             for outcome in outcomes.iter_mut().filter(|o| o.is_ok()) {
                 *outcome = Err(e.clone());

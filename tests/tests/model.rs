@@ -249,6 +249,8 @@ enum Op {
     Flush,
     Compact,
     MajorCompact,
+    /// Split the region holding this row at it (never changes a read).
+    Split(usize),
 }
 
 fn holds(op: CompareOp, ordering: std::cmp::Ordering) -> bool {
@@ -320,6 +322,7 @@ fn op_strategy() -> impl Strategy<Value = Op> {
         2 => Just(Op::Flush),
         1 => Just(Op::Compact),
         1 => Just(Op::MajorCompact),
+        1 => (0..ROWS.len()).prop_map(Op::Split),
     ]
 }
 
@@ -675,6 +678,11 @@ impl Harness {
             Op::Flush => self.table.flush().unwrap(),
             Op::Compact => self.table.compact().unwrap(),
             Op::MajorCompact => self.table.major_compact().unwrap(),
+            Op::Split(row) => match self.table.split(Some(ROWS[*row].as_bytes())) {
+                // The row may already start a region.
+                Ok(()) | Err(strata::Error::InvalidOption { .. }) => {}
+                Err(e) => panic!("split: {e}"),
+            },
         }
         Ok(())
     }

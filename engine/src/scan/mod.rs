@@ -296,6 +296,10 @@ struct StoreScan {
 /// Reads the rows of one region.
 pub(crate) struct RegionScanner {
     stores: Vec<StoreScan>,
+    /// The plan's bounds clipped to the region's range: after a split, a
+    /// region's files may still hold rows of its sibling.
+    lower: Bound<Vec<u8>>,
+    upper: Bound<Vec<u8>>,
     started: bool,
     /// Reverse scans: the next row must be below this (`None` = no bound yet).
     reverse_bound: Option<Vec<u8>>,
@@ -344,8 +348,18 @@ impl RegionScanner {
                 })
             })
             .collect();
+        let mut lower = plan.lower.clone();
+        if !region.start().is_empty() {
+            lower = max_lower(lower, Bound::Included(region.start().to_vec()));
+        }
+        let mut upper = plan.upper.clone();
+        if !region.end().is_empty() {
+            upper = min_upper(upper, Bound::Excluded(region.end().to_vec()));
+        }
         RegionScanner {
             stores,
+            lower,
+            upper,
             started: false,
             reverse_bound: None,
             finished: false,
@@ -371,7 +385,7 @@ impl RegionScanner {
     fn next_row_forward(&mut self, plan: &ScanPlan) -> Result<Option<RowResult>> {
         if !self.started {
             self.started = true;
-            let start: Vec<u8> = match &plan.lower {
+            let start: Vec<u8> = match &self.lower {
                 Bound::Included(l) => l.clone(),
                 Bound::Excluded(l) => {
                     let mut next = l.clone();
@@ -394,7 +408,7 @@ impl RegionScanner {
             else {
                 return Ok(None);
             };
-            if !below_upper(&row, &plan.upper) {
+            if !below_upper(&row, &self.upper) {
                 return Ok(None);
             }
             let cells = self.collect_row(plan, &row)?;
@@ -407,7 +421,7 @@ impl RegionScanner {
     fn next_row_reverse(&mut self, plan: &ScanPlan) -> Result<Option<RowResult>> {
         if !self.started {
             self.started = true;
-            self.reverse_bound = match &plan.upper {
+            self.reverse_bound = match &self.upper {
                 Bound::Included(u) => {
                     let mut next = u.clone();
                     next.push(0);
@@ -431,7 +445,7 @@ impl RegionScanner {
             let Some(row) = candidate else {
                 return Ok(None);
             };
-            if !above_lower(&row, &plan.lower) {
+            if !above_lower(&row, &self.lower) {
                 return Ok(None);
             }
             self.reverse_bound = Some(row.clone());

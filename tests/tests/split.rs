@@ -1,0 +1,190 @@
+//! Region splits: manual and automatic, under concurrent writes, across
+//! reopen, and the shared parent files rewritten and removed afterwards.
+
+// Compiled only as a test, so clippy treats helpers here as test code.
+#![cfg(test)]
+
+use strata::{Db, DbOptions, Error, FamilyDescriptor, Get, Put, Scan, Table, TableDescriptor};
+
+fn keys(table: &Table, scan: &Scan) -> Vec<String> {
+    table
+        .scan(scan)
+        .unwrap()
+        .map(|r| String::from_utf8(r.unwrap().row).unwrap())
+        .collect()
+}
+
+fn fill(table: &Table, n: usize) {
+    let puts: Vec<Put> = (0..n)
+        .map(|i| Put::new(format!("k{i:05}")).add("f", "q", vec![b'x'; 200]))
+        .collect();
+    for chunk in puts.chunks(500) {
+        table.put_many(chunk).unwrap();
+    }
+}
+
+fn hfiles(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir.join("data"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "hfile"))
+        })
+        .count()
+}
+
+#[test]
+fn a_split_keeps_every_row_readable_in_both_directions() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open_default(dir.path()).unwrap();
+    let table = db
+        .create_table(TableDescriptor::new("t").family(FamilyDescriptor::new("f")))
+        .unwrap();
+    fill(&table, 2000);
+    let all: Vec<String> = (0..2000).map(|i| format!("k{i:05}")).collect();
+    table.split(Some(b"k01000")).unwrap();
+    let regions = table.regions().unwrap();
+    assert_eq!(regions.len(), 2);
+    assert_eq!(regions[0].end_key, b"k01000");
+    assert_eq!(regions[1].start_key, b"k01000");
+    assert_eq!(keys(&table, &Scan::new()), all);
+    let mut reversed = all.clone();
+    reversed.reverse();
+    assert_eq!(keys(&table, &Scan::new().reversed(true)), reversed);
+    assert_eq!(
+        keys(&table, &Scan::new().start("k00990").stop("k01010")).len(),
+        20
+    );
+    assert!(!table.get(&Get::new("k00999")).unwrap().is_empty());
+    assert!(!table.get(&Get::new("k01000")).unwrap().is_empty());
+    assert_eq!(table.count(&Scan::new()).unwrap(), 2000);
+    // Writes go to the daughters.
+    table.put(&Put::new("k00500").add("f", "new", "1")).unwrap();
+    table.put(&Put::new("k01500").add("f", "new", "2")).unwrap();
+    assert_eq!(
+        table
+            .get(&Get::new("k01500").column("f", "new"))
+            .unwrap()
+            .value("f", "new"),
+        Some(&b"2"[..])
+    );
+    // The daughters rewrite the parent's file; then it is gone.
+    db.wait_for_background_work().unwrap();
+    let regions = table.regions().unwrap();
+    assert!(regions.iter().all(|r| r.file_bytes > 0));
+    assert_eq!(
+        db.stats().files as usize,
+        hfiles(dir.path()),
+        "the shared file was removed once both rewrote it"
+    );
+    db.close().unwrap();
+    let db = Db::open_default(dir.path()).unwrap();
+    let table = db.table("t").unwrap();
+    assert_eq!(table.regions().unwrap().len(), 2);
+    assert_eq!(keys(&table, &Scan::new()), all);
+    assert_eq!(table.get(&Get::new("k00500")).unwrap().cells.len(), 2);
+}
+
+#[test]
+fn splitting_at_the_middle_and_bad_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open_default(dir.path()).unwrap();
+    let table = db
+        .create_table(
+            TableDescriptor::new("t").family(FamilyDescriptor::new("f").block_size_bytes(1024)),
+        )
+        .unwrap();
+    table.split(None).unwrap();
+    assert_eq!(
+        table.regions().unwrap().len(),
+        1,
+        "an empty region is left alone"
+    );
+    fill(&table, 3000);
+    table.split(None).unwrap();
+    let regions = table.regions().unwrap();
+    assert_eq!(regions.len(), 2);
+    let middle = String::from_utf8(regions[1].start_key.clone()).unwrap();
+    assert!(
+        ("k01000".to_string().."k02000".to_string()).contains(&middle),
+        "middle key {middle}"
+    );
+    assert!(matches!(
+        table.split(Some(regions[1].start_key.as_slice())),
+        Err(Error::InvalidOption { .. })
+    ));
+    table.split_region(regions[0].id, Some(b"k00100")).unwrap();
+    assert_eq!(table.regions().unwrap().len(), 3);
+    assert_eq!(table.count(&Scan::new()).unwrap(), 3000);
+}
+
+#[test]
+fn regions_split_on_their_own_past_the_size_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), DbOptions::default()).unwrap();
+    let table = db
+        .create_table(
+            TableDescriptor::new("t")
+                .family(FamilyDescriptor::new("f"))
+                .max_region_size_bytes(1024 * 1024)
+                .memstore_flush_size_bytes(512 * 1024),
+        )
+        .unwrap();
+    for round in 0..4 {
+        let puts: Vec<Put> = (0..3000)
+            .map(|i| Put::new(format!("k{round}-{i:05}")).add("f", "q", vec![b'x'; 200]))
+            .collect();
+        for chunk in puts.chunks(500) {
+            table.put_many(chunk).unwrap();
+        }
+        table.flush().unwrap();
+        db.wait_for_background_work().unwrap();
+    }
+    assert!(
+        table.regions().unwrap().len() >= 2,
+        "{:?}",
+        table.regions().unwrap().len()
+    );
+    assert_eq!(table.count(&Scan::new()).unwrap(), 12_000);
+}
+
+#[test]
+fn writes_during_a_split_all_land() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open_default(dir.path()).unwrap();
+    let table = db
+        .create_table(TableDescriptor::new("t").family(FamilyDescriptor::new("f")))
+        .unwrap();
+    fill(&table, 1000);
+    let writers: Vec<_> = (0..3)
+        .map(|w| {
+            let table = table.clone();
+            std::thread::spawn(move || {
+                for i in 0..300 {
+                    table
+                        .put(&Put::new(format!("k{:05}", (i * 7 + w * 13) % 2000)).add(
+                            "f",
+                            format!("w{w}"),
+                            i.to_string(),
+                        ))
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for key in ["k00500", "k01500", "k00250"] {
+        table.split(Some(key.as_bytes())).unwrap();
+    }
+    for w in writers {
+        w.join().unwrap();
+    }
+    assert_eq!(table.regions().unwrap().len(), 4);
+    for w in 0..3 {
+        let last = 299;
+        let row = format!("k{:05}", (last * 7 + w * 13) % 2000);
+        let got = table
+            .get(&Get::new(&row).column("f", format!("w{w}")))
+            .unwrap();
+        assert!(!got.is_empty(), "writer {w}'s last write to {row} landed");
+    }
+}
