@@ -977,3 +977,79 @@ fn r29_bad_input_changes_nothing() {
         Err(Error::TableNotFound { .. })
     ));
 }
+
+#[test]
+fn r30_filters_see_visible_cells_before_the_version_count() {
+    let t = TestDb::new(1000);
+    let tbl = table(&t, 3);
+    tbl.put(&Put::new("r").add_at("f", "q", 1, "x")).unwrap();
+    tbl.put(&Put::new("r").add_at("f", "q", 2, "y")).unwrap();
+    let filter = "ValueFilter(=, 'binary:x')";
+    let got = tbl
+        .get(&Get::new("r").filter_string(filter).unwrap())
+        .unwrap();
+    assert_eq!(
+        cells(&got),
+        [c("f", "q", 1, "x")],
+        "the older matching version, as in HBase"
+    );
+    // A hidden version is not visible to the filter.
+    tbl.delete(&Delete::new("r").column_version("f", "q", 1))
+        .unwrap();
+    assert!(
+        tbl.get(&Get::new("r").filter_string(filter).unwrap())
+            .unwrap()
+            .is_empty()
+    );
+    // PageFilter counts across regions.
+    let split =
+        t.db.create_table(
+            TableDescriptor::new("split")
+                .family(FamilyDescriptor::new("f"))
+                .pre_split(PreSplit::Keys(vec![b"m".to_vec()])),
+        )
+        .unwrap();
+    for row in ["a", "b", "n", "o"] {
+        split.put(&Put::new(row).add("f", "q", "v")).unwrap();
+    }
+    assert_eq!(
+        scan_rows(&split, &Scan::new().filter_string("PageFilter(3)").unwrap()),
+        ["a", "b", "n"]
+    );
+}
+
+#[test]
+fn r31_count_and_delete_where_run_inside_the_engine() {
+    let t = TestDb::new(1000);
+    let tbl = table(&t, 1);
+    for i in 0..10 {
+        tbl.put(
+            &Put::new(format!("a{i}"))
+                .add_at("f", "q", 100, "old")
+                .add_at("g", "q", 100, "keep"),
+        )
+        .unwrap();
+    }
+    assert_eq!(tbl.count(&Scan::new().prefix("a")).unwrap(), 10);
+    // A new job writes after the clear's timestamp was taken: its writes stay.
+    let clear_at = 150;
+    tbl.put(&Put::new("a3").add_at("f", "q", 200, "new"))
+        .unwrap();
+    assert_eq!(
+        tbl.delete_where(&Scan::new().prefix("a").family("f"), Some(clear_at))
+            .unwrap(),
+        10
+    );
+    assert_eq!(tbl.count(&Scan::new().family("f")).unwrap(), 1);
+    assert_eq!(
+        tbl.get(&Get::new("a3").family("f"))
+            .unwrap()
+            .value("f", "q"),
+        Some(&b"new"[..])
+    );
+    assert_eq!(
+        tbl.count(&Scan::new().family("g")).unwrap(),
+        10,
+        "other families untouched"
+    );
+}
