@@ -608,6 +608,12 @@ impl Plan {
         &self.fuzzy_rules
     }
 
+    /// True when the plan was compiled for a reversed scan ([`Plan::seek`]
+    /// then answers with [`Seek::Backward`]).
+    pub fn reversed(&self) -> bool {
+        self.reversed
+    }
+
     /// True when some row key in `[first, last]` may be returned: a block spanning those keys
     /// can be skipped when false.
     pub fn may_contain(&self, first: &[u8], last: &[u8]) -> bool {

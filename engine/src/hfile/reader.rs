@@ -16,6 +16,7 @@ use crate::memstore::SeekKey;
 use crate::options::BloomType;
 use crate::scan::filtering::RowGate;
 use strata_filters::Bitmap;
+use strata_filters::plan::Seek;
 
 /// An open HFile. Meta, top index and bloom stay in memory while it is open.
 pub(crate) struct HFileReader {
@@ -408,15 +409,61 @@ impl FileCursor {
         Ok(block)
     }
 
-    /// False when the gate proves block `ordinal` holds no returned row.
-    fn block_wanted(&self, ordinal: usize) -> Result<bool> {
-        match &self.gate {
-            None => Ok(true),
-            Some(gate) => {
-                let (first, last) = self.reader.block_bounds(ordinal)?;
-                Ok(gate.block_wanted(&first, &last))
+    /// The first block at or after `ordinal` that the gate does not rule
+    /// out. A ruled-out block is jumped over to the block holding the plan's
+    /// next candidate row, so that a narrow filtered scan does not walk the
+    /// index of the whole file.
+    fn wanted_from(&self, mut ordinal: usize) -> Result<Option<usize>> {
+        let count = self.reader.block_count();
+        let Some(gate) = &self.gate else {
+            return Ok((ordinal < count).then_some(ordinal));
+        };
+        while ordinal < count {
+            let (first, last) = self.reader.block_bounds(ordinal)?;
+            if gate.block_wanted(&first, &last) {
+                return Ok(Some(ordinal));
             }
+            ordinal = match gate.forward_jump(&last) {
+                Some(Seek::Done) => return Ok(None),
+                Some(Seek::Forward(next)) => match self.reader.seek_block(&next)? {
+                    Some(block) => block.max(ordinal + 1),
+                    None => return Ok(None),
+                },
+                _ => ordinal + 1,
+            };
         }
+        Ok(None)
+    }
+
+    /// The last block at or before `ordinal` that the gate does not rule
+    /// out, jumping backward the way [`FileCursor::wanted_from`] jumps forward.
+    fn wanted_until(&self, ordinal: usize) -> Result<Option<usize>> {
+        let Some(gate) = &self.gate else {
+            return Ok((ordinal < self.reader.block_count()).then_some(ordinal));
+        };
+        let mut next = Some(ordinal);
+        while let Some(ordinal) = next {
+            let (first, last) = self.reader.block_bounds(ordinal)?;
+            if gate.block_wanted(&first, &last) {
+                return Ok(Some(ordinal));
+            }
+            let previous = ordinal.checked_sub(1);
+            next = match gate.backward_jump(&first) {
+                Some(Seek::Done) => return Ok(None),
+                Some(Seek::Backward { key, inclusive }) => {
+                    let block = if inclusive {
+                        self.reader.seek_block_before(&key)?
+                    } else {
+                        self.reader.seek_block_strictly_before(&key)?
+                    };
+                    block
+                        .zip(previous)
+                        .map(|(block, previous)| block.min(previous))
+                }
+                _ => previous,
+            };
+        }
+        Ok(None)
     }
 
     /// True when row `r` of the current block passes the gate.
@@ -445,19 +492,18 @@ impl FileCursor {
     }
 
     /// Positions at the first passing cell of block `ordinal` or a later one.
-    fn first_of(&mut self, mut ordinal: usize) -> Result<()> {
-        while ordinal < self.reader.block_count() {
-            if self.block_wanted(ordinal)? {
-                let block = self.load(ordinal)?;
-                if let Some(r) = self.passing_from(&block, 0) {
-                    self.position = Some(Position {
-                        row: r,
-                        cell: block.row_cells(r).start,
-                    });
-                    return Ok(());
-                }
+    fn first_of(&mut self, ordinal: usize) -> Result<()> {
+        let mut next = self.wanted_from(ordinal)?;
+        while let Some(ordinal) = next {
+            let block = self.load(ordinal)?;
+            if let Some(r) = self.passing_from(&block, 0) {
+                self.position = Some(Position {
+                    row: r,
+                    cell: block.row_cells(r).start,
+                });
+                return Ok(());
             }
-            ordinal += 1;
+            next = self.wanted_from(ordinal + 1)?;
         }
         self.position = None;
         Ok(())
@@ -465,23 +511,24 @@ impl FileCursor {
 
     /// Positions at the last passing cell of block `ordinal` or an earlier one.
     fn last_of(&mut self, ordinal: usize) -> Result<()> {
-        let mut next = Some(ordinal);
+        let mut next = self.wanted_until(ordinal)?;
         while let Some(ordinal) = next {
-            if self.block_wanted(ordinal)? {
-                let block = self.load(ordinal)?;
-                if let Some(r) = block
-                    .rows()
-                    .checked_sub(1)
-                    .and_then(|last| self.passing_until(&block, last))
-                {
-                    self.position = Some(Position {
-                        row: r,
-                        cell: block.row_cells(r).end - 1,
-                    });
-                    return Ok(());
-                }
+            let block = self.load(ordinal)?;
+            if let Some(r) = block
+                .rows()
+                .checked_sub(1)
+                .and_then(|last| self.passing_until(&block, last))
+            {
+                self.position = Some(Position {
+                    row: r,
+                    cell: block.row_cells(r).end - 1,
+                });
+                return Ok(());
             }
-            next = ordinal.checked_sub(1);
+            next = match ordinal.checked_sub(1) {
+                Some(previous) => self.wanted_until(previous)?,
+                None => None,
+            };
         }
         self.position = None;
         Ok(())
@@ -517,8 +564,13 @@ impl FileCursor {
             self.position = None;
             return Ok(());
         };
-        if !self.block_wanted(ordinal)? {
-            return self.first_of(ordinal + 1);
+        match self.wanted_from(ordinal)? {
+            Some(wanted) if wanted == ordinal => {}
+            Some(later) => return self.first_of(later),
+            None => {
+                self.position = None;
+                return Ok(());
+            }
         }
         let block = self.load(ordinal)?;
         let p = block.seek(key);
@@ -535,38 +587,42 @@ impl FileCursor {
         } else {
             self.reader.seek_block_before(key.row)?
         };
-        let mut next = start;
+        let mut next = match start {
+            Some(ordinal) => self.wanted_until(ordinal)?,
+            None => None,
+        };
         while let Some(ordinal) = next {
-            if self.block_wanted(ordinal)? {
-                let block = self.load(ordinal)?;
-                if let Some(p) = block.seek_before(key) {
-                    if self.row_ok(&block, p.row) {
-                        self.position = Some(p);
-                        return Ok(());
-                    }
-                    if let Some(r) = p
-                        .row
-                        .checked_sub(1)
-                        .and_then(|r| self.passing_until(&block, r))
-                    {
-                        self.position = Some(Position {
-                            row: r,
-                            cell: block.row_cells(r).end - 1,
-                        });
-                        return Ok(());
-                    }
-                    // Everything earlier in this block fails: earlier blocks
-                    // hold only smaller cells.
-                    return match ordinal.checked_sub(1) {
-                        Some(previous) => self.last_of(previous),
-                        None => {
-                            self.position = None;
-                            Ok(())
-                        }
-                    };
+            let block = self.load(ordinal)?;
+            if let Some(p) = block.seek_before(key) {
+                if self.row_ok(&block, p.row) {
+                    self.position = Some(p);
+                    return Ok(());
                 }
+                if let Some(r) = p
+                    .row
+                    .checked_sub(1)
+                    .and_then(|r| self.passing_until(&block, r))
+                {
+                    self.position = Some(Position {
+                        row: r,
+                        cell: block.row_cells(r).end - 1,
+                    });
+                    return Ok(());
+                }
+                // Everything earlier in this block fails: earlier blocks
+                // hold only smaller cells.
+                return match ordinal.checked_sub(1) {
+                    Some(previous) => self.last_of(previous),
+                    None => {
+                        self.position = None;
+                        Ok(())
+                    }
+                };
             }
-            next = ordinal.checked_sub(1);
+            next = match ordinal.checked_sub(1) {
+                Some(previous) => self.wanted_until(previous)?,
+                None => None,
+            };
         }
         self.position = None;
         Ok(())

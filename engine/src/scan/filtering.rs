@@ -47,6 +47,32 @@ impl RowGate {
         self.plan.may_contain(first, last)
     }
 
+    /// For a cursor moving forward past `row`, which no returned row equals:
+    /// `Seek::Forward(next candidate)` or `Seek::Done`; `None` when the plan
+    /// cannot say (a reversed plan, or `row` itself may match).
+    pub(crate) fn forward_jump(&self, row: &[u8]) -> Option<Seek> {
+        if self.plan.reversed() {
+            return None;
+        }
+        match self.plan.seek(row) {
+            jump @ (Seek::Forward(_) | Seek::Done) => Some(jump),
+            Seek::Here | Seek::Backward { .. } => None,
+        }
+    }
+
+    /// For a cursor moving backward past `row`, which no returned row
+    /// equals: `Seek::Backward` to the previous candidate or `Seek::Done`;
+    /// `None` when the plan cannot say (a forward plan, or `row` may match).
+    pub(crate) fn backward_jump(&self, row: &[u8]) -> Option<Seek> {
+        if !self.plan.reversed() {
+            return None;
+        }
+        match self.plan.seek(row) {
+            jump @ (Seek::Backward { .. } | Seek::Done) => Some(jump),
+            Seek::Here | Seek::Forward(_) => None,
+        }
+    }
+
     /// True when `row` passes the pushed-down row predicate.
     pub(crate) fn row_passes(&self, row: &[u8]) -> bool {
         !self.row_filter || self.plan.row_filter.as_ref().is_none_or(|p| p.matches(row))
