@@ -222,9 +222,10 @@ impl DbInner {
         Ok(())
     }
 
-    /// A key near the middle of `region`'s data: the first row of the middle
-    /// block (within the region) of its largest file; `None` when the data
-    /// cannot be cut (empty, or a single row).
+    /// A key near the middle of `region`'s data: the middle row of the
+    /// middle block (within the region) of its largest file, always above
+    /// the region's first row there so that neither daughter starts empty;
+    /// `None` when the data cannot be cut (empty, or a single row).
     fn middle_key(region: &Region) -> Result<Option<Vec<u8>>> {
         let Some(file) = region
             .stores()
@@ -252,12 +253,48 @@ impl DbInner {
                 .map_or(count, |o| o + 1)
                 .min(count)
         };
-        let inside =
-            |key: &[u8]| key > region.start() && (region.end().is_empty() || key < region.end());
-        for ordinal in (lo..hi).skip(hi.saturating_sub(lo) / 2) {
-            let (first, last) = file.block_bounds(ordinal)?;
-            if let Some(key) = [first, last].into_iter().find(|k| inside(k)) {
-                return Ok(Some(key));
+        // The region's first row in this file: a split key must be above it,
+        // or the lower daughter would be empty (HBase refuses such a
+        // midkey too).
+        let mut first_row = None;
+        'find_first: for ordinal in lo..hi {
+            let block = file.data_block(ordinal)?;
+            for r in 0..block.rows() {
+                if block.row(r) >= region.start() {
+                    first_row = Some(block.row(r).to_vec());
+                    break 'find_first;
+                }
+            }
+        }
+        let Some(first_row) = first_row else {
+            return Ok(None);
+        };
+        // The middle row of the middle block, or the next row above the
+        // region's first one after it.
+        let middle = lo + (hi - lo) / 2;
+        for ordinal in middle..hi {
+            let block = file.data_block(ordinal)?;
+            // In the middle block, start at the middle of the rows inside
+            // the region (a shared parent file also holds rows outside it).
+            let from = if ordinal == middle {
+                let inside = (0..block.rows())
+                    .filter(|&r| {
+                        let row = block.row(r);
+                        row >= region.start() && (region.end().is_empty() || row < region.end())
+                    })
+                    .collect::<Vec<_>>();
+                inside.get(inside.len() / 2).copied().unwrap_or(0)
+            } else {
+                0
+            };
+            for r in from..block.rows() {
+                let key = block.row(r);
+                if !region.end().is_empty() && key >= region.end() {
+                    return Ok(None);
+                }
+                if key > first_row.as_slice() {
+                    return Ok(Some(key.to_vec()));
+                }
             }
         }
         Ok(None)

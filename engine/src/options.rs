@@ -527,9 +527,12 @@ impl PreSplit {
                 keys
             }
             PreSplit::HexString { regions } => {
-                // HexStringSplit: each region spans (0xFFFFFFFF / n) keys.
+                // HBase 2's HexStringSplit: the range 00000000..=ffffffff
+                // holds 2^32 keys (the last row is inclusive) and each
+                // region spans floor(2^32 / n) of them: `40000000`,
+                // `80000000`, `c0000000` for 4 regions.
                 let n = u64::from(check_count(*regions)?);
-                let step = 0xFFFF_FFFFu64 / n;
+                let step = (1u64 << 32) / n;
                 (1..n)
                     .map(|i| format!("{:08x}", step * i).into_bytes())
                     .collect()
@@ -733,9 +736,9 @@ mod tests {
         assert_eq!(
             keys,
             [
-                b"3fffffff".to_vec(),
-                b"7ffffffe".to_vec(),
-                b"bffffffd".to_vec()
+                b"40000000".to_vec(),
+                b"80000000".to_vec(),
+                b"c0000000".to_vec()
             ]
         );
     }

@@ -188,3 +188,67 @@ fn writes_during_a_split_all_land() {
         assert!(!got.is_empty(), "writer {w}'s last write to {row} landed");
     }
 }
+
+#[test]
+fn splitting_at_the_middle_leaves_rows_on_both_sides() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open_default(dir.path()).unwrap();
+    let table = db
+        .create_table(TableDescriptor::new("t").family(FamilyDescriptor::new("f")))
+        .unwrap();
+    // One row: nothing to cut, the region stays whole.
+    table.put(&Put::new("a").add("f", "q", "1")).unwrap();
+    table.split(None).unwrap();
+    assert_eq!(table.regions().unwrap().len(), 1);
+
+    // Ten small rows fit in one data block: the middle key is the block's
+    // middle row, not its first (which would leave the lower daughter empty).
+    for row in ["b", "c", "d", "e", "f", "g", "h", "i", "j"] {
+        table.put(&Put::new(row).add("f", "q", "1")).unwrap();
+    }
+    table.split(None).unwrap();
+    let regions = table.regions().unwrap();
+    assert_eq!(regions.len(), 2);
+    assert_eq!(regions[0].end_key, b"f");
+    for region in &regions {
+        let rows = table
+            .count(&Scan::new().start(&region.start_key).stop(&region.end_key))
+            .unwrap();
+        assert_eq!(rows, 5, "region {:?}", region.start_key);
+    }
+
+    // The upper daughter still reads the parent's file, which starts below
+    // it: its middle key must come from its own rows.
+    table.split(None).unwrap();
+    let regions = table.regions().unwrap();
+    assert_eq!(regions.len(), 4);
+    let starts: Vec<&[u8]> = regions.iter().map(|r| r.start_key.as_slice()).collect();
+    assert_eq!(starts, [&b""[..], b"c", b"f", b"h"]);
+    assert_eq!(table.count(&Scan::new()).unwrap(), 10);
+}
+
+#[test]
+fn a_daughter_sharing_its_parents_file_splits_at_its_own_middle() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open_default(dir.path()).unwrap();
+    let table = db
+        .create_table(TableDescriptor::new("t").family(FamilyDescriptor::new("f")))
+        .unwrap();
+    for row in ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"] {
+        table.put(&Put::new(row).add("f", "q", "1")).unwrap();
+    }
+    table.flush().unwrap();
+    table.split(Some(b"c")).unwrap();
+    // The lower daughter [ , c) holds a and b only; the middle row of the
+    // shared block (f) lies outside it.
+    let lower = table.regions().unwrap()[0].id;
+    table.split_region(lower, None).unwrap();
+    let starts: Vec<Vec<u8>> = table
+        .regions()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.start_key)
+        .collect();
+    assert_eq!(starts, [b"".to_vec(), b"b".to_vec(), b"c".to_vec()]);
+    assert_eq!(table.count(&Scan::new()).unwrap(), 10);
+}
