@@ -1,9 +1,19 @@
-//! Tools around the strata storage engine.
+//! Tools around the strata storage engine: `strata shell`, an HBase-compatible shell, and
+//! the on-disk tools `strata hfile`, `strata wal`, `strata verify` and `strata regions`.
 //!
-//! For now this crate holds the engine-independent layer of `strata shell`: the HBase shell
-//! syntax (lexer, parser, typed commands) and the output helpers that need no engine. See
-//! [`shell`].
+//! * [`shell`]: the shell's syntax layer (HBase shell command lines to typed commands) and
+//!   the output helpers that need no engine.
+//! * [`exec`]: runs those commands against a database and prints HBase 2.x's output.
+//! * [`session`]: input text in, output out: statements, timing, errors, the interactive
+//!   terminal loop.
+//! * [`disk`]: the on-disk tools.
+//!
+//! The `strata` binary (`src/bin/strata.rs`) parses the command line and calls these.
+//! `docs/shell.md` describes the commands, their output and the differences from HBase.
 
 #![warn(missing_docs)]
 
+pub mod disk;
+pub mod exec;
+pub mod session;
 pub mod shell;

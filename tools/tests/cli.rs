@@ -1,0 +1,321 @@
+//! The `strata` binary: `shell` with -e, standard input and --timestamps, exit codes, and
+//! the on-disk tools `hfile`, `wal`, `verify` (including a damaged HFile) and `regions`.
+
+#![cfg(test)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use strata::{Db, DbOptions, FamilyDescriptor, Put, TableDescriptor};
+
+fn strata() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_strata"))
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn shell(data: &Path, statements: &str) -> Output {
+    strata()
+        .args(["shell", "--data"])
+        .arg(data)
+        .args(["-e", statements])
+        .output()
+        .unwrap()
+}
+
+fn shell_stdin(data: &Path, script: &str) -> Output {
+    let mut child = strata()
+        .args(["shell", "--data"])
+        .arg(data)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(script.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// The HFiles of a database, sorted.
+fn hfiles(data: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(data.join("data"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            path.extension()
+                .is_some_and(|extension| extension == "hfile")
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn shell_runs_statements_given_with_e() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = shell(
+        dir.path(),
+        "create 't', 'f'; put 't', 'r', 'f:q', 'v'\nscan 't'",
+    );
+    assert!(output.status.success(), "{output:?}");
+    let text = stdout(&output);
+    assert!(text.starts_with("Created table t\nTook "), "{text}");
+    assert!(text.contains("=> Hbase::Table - t\n"), "{text}");
+    assert!(
+        text.contains("ROW  COLUMN+CELL\n r column=f:q, timestamp="),
+        "{text}"
+    );
+    assert!(text.contains(", value=v\n1 row(s)\nTook "), "{text}");
+    // The data is there for the next run.
+    let output = shell(dir.path(), "get 't', 'r'");
+    assert!(stdout(&output).contains(" f:q timestamp="), "{output:?}");
+}
+
+#[test]
+fn a_script_with_an_error_runs_on_and_exits_non_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = shell_stdin(
+        dir.path(),
+        "create 't', 'f'\nscan 'nope'\nput 't', 'r', 'f:q'\nlist\n",
+    );
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let text = stdout(&output);
+    assert!(
+        text.contains("\nERROR: Unknown table nope!\n\nFor usage try 'help \"scan\"'\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ERROR: wrong number of arguments (given 3, expected 4..6)"),
+        "{text}"
+    );
+    assert!(text.ends_with("=> [\"t\"]\n"), "{text}");
+    let output = shell_stdin(dir.path(), "list\nexists 't'\n");
+    assert!(output.status.success(), "{output:?}");
+}
+
+#[test]
+fn a_syntax_error_makes_the_exit_code_non_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = shell(dir.path(), "put 't', 'r");
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert!(stdout(&output).starts_with("SyntaxError: (hbase):1: unterminated string"));
+}
+
+#[test]
+fn timestamps_print_as_iso_date_times_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = strata()
+        .args(["shell", "--timestamps", "iso", "--data"])
+        .arg(dir.path())
+        .args([
+            "-e",
+            "create 't', 'f'; put 't', 'r', 'f:q', 'v', 86400000; get 't', 'r'",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(stdout(&output).contains(" f:q timestamp=1970-01-02T00:00, value=v\n"));
+}
+
+#[test]
+fn the_default_data_directory_is_strata_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = strata()
+        .current_dir(dir.path())
+        .args(["shell", "-e", "create 't', 'f'"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(dir.path().join("strata-data").join("CURRENT").exists());
+}
+
+#[test]
+fn hfile_prints_the_summary_and_the_cells() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = shell(
+        dir.path(),
+        "create 't', 'f'; put 't', 'r1', 'f:q', 'v1', 10; put 't', 'r2', 'f:q', \"\\x00\", 20; delete 't', 'r1', 'f:q', 10; flush 't'",
+    );
+    assert!(output.status.success(), "{output:?}");
+    let files = hfiles(dir.path());
+    assert_eq!(files.len(), 1, "{files:?}");
+    let output = strata()
+        .arg("hfile")
+        .arg(&files[0])
+        .arg("--cells")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let text = stdout(&output);
+    for expected in [
+        "HFile ",
+        "  family:        f\n",
+        "  first row:     r1\n",
+        "  last row:      r2\n",
+        "  rows:          2\n",
+        "  cells:         3 (1 delete markers)\n",
+        "  timestamps:    10 .. 20\n",
+        "  index levels:  1\n",
+        "  bloom:         ROW, 2 keys\n",
+        "  sequences:     1 .. 3\n",
+        "cells:\n",
+        "K: r1/f:q/10/Delete/vlen=0/seqid=3 V: \n",
+        "K: r1/f:q/10/Put/vlen=2/seqid=1 V: v1\n",
+        "K: r2/f:q/20/Put/vlen=1/seqid=2 V: \\x00\n",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in\n{text}");
+    }
+    let output = strata().arg("hfile").arg(&files[0]).output().unwrap();
+    assert!(!stdout(&output).contains("cells:\n"));
+}
+
+#[test]
+fn wal_lists_segments_records_and_how_they_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(
+        dir.path(),
+        DbOptions {
+            flush_on_close: false,
+            ..DbOptions::default()
+        },
+    )
+    .unwrap();
+    let table = db
+        .create_table(TableDescriptor::new("t").family(FamilyDescriptor::new("f")))
+        .unwrap();
+    table.put(&Put::new("a").add("f", "q", "1")).unwrap();
+    table
+        .put(&Put::new("b").add("f", "q", "2").add("f", "r", "3"))
+        .unwrap();
+    db.close().unwrap();
+    let output = strata().arg("wal").arg(dir.path()).output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let text = stdout(&output);
+    assert!(text.contains("segment(s)\n"), "{text}");
+    assert!(
+        text.contains("2 record(s), sequences 1..2, ends clean\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(": sequence 1, region 1, row a, 1 cell(s), "),
+        "{text}"
+    );
+    assert!(
+        text.contains(": sequence 2, region 1, row b, 2 cell(s), "),
+        "{text}"
+    );
+}
+
+#[test]
+fn verify_finds_no_damage_in_a_healthy_database() {
+    let dir = tempfile::tempdir().unwrap();
+    shell(
+        dir.path(),
+        "create 't', 'f'; put 't', 'r', 'f:q', 'v'; flush 't'",
+    );
+    let output = strata().arg("verify").arg(dir.path()).output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let text = stdout(&output);
+    assert!(
+        text.contains("HFiles: 1 file(s), 1 block(s) checked\n"),
+        "{text}"
+    );
+    assert!(text.ends_with("verify: no damage found\n"), "{text}");
+}
+
+#[test]
+fn verify_reports_a_damaged_hfile_with_its_file_and_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    shell(
+        dir.path(),
+        "create 't', 'f'; put 't', 'r', 'f:q', 'value'; flush 't'",
+    );
+    let files = hfiles(dir.path());
+    let damaged = &files[0];
+    // Flip a byte inside the first data block, which starts at offset 0.
+    let mut bytes = std::fs::read(damaged).unwrap();
+    bytes[8] ^= 0xFF;
+    std::fs::write(damaged, &bytes).unwrap();
+    let output = strata().arg("verify").arg(dir.path()).output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let text = stdout(&output);
+    let expected = format!("DAMAGE: corruption in {} at offset 0: ", damaged.display());
+    assert!(text.contains(&expected), "missing {expected:?} in\n{text}");
+    assert!(text.ends_with("verify: 1 problem(s) found\n"), "{text}");
+}
+
+#[test]
+fn verify_reports_a_truncated_hfile_even_when_the_database_does_not_open() {
+    let dir = tempfile::tempdir().unwrap();
+    shell(
+        dir.path(),
+        "create 't', 'f'; put 't', 'r', 'f:q', 'v'; flush 't'",
+    );
+    let files = hfiles(dir.path());
+    let bytes = std::fs::read(&files[0]).unwrap();
+    std::fs::write(&files[0], &bytes[..bytes.len() - 10]).unwrap();
+    let output = strata().arg("verify").arg(dir.path()).output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let text = stdout(&output);
+    assert!(text.contains(&files[0].display().to_string()), "{text}");
+    assert!(text.contains("offset"), "{text}");
+}
+
+#[test]
+fn regions_lists_boundaries_sizes_and_files() {
+    let dir = tempfile::tempdir().unwrap();
+    shell(
+        dir.path(),
+        "create 't', 'f', SPLITS => ['m']; put 't', 'a', 'f:q', 'v'; put 't', 'x', 'f:q', 'v'; flush 't'; put 't', 'b', 'f:q', 'v'",
+    );
+    let output = strata()
+        .arg("regions")
+        .arg(dir.path())
+        .arg("t")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let text = stdout(&output);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "t (ENABLED), 2 region(s)", "{text}");
+    assert!(
+        lines[1].starts_with(" ID | START_KEY | END_KEY | MEMSTORE_BYTES |"),
+        "{text}"
+    );
+    // Closing the shell flushed the memstores: region 1 has two files, region 2 one.
+    assert!(lines[3].contains("|           |       m |"), "{text}");
+    assert!(lines[3].contains(" 2/0/0/0/0/0/0 |"), "{text}");
+    assert!(lines[4].contains("|         m |         |"), "{text}");
+    assert!(lines[4].contains(" 1/0/0/0/0/0/0 |"), "{text}");
+    let output = strata()
+        .arg("regions")
+        .arg(dir.path())
+        .arg("nope")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("table 'nope' does not exist"));
+}
+
+#[test]
+fn tools_refuse_what_is_not_a_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let garbage = dir.path().join("x.hfile");
+    std::fs::write(&garbage, b"not an hfile").unwrap();
+    let output = strata().arg("hfile").arg(&garbage).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let output = strata()
+        .arg("verify")
+        .arg(dir.path().join("missing"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+}
