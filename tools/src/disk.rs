@@ -52,10 +52,13 @@ impl From<strata::Error> for DiskError {
     }
 }
 
-/// Options to open an existing database for a tool.
+/// Options to open an existing database for a tool: never create one, and
+/// leave what WAL replay loaded in the WAL instead of flushing it into new
+/// HFiles on close, so that looking does not rewrite the data.
 fn tool_db_options() -> DbOptions {
     DbOptions {
         create_if_missing: false,
+        flush_on_close: false,
         ..DbOptions::default()
     }
 }
