@@ -540,6 +540,66 @@ impl Scan {
         self.raw = raw;
         self
     }
+
+    /// This scan narrowed to the rows in `[low, high)` (an empty `high` has
+    /// no upper bound), or `None` when none of the scan's rows can lie there.
+    /// Everything else (prefix, filter, columns, limit) is kept.
+    pub(crate) fn within(&self, low: &[u8], high: &[u8]) -> Option<Scan> {
+        type Bound = Option<(Vec<u8>, bool)>;
+        // The larger lower bound; on equal keys, exclusive wins.
+        fn lower(a: Bound, b: Bound) -> Bound {
+            match (a, b) {
+                (None, x) | (x, None) => x,
+                (Some(a), Some(b)) if a.0 == b.0 => Some((a.0, a.1 && b.1)),
+                (Some(a), Some(b)) => Some(if a.0 > b.0 { a } else { b }),
+            }
+        }
+        // The smaller upper bound; on equal keys, exclusive wins.
+        fn upper(a: Bound, b: Bound) -> Bound {
+            match (a, b) {
+                (None, x) | (x, None) => x,
+                (Some(a), Some(b)) if a.0 == b.0 => Some((a.0, a.1 && b.1)),
+                (Some(a), Some(b)) => Some(if a.0 < b.0 { a } else { b }),
+            }
+        }
+        // The scan's own bounds in key order (a reversed scan starts at the
+        // larger key).
+        let (own_low, own_high) = if self.reversed {
+            (self.stop.clone(), self.start.clone())
+        } else {
+            (self.start.clone(), self.stop.clone())
+        };
+        // An empty key bounds nothing (HBase's empty start and stop rows).
+        let own_high = own_high.filter(|(key, _)| !key.is_empty());
+        let low = lower(own_low, (!low.is_empty()).then(|| (low.to_vec(), true)));
+        let high = upper(own_high, (!high.is_empty()).then(|| (high.to_vec(), false)));
+        // The prefix narrows the range too (only for the emptiness test: the
+        // prefix itself stays on the scan).
+        let (test_low, test_high) = match &self.prefix {
+            Some(prefix) => (
+                lower(low.clone(), Some((prefix.clone(), true))),
+                upper(
+                    high.clone(),
+                    crate::cell::prefix_successor(prefix).map(|s| (s, false)),
+                ),
+            ),
+            None => (low.clone(), high.clone()),
+        };
+        if let (Some((l, l_inclusive)), Some((h, h_inclusive))) = (&test_low, &test_high)
+            && (l > h || (l == h && !(*l_inclusive && *h_inclusive)))
+        {
+            return None;
+        }
+        let mut part = self.clone();
+        if self.reversed {
+            part.start = high;
+            part.stop = low;
+        } else {
+            part.start = low;
+            part.stop = high;
+        }
+        Some(part)
+    }
 }
 
 /// Adds to 8-byte big-endian counters, atomically per row.

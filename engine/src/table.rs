@@ -554,6 +554,25 @@ impl Table {
         Ok(!self.get(get)?.is_empty())
     }
 
+    /// The scan cut at region boundaries: one scan per region that can hold
+    /// its rows, in scan order, to run in parallel (what HBase's
+    /// `TableInputFormat` splits are). Run one after another they return
+    /// exactly the scan's rows, except that a `limit` (or `PageFilter`)
+    /// applies to each part on its own. Parts still read correctly after the
+    /// regions split again; they may then span more than one region.
+    pub fn scan_splits(&self, scan: &Scan) -> Result<Vec<Scan>> {
+        let state = self.state()?;
+        let mut parts: Vec<Scan> = state
+            .regions
+            .iter()
+            .filter_map(|region| scan.within(region.start(), region.end()))
+            .collect();
+        if scan.reversed {
+            parts.reverse();
+        }
+        Ok(parts)
+    }
+
     /// Starts a scan; rows come from the returned iterator.
     pub fn scan(&self, scan: &Scan) -> Result<Scanner> {
         let state = self.state()?;

@@ -252,3 +252,86 @@ fn a_daughter_sharing_its_parents_file_splits_at_its_own_middle() {
     assert_eq!(starts, [b"".to_vec(), b"b".to_vec(), b"c".to_vec()]);
     assert_eq!(table.count(&Scan::new()).unwrap(), 10);
 }
+
+mod scan_splits {
+    use proptest::prelude::*;
+    use strata::{Db, FamilyDescriptor, PreSplit, Put, Scan, TableDescriptor};
+
+    fn key(i: u8) -> Vec<u8> {
+        format!("k{:02}", i % 40).into_bytes()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        /// The parts of a scan, run in order, return exactly the scan's rows.
+        #[test]
+        fn parts_return_exactly_the_rows_of_the_scan(
+            splits in proptest::collection::btree_set(0u8..40, 0..6),
+            rows in proptest::collection::btree_set(0u8..40, 0..30),
+            start in proptest::option::of((0u8..40, any::<bool>())),
+            stop in proptest::option::of((0u8..40, any::<bool>())),
+            prefix in proptest::option::of(0u8..4),
+            reversed in any::<bool>(),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let db = Db::open_default(dir.path()).unwrap();
+            let table = db
+                .create_table(
+                    TableDescriptor::new("t")
+                        .family(FamilyDescriptor::new("f"))
+                        .pre_split(PreSplit::Keys(splits.iter().map(|s| key(*s)).collect())),
+                )
+                .unwrap();
+            let puts: Vec<Put> = rows.iter().map(|r| Put::new(key(*r)).add("f", "q", "v")).collect();
+            table.put_many(&puts).unwrap();
+            let mut scan = Scan::new().reversed(reversed);
+            if let Some((k, inclusive)) = start {
+                scan = scan.start_with(key(k), inclusive);
+            }
+            if let Some((k, inclusive)) = stop {
+                scan = scan.stop_with(key(k), inclusive);
+            }
+            if let Some(p) = prefix {
+                scan = scan.prefix(format!("k{p}"));
+            }
+            let read = |scan: &Scan| -> Vec<Vec<u8>> {
+                table.scan(scan).unwrap().map(|r| r.unwrap().row).collect()
+            };
+            let whole = read(&scan);
+            let parts = table.scan_splits(&scan).unwrap();
+            prop_assert!(parts.len() <= splits.len() + 1);
+            let joined: Vec<Vec<u8>> = parts.iter().flat_map(read).collect();
+            prop_assert_eq!(joined, whole);
+        }
+    }
+
+    #[test]
+    fn parts_run_in_parallel_cover_the_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open_default(dir.path()).unwrap();
+        let table = db
+            .create_table(
+                TableDescriptor::new("t")
+                    .family(FamilyDescriptor::new("f"))
+                    .pre_split(PreSplit::SaltBuckets { buckets: 8 }),
+            )
+            .unwrap();
+        let salter = strata::keys::Salter::new(8);
+        let puts: Vec<Put> = (0..2000)
+            .map(|i| Put::new(salter.salt(format!("{i:05}").as_bytes())).add("f", "q", "v"))
+            .collect();
+        table.put_many(&puts).unwrap();
+        let parts = table.scan_splits(&Scan::new()).unwrap();
+        assert_eq!(parts.len(), 8);
+        let counts: Vec<u64> = std::thread::scope(|scope| {
+            let handles: Vec<_> = parts
+                .iter()
+                .map(|part| scope.spawn(|| table.count(part).unwrap()))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(counts.iter().sum::<u64>(), 2000);
+        assert!(counts.iter().all(|c| *c > 0));
+    }
+}
