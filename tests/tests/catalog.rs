@@ -62,13 +62,13 @@ fn pre_splits_cut_tables_into_regions_and_rows_route_to_them() {
     assert_eq!(
         bounds,
         [
-            ("".into(), "3fffffff".into()),
-            ("3fffffff".into(), "7ffffffe".into()),
-            ("7ffffffe".into(), "bffffffd".into()),
-            ("bffffffd".into(), "".into())
+            ("".into(), "40000000".into()),
+            ("40000000".into(), "80000000".into()),
+            ("80000000".into(), "c0000000".into()),
+            ("c0000000".into(), "".into())
         ]
     );
-    for key in ["00000001", "3fffffff", "80000000", "ffffffff"] {
+    for key in ["00000001", "40000001", "a0000000", "ffffffff"] {
         hex.put(&Put::new(key).add("f", "q", key)).unwrap();
     }
     let cells: Vec<u64> = hex
@@ -80,11 +80,11 @@ fn pre_splits_cut_tables_into_regions_and_rows_route_to_them() {
     assert_eq!(cells, [1, 1, 1, 1], "one row in each region");
     assert_eq!(
         scan_rows(&hex, &Scan::new()),
-        ["00000001", "3fffffff", "80000000", "ffffffff"]
+        ["00000001", "40000001", "a0000000", "ffffffff"]
     );
     assert_eq!(
         scan_rows(&hex, &Scan::new().reversed(true)),
-        ["ffffffff", "80000000", "3fffffff", "00000001"]
+        ["ffffffff", "a0000000", "40000001", "00000001"]
     );
 
     let uniform =
