@@ -377,15 +377,15 @@ pub(crate) fn run(
     let mut sources: Vec<Box<dyn CellSource>> = Vec::new();
     if pick.level == 0 {
         for f in &pick.upper {
-            sources.push(Box::new(FileSource::new(f.clone(), None)));
+            sources.push(Box::new(FileSource::for_compaction(f.clone())));
         }
     } else {
-        sources.push(Box::new(LevelSource::new(pick.upper.clone(), None)));
+        sources.push(Box::new(LevelSource::for_compaction(pick.upper.clone())));
     }
     if !pick.lower.is_empty() {
         let mut lower = pick.lower.clone();
         lower.sort_by(|a, b| a.meta().first_row.cmp(&b.meta().first_row));
-        sources.push(Box::new(LevelSource::new(lower, None)));
+        sources.push(Box::new(LevelSource::for_compaction(lower)));
     }
     let mut merged = MergedSources::new(sources, u64::MAX);
     // Only the region's own rows: after a split its files may hold the

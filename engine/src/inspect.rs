@@ -199,7 +199,7 @@ pub fn hfile(path: impl AsRef<Path>, with_cells: bool) -> Result<(HFileReport, V
     };
     let mut cells = Vec::new();
     if with_cells {
-        let mut cursor = FileCursor::new(reader);
+        let mut cursor = FileCursor::for_whole_file(reader);
         cursor.seek_to_first()?;
         while let Some(c) = cursor.current() {
             cells.push(HFileCell {

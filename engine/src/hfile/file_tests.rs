@@ -76,6 +76,75 @@ fn write(
     Arc::new(HFileReader::open(io, &path, 7, Arc::new(BlockCache::new(1 << 20)), true).unwrap())
 }
 
+/// Every cell of the file through `cursor`, first to last.
+fn read_all(cursor: &mut FileCursor) -> Vec<Owned> {
+    let mut out = Vec::new();
+    cursor.seek_to_first().unwrap();
+    while let Some(c) = cursor.current() {
+        out.push((
+            c.row.to_vec(),
+            c.qualifier.to_vec(),
+            c.timestamp,
+            c.kind,
+            c.sequence,
+            c.value.to_vec(),
+        ));
+        cursor.advance().unwrap();
+    }
+    out
+}
+
+#[test]
+fn read_ahead_returns_the_same_cells_and_whole_file_passes_leave_the_cache_alone() {
+    let cells: Vec<Owned> = (0..3000u32)
+        .map(|i| {
+            let row = format!("row{i:06}").into_bytes();
+            (
+                row,
+                b"q".to_vec(),
+                1,
+                CellKind::Put,
+                u64::from(i),
+                vec![7u8; 30],
+            )
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    // Write once, then open with a cache we can watch.
+    write(dir.path(), &cells, 256, Compression::None, BloomType::Row);
+    // The back end the suite runs under (CI runs it under both).
+    let io = Io::resolve(crate::options::IoMode::Auto).unwrap();
+    let cache = Arc::new(BlockCache::new(8 << 20));
+    let reader = Arc::new(
+        HFileReader::open(io, &dir.path().join("f.hfile"), 7, cache.clone(), true).unwrap(),
+    );
+    assert!(reader.block_count() > 100);
+    assert!(reader.info().index_levels == 1);
+    // A compaction-style pass: batches of blocks, none of them cached.
+    assert_eq!(
+        read_all(&mut FileCursor::for_whole_file(reader.clone())),
+        cells
+    );
+    assert_eq!(cache.stats().bytes, 0);
+    // A scan: reads ahead after two sequential misses, caching what it reads.
+    assert_eq!(read_all(&mut FileCursor::new(reader.clone())), cells);
+    assert!(cache.stats().bytes > 0);
+    // Backward after forward: the read-ahead queue is dropped, cells stay right.
+    let mut cursor = FileCursor::new(reader.clone());
+    cursor.seek_to_last().unwrap();
+    assert_eq!(
+        cursor.current().map(|c| c.row.to_vec()),
+        Some(cells[2999].0.clone())
+    );
+    cursor
+        .seek_before(&SeekKey::row_start(b"row001500"))
+        .unwrap();
+    assert_eq!(
+        cursor.current().map(|c| c.row.to_vec()),
+        Some(cells[1499].0.clone())
+    );
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 

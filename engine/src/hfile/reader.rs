@@ -1,5 +1,6 @@
 //! Opens HFiles and reads their blocks, through the block cache.
 
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -233,20 +234,89 @@ impl HFileReader {
 
     /// Data block `ordinal`, from the cache or the file.
     pub(crate) fn data_block(&self, ordinal: usize) -> Result<Arc<DataBlock>> {
+        self.data_block_with(ordinal, true)
+    }
+
+    /// Data block `ordinal`, from the cache or the file; a block read from
+    /// the file is cached only when `fill_cache` (and the family caches).
+    pub(crate) fn data_block_with(
+        &self,
+        ordinal: usize,
+        fill_cache: bool,
+    ) -> Result<Arc<DataBlock>> {
         let handle = self.handle_of(ordinal)?;
-        if let Some(CachedBlock::Data(block)) = self.cache.get(self.meta.id, handle.offset) {
+        if let Some(block) = self.cached(handle) {
             return Ok(block);
         }
         let payload = read_block(&self.file, &self.path, handle)?;
-        self.install(handle, payload)
+        self.install(handle, payload, fill_cache)
     }
 
-    fn install(&self, handle: BlockHandle, payload: Vec<u8>) -> Result<Arc<DataBlock>> {
+    /// The cached copy of a data block.
+    fn cached(&self, handle: BlockHandle) -> Option<Arc<DataBlock>> {
+        match self.cache.get(self.meta.id, handle.offset) {
+            Some(CachedBlock::Data(block)) => Some(block),
+            _ => None,
+        }
+    }
+
+    /// Data blocks `ordinals`: the cached ones from the cache, the others
+    /// read in one `read_many` batch (one io_uring submission) and cached
+    /// when `fill_cache`. Scan read-ahead and compaction inputs use it.
+    pub(crate) fn data_blocks(
+        &self,
+        ordinals: &[usize],
+        fill_cache: bool,
+    ) -> Result<Vec<Arc<DataBlock>>> {
+        let handles = ordinals
+            .iter()
+            .map(|&o| self.handle_of(o))
+            .collect::<Result<Vec<_>>>()?;
+        let mut blocks: Vec<Option<Arc<DataBlock>>> =
+            handles.iter().map(|&h| self.cached(h)).collect();
+        let missing: Vec<usize> = (0..blocks.len()).filter(|&i| blocks[i].is_none()).collect();
+        let mut buffers: Vec<Vec<u8>> = missing
+            .iter()
+            .map(|&i| vec![0u8; handles[i].len as usize])
+            .collect();
+        if !missing.is_empty() {
+            let mut ops: Vec<ReadOp<'_>> = missing
+                .iter()
+                .zip(buffers.iter_mut())
+                .map(|(&i, buf)| ReadOp {
+                    file: &self.file,
+                    offset: handles[i].offset,
+                    buf: buf.as_mut_slice(),
+                })
+                .collect();
+            self.io
+                .read_many(&mut ops)
+                .map_err(|e| Error::io(format!("reading {}", self.path.display()), e))?;
+        }
+        for (&i, stored) in missing.iter().zip(buffers) {
+            let payload = unframe_block(&stored)
+                .map_err(|e| Error::corruption(&self.path, handles[i].offset, e.0))?;
+            blocks[i] = Some(self.install(handles[i], payload, fill_cache)?);
+        }
+        Ok(blocks.into_iter().flatten().collect())
+    }
+
+    /// The on-disk size of data block `ordinal` in bytes.
+    pub(crate) fn block_len(&self, ordinal: usize) -> Result<u64> {
+        Ok(u64::from(self.handle_of(ordinal)?.len))
+    }
+
+    fn install(
+        &self,
+        handle: BlockHandle,
+        payload: Vec<u8>,
+        fill_cache: bool,
+    ) -> Result<Arc<DataBlock>> {
         let block = Arc::new(
             DataBlock::decode(payload)
                 .map_err(|e| Error::corruption(&self.path, handle.offset, e.0))?,
         );
-        if self.cache_data_blocks {
+        if fill_cache && self.cache_data_blocks {
             self.cache.insert(
                 self.meta.id,
                 handle.offset,
@@ -319,7 +389,7 @@ impl HFileReader {
         for ((reader, handle), stored) in wanted.into_iter().zip(buffers) {
             let payload = unframe_block(&stored)
                 .map_err(|e| Error::corruption(&reader.path, handle.offset, e.0))?;
-            let block = reader.install(handle, payload)?;
+            let block = reader.install(handle, payload, true)?;
             if !reader.cache_data_blocks {
                 // Nothing to keep it; the reads still happened in one batch.
                 drop(block);
@@ -377,7 +447,29 @@ pub(crate) struct FileCursor {
     gate: Option<Arc<RowGate>>,
     /// Rows of the current block that pass the gate (`None`: all do).
     passing: Option<Bitmap>,
+    /// Whether blocks read from the file go into the block cache
+    /// (compaction inputs do not, so they never evict what reads use).
+    fill_cache: bool,
+    /// Blocks read ahead, ascending by ordinal, not yet reached.
+    ahead: VecDeque<(usize, Arc<DataBlock>)>,
+    /// The block a forward pass over the file would read next.
+    next_in_sequence: Option<usize>,
+    /// Consecutive forward cache misses; read-ahead starts at
+    /// [`READ_AHEAD_AFTER`] and its window doubles with each batch.
+    sequential_misses: u32,
+    /// A whole-file pass: read ahead in full batches from the first miss.
+    whole_file: bool,
 }
+
+/// Sequential block reads (cache misses) before a cursor starts reading
+/// ahead: gets and short scans never read more than they need.
+const READ_AHEAD_AFTER: u32 = 2;
+/// The first read-ahead batch in bytes; each next batch doubles.
+const READ_AHEAD_FIRST_BYTES: u64 = 64 << 10;
+/// The largest read-ahead batch of a scan, in bytes.
+const READ_AHEAD_MAX_BYTES: u64 = 512 << 10;
+/// The read-ahead batch of a whole-file pass, in bytes (from the first read).
+const WHOLE_FILE_READ_AHEAD_BYTES: u64 = 2 << 20;
 
 impl FileCursor {
     pub(crate) fn new(reader: Arc<HFileReader>) -> Self {
@@ -391,6 +483,21 @@ impl FileCursor {
             position: None,
             gate,
             passing: None,
+            fill_cache: true,
+            ahead: VecDeque::new(),
+            next_in_sequence: None,
+            sequential_misses: 0,
+            whole_file: false,
+        }
+    }
+
+    /// A cursor for a whole-file pass (compaction, dumps): reads ahead in
+    /// large batches from the start and leaves the block cache alone.
+    pub(crate) fn for_whole_file(reader: Arc<HFileReader>) -> Self {
+        FileCursor {
+            fill_cache: false,
+            whole_file: true,
+            ..FileCursor::new(reader)
         }
     }
 
@@ -400,12 +507,77 @@ impl FileCursor {
         {
             return Ok(block.clone());
         }
-        let block = self.reader.data_block(ordinal)?;
+        let block = self.fetch(ordinal)?;
         self.passing = self
             .gate
             .as_ref()
             .and_then(|g| g.block_rows(block.row_key_batch(), block.rows()));
         self.block = Some((ordinal, block.clone()));
+        Ok(block)
+    }
+
+    /// Block `ordinal` from the read-ahead queue, the cache, or the file;
+    /// a forward run of cache misses turns into read-ahead batches of the
+    /// blocks the gate wants next, each one `read_many` submission.
+    fn fetch(&mut self, ordinal: usize) -> Result<Arc<DataBlock>> {
+        while self.ahead.front().is_some_and(|(o, _)| *o < ordinal) {
+            self.ahead.pop_front();
+        }
+        if let Some((o, _)) = self.ahead.front() {
+            if *o == ordinal {
+                if let Some((_, block)) = self.ahead.pop_front() {
+                    return Ok(block);
+                }
+            } else {
+                // Moving backward: the queue is of no use.
+                self.ahead.clear();
+            }
+        }
+        let handle = self.reader.handle_of(ordinal)?;
+        if let Some(block) = self.reader.cached(handle) {
+            return Ok(block);
+        }
+        let window = if self.whole_file {
+            WHOLE_FILE_READ_AHEAD_BYTES
+        } else {
+            if self.next_in_sequence == Some(ordinal) {
+                self.sequential_misses = self.sequential_misses.saturating_add(1);
+            } else {
+                self.sequential_misses = 0;
+            }
+            if self.sequential_misses < READ_AHEAD_AFTER {
+                self.next_in_sequence = Some(ordinal + 1);
+                return self.reader.data_block_with(ordinal, self.fill_cache);
+            }
+            let doublings = (self.sequential_misses - READ_AHEAD_AFTER).min(16);
+            (READ_AHEAD_FIRST_BYTES << doublings).min(READ_AHEAD_MAX_BYTES)
+        };
+        let mut ordinals = vec![ordinal];
+        let mut bytes = u64::from(handle.len);
+        let mut next = ordinal + 1;
+        while bytes < window && next < self.reader.block_count() {
+            match self.wanted_from(next)? {
+                Some(wanted) => {
+                    bytes += self.reader.block_len(wanted)?;
+                    ordinals.push(wanted);
+                    next = wanted + 1;
+                }
+                None => break,
+            }
+        }
+        let mut blocks = self
+            .reader
+            .data_blocks(&ordinals, self.fill_cache)?
+            .into_iter();
+        let block = blocks.next().ok_or_else(|| {
+            Error::corruption(
+                &self.reader.path,
+                handle.offset,
+                "block read returned nothing",
+            )
+        })?;
+        self.ahead.extend(ordinals[1..].iter().copied().zip(blocks));
+        self.next_in_sequence = Some(next);
         Ok(block)
     }
 

@@ -114,6 +114,13 @@ impl FileSource {
             cursor: FileCursor::with_gate(reader, gate),
         }
     }
+
+    /// A compaction input: whole-file read-ahead, no block cache fill.
+    pub(crate) fn for_compaction(reader: Arc<HFileReader>) -> Self {
+        FileSource {
+            cursor: FileCursor::for_whole_file(reader),
+        }
+    }
 }
 
 impl CellSource for FileSource {
@@ -146,6 +153,8 @@ pub(crate) struct LevelSource {
     /// The file under the cursor.
     file: usize,
     cursor: Option<FileCursor>,
+    /// Cursors for a compaction: whole-file read-ahead, no cache fill.
+    compaction: bool,
 }
 
 impl LevelSource {
@@ -155,6 +164,15 @@ impl LevelSource {
             gate,
             file: 0,
             cursor: None,
+            compaction: false,
+        }
+    }
+
+    /// A compaction input level: whole-file read-ahead, no cache fill.
+    pub(crate) fn for_compaction(files: Vec<Arc<HFileReader>>) -> Self {
+        LevelSource {
+            compaction: true,
+            ..LevelSource::new(files, None)
         }
     }
 
@@ -162,7 +180,11 @@ impl LevelSource {
         let reader = self.files.get(file)?.clone();
         if self.file != file || self.cursor.is_none() {
             self.file = file;
-            self.cursor = Some(FileCursor::with_gate(reader, self.gate.clone()));
+            self.cursor = Some(if self.compaction {
+                FileCursor::for_whole_file(reader)
+            } else {
+                FileCursor::with_gate(reader, self.gate.clone())
+            });
         }
         self.cursor.as_mut()
     }
