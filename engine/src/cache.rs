@@ -76,6 +76,12 @@ impl BlockCache {
         found
     }
 
+    /// True when the block is cached; unlike `get`, not counted as a hit
+    /// or a miss (it plans reads, it does not serve one).
+    pub(crate) fn contains(&self, file: u64, offset: u64) -> bool {
+        self.cache.peek(&(file, offset)).is_some()
+    }
+
     pub(crate) fn insert(&self, file: u64, offset: u64, block: CachedBlock) {
         if self.capacity_bytes > 0 {
             self.cache.insert((file, offset), block);

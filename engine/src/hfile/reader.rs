@@ -248,6 +248,13 @@ impl HFileReader {
         if let Some(block) = self.cached(handle) {
             return Ok(block);
         }
+        self.read_uncached(handle, fill_cache)
+    }
+
+    /// Reads the block at `handle` from the file without looking in the
+    /// cache: the caller has just looked and missed (each lookup counts in
+    /// the cache statistics, so a block is looked up once per read).
+    fn read_uncached(&self, handle: BlockHandle, fill_cache: bool) -> Result<Arc<DataBlock>> {
         let payload = read_block(&self.file, &self.path, handle)?;
         self.install(handle, payload, fill_cache)
     }
@@ -263,7 +270,9 @@ impl HFileReader {
     /// Data blocks `ordinals`: the cached ones from the cache, the others
     /// read in one `read_many` batch (one io_uring submission) and cached
     /// when `fill_cache`. Scan read-ahead and compaction inputs use it.
-    pub(crate) fn data_blocks(
+    /// `ordinals[0]` is the block the caller has just looked up and missed,
+    /// so it is read without a second (counted) lookup.
+    pub(crate) fn data_blocks_after_miss(
         &self,
         ordinals: &[usize],
         fill_cache: bool,
@@ -272,8 +281,11 @@ impl HFileReader {
             .iter()
             .map(|&o| self.handle_of(o))
             .collect::<Result<Vec<_>>>()?;
-        let mut blocks: Vec<Option<Arc<DataBlock>>> =
-            handles.iter().map(|&h| self.cached(h)).collect();
+        let mut blocks: Vec<Option<Arc<DataBlock>>> = handles
+            .iter()
+            .enumerate()
+            .map(|(i, &h)| if i == 0 { None } else { self.cached(h) })
+            .collect();
         let missing: Vec<usize> = (0..blocks.len()).filter(|&i| blocks[i].is_none()).collect();
         let mut buffers: Vec<Vec<u8>> = missing
             .iter()
@@ -328,7 +340,7 @@ impl HFileReader {
 
     /// True when the cached copy of block `ordinal` is present.
     pub(crate) fn is_cached(&self, handle: BlockHandle) -> bool {
-        self.cache_data_blocks && self.cache.get(self.meta.id, handle.offset).is_some()
+        self.cache_data_blocks && self.cache.contains(self.meta.id, handle.offset)
     }
 
     /// False when the bloom proves `row` absent.
@@ -547,7 +559,7 @@ impl FileCursor {
             }
             if self.sequential_misses < READ_AHEAD_AFTER {
                 self.next_in_sequence = Some(ordinal + 1);
-                return self.reader.data_block_with(ordinal, self.fill_cache);
+                return self.reader.read_uncached(handle, self.fill_cache);
             }
             let doublings = (self.sequential_misses - READ_AHEAD_AFTER).min(16);
             (READ_AHEAD_FIRST_BYTES << doublings).min(READ_AHEAD_MAX_BYTES)
@@ -567,7 +579,7 @@ impl FileCursor {
         }
         let mut blocks = self
             .reader
-            .data_blocks(&ordinals, self.fill_cache)?
+            .data_blocks_after_miss(&ordinals, self.fill_cache)?
             .into_iter();
         let block = blocks.next().ok_or_else(|| {
             Error::corruption(
