@@ -253,7 +253,7 @@ impl DataBlock {
     }
 
     /// Number of cells.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "internals"))]
     pub(crate) fn cells(&self) -> usize {
         self.cells
     }

@@ -1,0 +1,203 @@
+//! strata through its public API: one table `bench` with one family `f`;
+//! a record is the cell `f:` (empty qualifier) of the row named by the key.
+
+use std::path::Path;
+
+use strata::{
+    BloomType, Compression, Db, DbOptions, Durability, FamilyDescriptor, Get, IoMode, Put, Scan,
+    Table, TableDescriptor,
+};
+
+use super::{Engine, ScanCount, WalCounters};
+use crate::config::{CompressionChoice, DurabilityChoice, EngineSettings, IoChoice, ZSTD_LEVEL};
+use crate::error::Result;
+use crate::pages::FilterQuery;
+
+/// Table the records go to.
+const TABLE: &str = "bench";
+/// The one column family.
+const FAMILY: &[u8] = b"f";
+/// Qualifier of the one cell per row (empty: the closest to a plain
+/// key-value record).
+const QUALIFIER: &[u8] = b"";
+
+/// strata with the harness's settings.
+pub struct StrataEngine {
+    db: Db,
+    table: Table,
+    load_durability: Durability,
+}
+
+impl StrataEngine {
+    /// Opens a new database in `dir` and creates the table.
+    pub fn open(dir: &Path, settings: &EngineSettings) -> Result<StrataEngine> {
+        let io = match settings.io {
+            None => IoMode::Auto,
+            Some(IoChoice::Uring) => IoMode::Uring,
+            Some(IoChoice::Sync) => IoMode::Sync,
+        };
+        let defaults = DbOptions::default();
+        let db = Db::open(
+            dir,
+            DbOptions {
+                io,
+                block_cache_bytes: settings.cache_bytes,
+                // 0 turns blooms off through the family's bloom type below;
+                // the option itself must stay within 1..=64.
+                bloom_bits_per_key: if settings.bloom_bits_per_key == 0 {
+                    defaults.bloom_bits_per_key
+                } else {
+                    settings.bloom_bits_per_key
+                },
+                background_threads: settings.background_threads,
+                ..defaults
+            },
+        )?;
+        let durability = match settings.durability {
+            DurabilityChoice::Skip => Durability::SkipWal,
+            DurabilityChoice::Async => Durability::AsyncWal,
+            DurabilityChoice::Sync => Durability::SyncWal,
+        };
+        let load_durability = match settings.durability {
+            DurabilityChoice::Skip => Durability::SkipWal,
+            DurabilityChoice::Async | DurabilityChoice::Sync => Durability::AsyncWal,
+        };
+        let compression = match settings.compression {
+            CompressionChoice::None => Compression::None,
+            CompressionChoice::Zstd => Compression::Zstd { level: ZSTD_LEVEL },
+        };
+        let bloom = if settings.bloom_bits_per_key == 0 {
+            BloomType::None
+        } else {
+            BloomType::Row
+        };
+        let family = FamilyDescriptor::new(String::from_utf8_lossy(FAMILY))
+            .block_size_bytes(settings.block_size_bytes)
+            .bloom(bloom)
+            .compression(compression)
+            .block_cache(true);
+        let table = db.create_table(
+            TableDescriptor::new(TABLE)
+                .family(family)
+                .memstore_flush_size_bytes(settings.memtable_bytes)
+                .durability(durability),
+        )?;
+        Ok(StrataEngine {
+            db,
+            table,
+            load_durability,
+        })
+    }
+}
+
+impl Engine for StrataEngine {
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        // Durability comes from the table descriptor.
+        Ok(self
+            .table
+            .put(&Put::new(key).add(FAMILY, QUALIFIER, value))?)
+    }
+
+    fn put_for_load(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        let put = Put::new(key)
+            .add(FAMILY, QUALIFIER, value)
+            .durability(self.load_durability);
+        Ok(self.table.put(&put)?)
+    }
+
+    fn get(&self, key: &[u8]) -> Result<Option<usize>> {
+        let row = self.table.get(&Get::new(key))?;
+        Ok(row.value(FAMILY, QUALIFIER).map(<[u8]>::len))
+    }
+
+    fn multi_get(&self, keys: &[Vec<u8>]) -> Result<u64> {
+        let gets: Vec<Get> = keys.iter().map(Get::new).collect();
+        let rows = self.table.get_many(&gets)?;
+        Ok(rows
+            .iter()
+            .filter(|row| row.value(FAMILY, QUALIFIER).is_some())
+            .count() as u64)
+    }
+
+    fn multi_get_method(&self) -> &'static str {
+        "get_many (uncached blocks of all keys in one read_many batch)"
+    }
+
+    fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: u64) -> Result<ScanCount> {
+        let mut scan = Scan::new().start(start).limit(limit);
+        if let Some(end) = end {
+            scan = scan.stop(end);
+        }
+        count_rows(&self.table, &scan)
+    }
+
+    fn filter_scan(&self, query: &FilterQuery) -> Result<ScanCount> {
+        let mut scan = Scan::new();
+        if !query.start.is_empty() {
+            scan = scan.start(&query.start);
+        }
+        if let Some(end) = &query.end {
+            scan = scan.stop(end);
+        }
+        if let Some(filter) = query.hbase_filter() {
+            scan = scan.filter_string(&filter)?;
+        }
+        count_rows(&self.table, &scan)
+    }
+
+    fn load_finished(&self) -> Result<()> {
+        // Flush every memstore into HFiles and wait for it.
+        Ok(self.db.flush()?)
+    }
+
+    fn settle(&self) -> Result<()> {
+        Ok(self.db.wait_for_background_work()?)
+    }
+
+    fn wal_counters(&self) -> Option<WalCounters> {
+        let wal = self.db.stats().wal;
+        Some(WalCounters {
+            groups: wal.groups_written,
+            frames: wal.frames_written,
+            syncs: wal.syncs,
+            sync_micros: wal.sync_micros_total,
+        })
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        let stats = self.db.stats();
+        vec![
+            ("memstore_bytes", stats.memstore_bytes),
+            ("hfiles", stats.files),
+            ("hfile_bytes", stats.file_bytes),
+            ("flushes", stats.flushes),
+            ("compactions", stats.compactions),
+            ("hfile_bytes_written", stats.hfile_bytes_written),
+            ("stall_micros", stats.stall_micros),
+            ("block_cache_hits", stats.cache.hits),
+            ("block_cache_misses", stats.cache.misses),
+            ("block_cache_bytes", stats.cache.bytes),
+            ("wal_bytes_written", stats.wal.bytes_written),
+        ]
+    }
+
+    fn io_backend(&self) -> Option<&'static str> {
+        Some(self.db.stats().io_backend.name())
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        Ok(self.db.close()?)
+    }
+}
+
+/// Runs `scan`; counts its rows and their bytes (row keys and values).
+fn count_rows(table: &Table, scan: &Scan) -> Result<ScanCount> {
+    let mut count = ScanCount::default();
+    for row in table.scan(scan)? {
+        let row = row?;
+        count.entries += 1;
+        count.bytes +=
+            row.row.len() as u64 + row.cells.iter().map(|c| c.value.len() as u64).sum::<u64>();
+    }
+    Ok(count)
+}

@@ -1,0 +1,222 @@
+//! Keys, values and the random numbers that choose them.
+//!
+//! Every engine sees exactly the same sequence of keys and values for a
+//! given `--seed`, workload and thread: the generators here are seeded
+//! deterministically and do not depend on the engine.
+
+/// SplitMix64: a small, fast generator that passes BigCrush. Good enough to
+/// pick keys; not for anything secret.
+#[derive(Debug, Clone)]
+pub struct Rng {
+    state: u64,
+}
+
+impl Rng {
+    /// A generator seeded with `seed`.
+    pub fn new(seed: u64) -> Rng {
+        Rng { state: seed }
+    }
+
+    /// A generator for one thread of one workload, derived from the run seed.
+    pub fn for_thread(seed: u64, stream: &str, thread: usize) -> Rng {
+        let mut state = seed ^ 0x5bd1_e995_u64.wrapping_mul(thread as u64 + 1);
+        for byte in stream.bytes() {
+            state = mix64(state ^ u64::from(byte));
+        }
+        Rng::new(mix64(state))
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        mix64(self.state)
+    }
+
+    /// A uniform integer in `0..bound` (`bound` > 0), by Lemire's
+    /// multiply-shift (the bias is below 2^-32 for the bounds used here).
+    pub fn below(&mut self, bound: u64) -> u64 {
+        ((u128::from(self.next_u64()) * u128::from(bound)) >> 64) as u64
+    }
+
+    /// A uniform float in `[0, 1)`.
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+}
+
+/// SplitMix64's finalizer: a bijection on `u64` that scatters its input.
+/// YCSB keys are `key(mix64(record index))` (YCSB's "hashed" insert order).
+pub fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A random permutation of `0..n` (Fisher-Yates): fillrandom writes each key
+/// exactly once, in random order, so reads of loaded keys always find them.
+pub fn permutation(n: u64, rng: &mut Rng) -> Vec<u64> {
+    let mut indices: Vec<u64> = (0..n).collect();
+    for i in (1..indices.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        indices.swap(i, j);
+    }
+    indices
+}
+
+/// Shortest key of the db_bench shape: an 8-byte big-endian index.
+pub const MIN_DB_BENCH_KEY_BYTES: usize = 8;
+/// Key width of HBase PerformanceEvaluation: 26 zero-padded decimal digits.
+pub const PE_KEY_BYTES: usize = 26;
+/// Value size of HBase PerformanceEvaluation.
+pub const PE_VALUE_BYTES: usize = 1000;
+
+/// Byte that pads db_bench keys after the index.
+const KEY_PAD_BYTE: u8 = b'0';
+/// Byte that marks a key as absent: it sorts just below the padding, so an
+/// absent key falls between two present keys (like db_bench's `key.`).
+const MISSING_KEY_BYTE: u8 = b'.';
+
+/// How a key index becomes key bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyShape {
+    /// db_bench: the index as 8 big-endian bytes, then `0` bytes up to the
+    /// key size. Keys sort in index order.
+    DbBench {
+        /// Total key size in bytes (>= 8).
+        key_bytes: usize,
+    },
+    /// HBase PerformanceEvaluation: `format!("{:026}", index)`.
+    Pe,
+    /// Scenario 4's web-page records: ten 4-byte big-endian fields
+    /// (`crate::pages`). Keys do not sort in index order.
+    Pages,
+}
+
+impl KeyShape {
+    /// Size of a present key in bytes.
+    pub fn key_bytes(self) -> usize {
+        match self {
+            KeyShape::DbBench { key_bytes } => key_bytes,
+            KeyShape::Pe => PE_KEY_BYTES,
+            KeyShape::Pages => crate::pages::PAGES_KEY_BYTES,
+        }
+    }
+
+    /// Writes the key of `index` into `out` (replacing its contents).
+    pub fn write_key(self, index: u64, out: &mut Vec<u8>) {
+        out.clear();
+        match self {
+            KeyShape::Pages => crate::pages::write_key(index, out),
+            KeyShape::DbBench { key_bytes } => {
+                out.extend_from_slice(&index.to_be_bytes());
+                out.resize(key_bytes.max(MIN_DB_BENCH_KEY_BYTES), KEY_PAD_BYTE);
+            }
+            KeyShape::Pe => {
+                use std::io::Write as _;
+                // Writing into a Vec cannot fail.
+                let _ = write!(out, "{index:026}");
+            }
+        }
+    }
+
+    /// Writes a key that is never written but sorts right next to the key
+    /// of `index`: its last byte is `.` instead of `0`, or `.` is appended
+    /// when the key has no padding.
+    pub fn write_missing_key(self, index: u64, out: &mut Vec<u8>) {
+        self.write_key(index, out);
+        match (self, out.last_mut()) {
+            (KeyShape::DbBench { key_bytes }, Some(last)) if key_bytes > MIN_DB_BENCH_KEY_BYTES => {
+                *last = MISSING_KEY_BYTE;
+            }
+            _ => out.push(MISSING_KEY_BYTE),
+        }
+    }
+}
+
+/// Size of the buffer values are cut from.
+const VALUE_POOL_BYTES: usize = 1 << 20;
+/// Values are built from pieces of this size, each half random and half a
+/// copy of that half: db_bench's default compression ratio of 0.5.
+const VALUE_PIECE_BYTES: usize = 100;
+
+/// Values: slices of a pool of half-compressible bytes, as db_bench's
+/// `RandomGenerator` makes them. Shared read-only by all threads.
+#[derive(Debug)]
+pub struct ValuePool {
+    pool: Vec<u8>,
+    value_bytes: usize,
+}
+
+impl ValuePool {
+    /// A pool for values of `value_bytes`, filled from `seed`.
+    pub fn new(value_bytes: usize, seed: u64) -> ValuePool {
+        let mut rng = Rng::new(seed);
+        let len = VALUE_POOL_BYTES.max(value_bytes * 2);
+        let mut pool = Vec::with_capacity(len + VALUE_PIECE_BYTES);
+        while pool.len() < len {
+            let half = VALUE_PIECE_BYTES / 2;
+            let start = pool.len();
+            // Printable ASCII, like db_bench's RandomString.
+            pool.extend((0..half).map(|_| b' ' + rng.below(95) as u8));
+            pool.extend_from_within(start..start + half);
+        }
+        ValuePool { pool, value_bytes }
+    }
+
+    /// Size of every value in bytes.
+    pub fn value_bytes(&self) -> usize {
+        self.value_bytes
+    }
+
+    /// A value chosen by `rng`.
+    pub fn value(&self, rng: &mut Rng) -> &[u8] {
+        let span = (self.pool.len() - self.value_bytes) as u64;
+        let start = rng.below(span.max(1)) as usize;
+        self.pool
+            .get(start..start + self.value_bytes)
+            .unwrap_or(&self.pool)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn db_bench_keys_sort_in_index_order_and_missing_keys_sit_between() {
+        let shape = KeyShape::DbBench { key_bytes: 16 };
+        let (mut a, mut b, mut m) = (Vec::new(), Vec::new(), Vec::new());
+        shape.write_key(5, &mut a);
+        shape.write_key(6, &mut b);
+        shape.write_missing_key(6, &mut m);
+        assert_eq!(a.len(), 16);
+        assert_eq!(m.len(), 16);
+        assert!(a < m && m < b);
+    }
+
+    #[test]
+    fn pe_keys_are_26_digits() {
+        let mut k = Vec::new();
+        KeyShape::Pe.write_key(42, &mut k);
+        assert_eq!(k, b"00000000000000000000000042");
+    }
+
+    #[test]
+    fn permutation_has_every_index_once() {
+        let mut p = permutation(1000, &mut Rng::new(1));
+        assert_ne!(p[..10], (0..10).collect::<Vec<_>>()[..]);
+        p.sort_unstable();
+        assert_eq!(p, (0..1000).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn values_have_the_requested_size() {
+        let pool = ValuePool::new(100, 3);
+        let mut rng = Rng::new(9);
+        for _ in 0..1000 {
+            assert_eq!(pool.value(&mut rng).len(), 100);
+        }
+        let big = ValuePool::new(3 << 20, 3);
+        assert_eq!(big.value(&mut rng).len(), 3 << 20);
+    }
+}

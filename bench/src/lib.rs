@@ -1,0 +1,23 @@
+//! strata-bench: db_bench, HBase PerformanceEvaluation and YCSB workloads
+//! against strata and, with the `peers` feature, RocksDB and fjall in the
+//! same run, so every claim is a ratio measured side by side.
+//!
+//! The binary (`src/main.rs`) parses the command line (`cli`), runs the
+//! workloads (`runner`, `workload`) against the engines (`engine`) and
+//! prints the results (`report`). `docs/benchmarks.md` says how to run it,
+//! how the engines are configured and what this machine measured.
+
+pub mod cli;
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod keys;
+pub mod measure;
+pub mod memory;
+pub mod pages;
+pub mod report;
+pub mod runner;
+pub mod workload;
+pub mod ycsb;
+
+pub use error::{BenchError, Result};

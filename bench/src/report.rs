@@ -1,0 +1,439 @@
+//! Results: one record per engine, workload and repetition; the table on
+//! stdout (medians and min-max over repetitions, ratios between engines);
+//! the JSON file.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{BenchError, Result};
+
+/// The untimed load that preceded a read workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadResult {
+    /// Records written.
+    pub ops: u64,
+    /// Seconds for the writes and the final flush (`load_finished`).
+    pub seconds: f64,
+    /// `ops / seconds`.
+    pub ops_per_sec: f64,
+    /// Bytes written to disk by the load, including the settling after it.
+    pub bytes_written: u64,
+}
+
+/// Group commit of strata's WAL during the timed phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WalReport {
+    /// Groups written.
+    pub groups: u64,
+    /// Frames (row mutations) written.
+    pub frames: u64,
+    /// `frames / groups`.
+    pub avg_group_size: f64,
+    /// Syncs performed.
+    pub syncs: u64,
+    /// Average time of a write+sync submission, microseconds.
+    pub avg_sync_us: f64,
+}
+
+/// One engine running one workload once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Engine name.
+    pub engine: String,
+    /// Workload name.
+    pub workload: String,
+    /// Repetition index (0-based).
+    pub run: u32,
+    /// Records loaded or written (`--num`).
+    pub num: u64,
+    /// Client threads.
+    pub threads: usize,
+    /// Key size in bytes.
+    pub key_size: usize,
+    /// Value size in bytes.
+    pub value_size: usize,
+    /// Durability of timed writes.
+    pub durability: String,
+    /// Operations timed (a write, a read, a seek with its entries, a batch
+    /// of 64 keys, or for `scan` one entry).
+    pub ops: u64,
+    /// Seconds of the timed phase, including the final flush of write
+    /// workloads (`finish_seconds` of it).
+    pub seconds: f64,
+    /// Of `seconds`, the final flush/sync (`load_finished`).
+    pub finish_seconds: f64,
+    /// `ops / seconds`.
+    pub ops_per_sec: f64,
+    /// Bytes of keys and values written or returned, per second, in MB (10^6).
+    pub mb_per_sec: f64,
+    /// Median latency, microseconds (none for `scan`).
+    pub p50_us: Option<f64>,
+    /// 99th percentile latency, microseconds.
+    pub p99_us: Option<f64>,
+    /// 99.9th percentile latency, microseconds.
+    pub p999_us: Option<f64>,
+    /// Highest latency, microseconds.
+    pub max_us: Option<f64>,
+    /// CPU seconds of the process (all threads) from the start of the timed
+    /// phase until the engine settled.
+    pub cpu_seconds: f64,
+    /// Bytes written to disk from the start of the timed phase until the
+    /// engine settled (`write_bytes` of `/proc/self/io`).
+    pub bytes_written: u64,
+    /// `bytes_written` over the bytes of keys and values the workload wrote.
+    pub write_amp: Option<f64>,
+    /// Allocated bytes of the database directory after settling (`du`).
+    pub disk_bytes: u64,
+    /// Sum of file lengths of the directory after settling.
+    pub disk_bytes_apparent: u64,
+    /// `disk_bytes` over the bytes of keys and values of the live records.
+    pub space_amp: Option<f64>,
+    /// Live records after the run.
+    pub live_records: u64,
+    /// Peak resident set size of the process during the timed phase.
+    pub peak_rss_bytes: u64,
+    /// Keys looked up by point reads.
+    pub reads: u64,
+    /// Point reads that found their key.
+    pub found: u64,
+    /// Records written in the timed phase (for `readwhilewriting`, by the
+    /// writer thread).
+    pub writes: u64,
+    /// Entries returned by scans.
+    pub scanned: u64,
+    /// Engine counters after settling, cumulative since the engine opened
+    /// (load included): for strata its `Db::stats()`.
+    pub engine_counters: std::collections::BTreeMap<String, u64>,
+    /// strata's I/O back end (`uring` or `sync`).
+    pub io_backend: Option<String>,
+    /// How the engine performed `multiget` batches.
+    pub multiget_method: Option<String>,
+    /// The untimed load before the timed phase.
+    pub load: Option<LoadResult>,
+    /// strata's WAL group commit in the timed phase.
+    pub wal: Option<WalReport>,
+}
+
+/// Writes `results` as a JSON array to `path`.
+pub fn write_json(path: &Path, results: &[RunResult]) -> Result<()> {
+    let text = serde_json::to_string_pretty(results)?;
+    std::fs::write(path, text + "\n")
+        .map_err(|e| BenchError::io(format!("writing {}", path.display()), e))
+}
+
+/// Median of `values` (the mean of the middle two for an even count).
+pub fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => sorted[n / 2],
+        _ => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
+/// The runs of one engine on one workload.
+struct Group<'a> {
+    workload: &'a str,
+    engine: &'a str,
+    runs: Vec<&'a RunResult>,
+}
+
+impl Group<'_> {
+    fn median_of(&self, f: impl Fn(&RunResult) -> f64) -> f64 {
+        median(&self.runs.iter().map(|r| f(r)).collect::<Vec<_>>())
+    }
+
+    fn median_opt(&self, f: impl Fn(&RunResult) -> Option<f64>) -> Option<f64> {
+        let values: Vec<f64> = self.runs.iter().filter_map(|r| f(r)).collect();
+        (!values.is_empty()).then(|| median(&values))
+    }
+
+    fn min_max(&self, f: impl Fn(&RunResult) -> f64) -> (f64, f64) {
+        self.runs
+            .iter()
+            .map(|r| f(r))
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                (lo.min(v), hi.max(v))
+            })
+    }
+}
+
+fn groups(results: &[RunResult]) -> Vec<Group<'_>> {
+    let mut groups: Vec<Group<'_>> = Vec::new();
+    for r in results {
+        match groups
+            .iter_mut()
+            .find(|g| g.workload == r.workload && g.engine == r.engine)
+        {
+            Some(g) => g.runs.push(r),
+            None => groups.push(Group {
+                workload: &r.workload,
+                engine: &r.engine,
+                runs: vec![r],
+            }),
+        }
+    }
+    groups
+}
+
+/// `1234567.8` as `1,234,568`.
+fn thousands(value: f64) -> String {
+    if !value.is_finite() {
+        return "-".into();
+    }
+    let digits = format!("{:.0}", value.abs());
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if value < 0.0 { format!("-{out}") } else { out }
+}
+
+fn latency(value: Option<f64>) -> String {
+    match value {
+        None => "-".into(),
+        Some(v) if v < 10.0 => format!("{v:.2}"),
+        Some(v) if v < 1000.0 => format!("{v:.1}"),
+        Some(v) => format!("{v:.0}"),
+    }
+}
+
+fn amp(value: Option<f64>) -> String {
+    value.map_or("-".into(), |v| format!("{v:.2}"))
+}
+
+fn mib(bytes: f64) -> String {
+    format!("{:.1}", bytes / (1024.0 * 1024.0))
+}
+
+/// The table printed on stdout: one row per engine and workload with the
+/// medians over repetitions (and the min-max of ops/s when repeated), then
+/// the loads, ratios between engines, and strata's WAL group commit.
+pub fn render_table(results: &[RunResult]) -> String {
+    let groups = groups(results);
+    let repeated = groups.iter().any(|g| g.runs.len() > 1);
+    let mut rows: Vec<Vec<String>> = vec![
+        [
+            "workload",
+            "engine",
+            "ops",
+            "ops/s",
+            "MB/s",
+            "flush s",
+            "p50 us",
+            "p99 us",
+            "p99.9 us",
+            "max us",
+            "cpu s",
+            "written MiB",
+            "w-amp",
+            "disk MiB",
+            "s-amp",
+            "peak RSS MiB",
+        ]
+        .iter()
+        .map(|s| (*s).to_string())
+        .collect(),
+    ];
+    if repeated {
+        rows[0].insert(4, "ops/s min-max".into());
+    }
+    for g in &groups {
+        let mut row = vec![
+            g.workload.to_string(),
+            g.engine.to_string(),
+            thousands(g.median_of(|r| r.ops as f64)),
+            thousands(g.median_of(|r| r.ops_per_sec)),
+            format!("{:.1}", g.median_of(|r| r.mb_per_sec)),
+            format!("{:.2}", g.median_of(|r| r.finish_seconds)),
+            latency(g.median_opt(|r| r.p50_us)),
+            latency(g.median_opt(|r| r.p99_us)),
+            latency(g.median_opt(|r| r.p999_us)),
+            latency(g.median_opt(|r| r.max_us)),
+            format!("{:.2}", g.median_of(|r| r.cpu_seconds)),
+            mib(g.median_of(|r| r.bytes_written as f64)),
+            amp(g.median_opt(|r| r.write_amp)),
+            mib(g.median_of(|r| r.disk_bytes as f64)),
+            amp(g.median_opt(|r| r.space_amp)),
+            mib(g.median_of(|r| r.peak_rss_bytes as f64)),
+        ];
+        if repeated {
+            let (lo, hi) = g.min_max(|r| r.ops_per_sec);
+            row.insert(4, format!("{}-{}", thousands(lo), thousands(hi)));
+        }
+        rows.push(row);
+    }
+    let mut out = String::new();
+    push_aligned(&mut out, &rows);
+
+    let loads: Vec<Vec<String>> = groups
+        .iter()
+        .filter(|g| g.runs.iter().all(|r| r.load.is_some()))
+        .map(|g| {
+            let load =
+                |f: fn(&LoadResult) -> f64| g.median_of(|r| r.load.as_ref().map_or(f64::NAN, f));
+            vec![
+                g.workload.to_string(),
+                g.engine.to_string(),
+                thousands(load(|l| l.ops as f64)),
+                format!("{:.2}", load(|l| l.seconds)),
+                thousands(load(|l| l.ops_per_sec)),
+                mib(load(|l| l.bytes_written as f64)),
+            ]
+        })
+        .collect();
+    if !loads.is_empty() {
+        out.push_str("\nuntimed loads (fillrandom order, then flush and settle):\n");
+        let mut rows = vec![
+            [
+                "workload",
+                "engine",
+                "records",
+                "seconds",
+                "records/s",
+                "written MiB",
+            ]
+            .iter()
+            .map(|s| (*s).to_string())
+            .collect(),
+        ];
+        rows.extend(loads);
+        push_aligned(&mut out, &rows);
+    }
+
+    let ratios = ratio_rows(&groups);
+    if !ratios.is_empty() {
+        out.push_str("\nops/s ratios (medians):\n");
+        push_aligned(&mut out, &ratios);
+    }
+
+    let wal_lines: Vec<String> = groups
+        .iter()
+        .filter(|g| g.runs.iter().all(|r| r.wal.as_ref().is_some_and(|w| w.frames > 0)))
+        .map(|g| {
+            let wal = |f: fn(&WalReport) -> f64| g.median_of(|r| r.wal.as_ref().map_or(f64::NAN, f));
+            format!(
+                "  {} {} (io {}): {} frames in {} groups (avg {:.1} per group), {} syncs, avg write+sync {:.0} us",
+                g.engine,
+                g.workload,
+                g.runs.first().and_then(|r| r.io_backend.as_deref()).unwrap_or("?"),
+                thousands(wal(|w| w.frames as f64)),
+                thousands(wal(|w| w.groups as f64)),
+                wal(|w| w.avg_group_size),
+                thousands(wal(|w| w.syncs as f64)),
+                wal(|w| w.avg_sync_us),
+            )
+        })
+        .collect();
+    if !wal_lines.is_empty() {
+        out.push_str("\nWAL group commit during the timed phase (medians):\n");
+        for line in wal_lines {
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Rows of strata's ops/s over each peer's, per workload.
+fn ratio_rows(groups: &[Group<'_>]) -> Vec<Vec<String>> {
+    let peers: Vec<&str> = {
+        let mut peers = Vec::new();
+        for g in groups {
+            if g.engine != "strata" && !peers.contains(&g.engine) {
+                peers.push(g.engine);
+            }
+        }
+        peers
+    };
+    if peers.is_empty() || !groups.iter().any(|g| g.engine == "strata") {
+        return Vec::new();
+    }
+    let mut rows = vec![
+        std::iter::once("workload".to_string())
+            .chain(peers.iter().map(|p| format!("strata/{p}")))
+            .collect::<Vec<_>>(),
+    ];
+    let mut workloads: Vec<&str> = Vec::new();
+    for g in groups {
+        if !workloads.contains(&g.workload) {
+            workloads.push(g.workload);
+        }
+    }
+    for workload in workloads {
+        let ops = |engine: &str| {
+            groups
+                .iter()
+                .find(|g| g.workload == workload && g.engine == engine)
+                .map(|g| g.median_of(|r| r.ops_per_sec))
+        };
+        let Some(strata) = ops("strata") else {
+            continue;
+        };
+        let mut row = vec![workload.to_string()];
+        for peer in &peers {
+            row.push(match ops(peer) {
+                Some(p) if p > 0.0 => format!("{:.2}x", strata / p),
+                _ => "-".into(),
+            });
+        }
+        rows.push(row);
+    }
+    rows
+}
+
+/// Appends `rows` with every column padded to its widest cell; text columns
+/// (the first two) left-aligned, numbers right-aligned.
+fn push_aligned(out: &mut String, rows: &[Vec<String>]) {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for row in rows {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            let width = widths.get(c).copied().unwrap_or(0);
+            if c > 0 {
+                line.push_str("  ");
+            }
+            if c < 2 {
+                let _ = write!(line, "{cell:<width$}");
+            } else {
+                let _ = write!(line, "{cell:>width$}");
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+    }
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(1234567.4), "1,234,567");
+        assert_eq!(thousands(999.0), "999");
+        assert_eq!(thousands(1000.0), "1,000");
+    }
+}

@@ -1,0 +1,384 @@
+//! Runs workloads against engines: a fresh directory per engine, workload
+//! and repetition; the untimed load; the timed phase with its measurements;
+//! settling; the result record.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::config::{DurabilityChoice, EngineKind, RunConfig};
+use crate::engine::{self, Engine, WalCounters};
+use crate::error::{BenchError, Result};
+use crate::keys::{Rng, ValuePool, permutation};
+use crate::measure::{self, ProcessSnapshot};
+use crate::pages::Census;
+use crate::report::{LoadResult, RunResult, WalReport};
+use crate::workload::{LoadOrder, PhaseContext, ThreadOutcome, Workload, load_thread, run_thread};
+use crate::ycsb::InsertCounter;
+
+/// A phase shows its progress bar only once it has run this long.
+const PROGRESS_BAR_DELAY: Duration = Duration::from_secs(2);
+/// How often the progress bar is redrawn.
+const PROGRESS_REFRESH: Duration = Duration::from_millis(100);
+
+/// Runs every workload of `config`; within each workload and repetition
+/// the engines run one after the other (A B A B ... across repetitions).
+/// `on_result` sees each result as soon as it exists.
+pub fn run_all(
+    config: &RunConfig,
+    mut on_result: impl FnMut(&RunResult),
+) -> Result<Vec<RunResult>> {
+    config.validate()?;
+    let mut results = Vec::new();
+    for &workload in &config.workloads {
+        for run in 0..config.repeat {
+            for &engine in &config.engines {
+                let result = run_one(config, engine, workload, run)?;
+                on_result(&result);
+                results.push(result);
+            }
+        }
+    }
+    Ok(results)
+}
+
+/// Runs `workload` once against `engine_kind` in a fresh directory.
+pub fn run_one(
+    config: &RunConfig,
+    engine_kind: EngineKind,
+    workload: Workload,
+    run: u32,
+) -> Result<RunResult> {
+    measure::release_free_memory();
+    let dir = run_directory(config, engine_kind, workload, run)?;
+    let engine = engine::open(engine_kind, dir.path(), &config.settings)?;
+    let result = measure_run(
+        config,
+        engine_kind,
+        engine.as_ref(),
+        workload,
+        run,
+        dir.path(),
+    );
+    let closed = engine.close();
+    let result = result?;
+    closed?;
+    drop(dir);
+    Ok(result)
+}
+
+fn run_directory(
+    config: &RunConfig,
+    engine: EngineKind,
+    workload: Workload,
+    run: u32,
+) -> Result<tempfile::TempDir> {
+    let prefix = format!("strata-bench-{}-{}-{run}-", engine.name(), workload.name());
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix);
+    match &config.dir {
+        Some(parent) => {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| BenchError::io(format!("creating {}", parent.display()), e))?;
+            builder.tempdir_in(parent)
+        }
+        None => builder.tempdir(),
+    }
+    .map_err(|e| BenchError::io("creating a run directory", e))
+}
+
+fn measure_run(
+    config: &RunConfig,
+    engine_kind: EngineKind,
+    engine: &dyn Engine,
+    workload: Workload,
+    run: u32,
+    dir: &std::path::Path,
+) -> Result<RunResult> {
+    let shape = workload.key_shape(config.key_bytes);
+    let value_bytes = workload.value_bytes(config.value_bytes);
+    let values = ValuePool::new(value_bytes, config.seed);
+    let ops = workload.ops(config.num, config.ops);
+    let label = format!("{} {}", engine_kind.name(), workload.name());
+
+    // Record order: fillrandom's permutation, also the order of random loads.
+    let needs_order =
+        workload == Workload::FillRandom || workload.load_order() == Some(LoadOrder::Random);
+    let order = needs_order.then(|| permutation(config.num, &mut Rng::new(config.seed)));
+    let census = workload.is_filter_scan().then(|| Census::new(config.num));
+    let inserts = InsertCounter::new(config.num);
+    let progress = AtomicU64::new(0);
+    let readers_finished = AtomicUsize::new(0);
+    let ctx = PhaseContext {
+        engine,
+        workload,
+        shape,
+        values: &values,
+        num: config.num,
+        ops,
+        threads: config.threads,
+        seed: config.seed,
+        order: order.as_deref(),
+        inserts: &inserts,
+        progress: &progress,
+        readers_finished: &readers_finished,
+        census: census.as_ref(),
+    };
+
+    let load = match workload.load_order() {
+        Some(load_order) => Some(load_phase(config, &ctx, load_order, &label)?),
+        None => None,
+    };
+
+    // The timed phase.
+    progress.store(0, std::sync::atomic::Ordering::Relaxed);
+    let wal_before = engine.wal_counters();
+    measure::reset_peak_rss();
+    let before = ProcessSnapshot::take()?;
+    let start = Instant::now();
+    let worker_threads = if workload == Workload::ReadWhileWriting {
+        config.threads + 1
+    } else {
+        config.threads
+    };
+    let outcomes = parallel(
+        worker_threads,
+        &label,
+        ops,
+        config.progress,
+        &progress,
+        |t| run_thread(&ctx, t),
+    )?;
+    let ops_done = start.elapsed();
+    if workload.ends_with_flush() {
+        engine.load_finished()?;
+    }
+    let seconds = start.elapsed();
+    let wal_after = engine.wal_counters();
+    engine.settle()?;
+    let after = ProcessSnapshot::take()?;
+    let peak_rss_bytes = measure::peak_rss_bytes()?;
+    let disk = measure::disk_usage(dir)?;
+    let engine_counters = engine
+        .counters()
+        .into_iter()
+        .map(|(name, value)| (name.to_string(), value))
+        .collect();
+
+    let (mut total, writer) = merge_outcomes(outcomes, workload, config.threads)?;
+    if let Some(writer) = writer {
+        // readwhilewriting: the writer's records count as writes, not ops.
+        total.writes += writer.writes;
+    }
+    if total.ops != ops {
+        return Err(BenchError::Check(format!(
+            "{label}: {} operations counted, {ops} requested",
+            total.ops
+        )));
+    }
+    let record_bytes = (shape.key_bytes() + value_bytes) as u64;
+    let live_records = match workload {
+        Workload::Ycsb(_) => inserts.count(),
+        _ => config.num,
+    };
+    let bytes_written = after
+        .disk_write_bytes
+        .saturating_sub(before.disk_write_bytes);
+    let secs = seconds.as_secs_f64().max(f64::MIN_POSITIVE);
+    let has_latency = total.latencies.count() > 0;
+    let latency = |q: f64| has_latency.then(|| total.latencies.quantile_us(q));
+    Ok(RunResult {
+        engine: engine_kind.name().into(),
+        workload: workload.name().into(),
+        run,
+        num: config.num,
+        threads: config.threads,
+        key_size: shape.key_bytes(),
+        value_size: value_bytes,
+        durability: durability_name(config.settings.durability).into(),
+        ops: total.ops,
+        seconds: seconds.as_secs_f64(),
+        finish_seconds: (seconds - ops_done).as_secs_f64(),
+        ops_per_sec: total.ops as f64 / secs,
+        mb_per_sec: total.bytes as f64 / secs / 1e6,
+        p50_us: latency(0.5),
+        p99_us: latency(0.99),
+        p999_us: latency(0.999),
+        max_us: has_latency.then(|| total.latencies.max_us()),
+        cpu_seconds: after.cpu.saturating_sub(before.cpu).as_secs_f64(),
+        bytes_written,
+        write_amp: (total.writes > 0)
+            .then(|| bytes_written as f64 / (total.writes * record_bytes) as f64),
+        disk_bytes: disk.allocated_bytes,
+        disk_bytes_apparent: disk.apparent_bytes,
+        space_amp: (live_records > 0)
+            .then(|| disk.allocated_bytes as f64 / (live_records * record_bytes) as f64),
+        live_records,
+        peak_rss_bytes,
+        reads: total.reads,
+        found: total.found,
+        writes: total.writes,
+        scanned: total.scanned,
+        engine_counters,
+        io_backend: engine.io_backend().map(str::to_string),
+        multiget_method: (workload == Workload::MultiGet)
+            .then(|| engine.multi_get_method().to_string()),
+        load,
+        wal: match (wal_before, wal_after) {
+            (Some(b), Some(a)) => Some(wal_report(a.since(b))),
+            _ => None,
+        },
+    })
+}
+
+fn durability_name(d: DurabilityChoice) -> &'static str {
+    match d {
+        DurabilityChoice::Skip => "skip",
+        DurabilityChoice::Async => "async",
+        DurabilityChoice::Sync => "sync",
+    }
+}
+
+fn wal_report(c: WalCounters) -> WalReport {
+    WalReport {
+        groups: c.groups,
+        frames: c.frames,
+        avg_group_size: if c.groups == 0 {
+            0.0
+        } else {
+            c.frames as f64 / c.groups as f64
+        },
+        syncs: c.syncs,
+        avg_sync_us: if c.syncs == 0 {
+            0.0
+        } else {
+            c.sync_micros as f64 / c.syncs as f64
+        },
+    }
+}
+
+/// Sums the client threads' outcomes; the extra writer thread of
+/// `readwhilewriting` is returned apart.
+fn merge_outcomes(
+    outcomes: Vec<ThreadOutcome>,
+    workload: Workload,
+    threads: usize,
+) -> Result<(ThreadOutcome, Option<ThreadOutcome>)> {
+    let mut outcomes = outcomes.into_iter();
+    let mut total = outcomes
+        .next()
+        .ok_or_else(|| BenchError::Check("a phase ran no thread".into()))?;
+    let mut writer = None;
+    for (i, outcome) in outcomes.enumerate() {
+        if workload == Workload::ReadWhileWriting && i + 1 == threads {
+            writer = Some(outcome);
+        } else {
+            total.merge(&outcome);
+        }
+    }
+    Ok((total, writer))
+}
+
+/// The untimed load: records written in `order`, then `load_finished`
+/// (timed as part of the load) and `settle` (not timed).
+fn load_phase(
+    config: &RunConfig,
+    ctx: &PhaseContext<'_>,
+    load_order: LoadOrder,
+    label: &str,
+) -> Result<LoadResult> {
+    let load_ctx = PhaseContext {
+        order: match load_order {
+            LoadOrder::Random => ctx.order,
+            LoadOrder::Ycsb => None,
+        },
+        progress: ctx.progress,
+        ..*ctx
+    };
+    let before = ProcessSnapshot::take()?;
+    let start = Instant::now();
+    let written = parallel(
+        config.threads,
+        &format!("{label} (load)"),
+        config.num,
+        config.progress,
+        ctx.progress,
+        |t| load_thread(&load_ctx, t),
+    )?
+    .into_iter()
+    .sum::<u64>();
+    ctx.engine.load_finished()?;
+    let seconds = start.elapsed().as_secs_f64();
+    ctx.engine.settle()?;
+    let after = ProcessSnapshot::take()?;
+    Ok(LoadResult {
+        ops: written,
+        seconds,
+        ops_per_sec: written as f64 / seconds.max(f64::MIN_POSITIVE),
+        bytes_written: after
+            .disk_write_bytes
+            .saturating_sub(before.disk_write_bytes),
+    })
+}
+
+/// Runs `work(0..threads)` on scoped threads and returns their results in
+/// thread order. The calling thread draws a progress bar on stderr once the
+/// phase has run for `PROGRESS_BAR_DELAY`, and notices the end of the last
+/// worker at once (workers report over a channel), so timing stays exact.
+fn parallel<T: Send>(
+    threads: usize,
+    label: &str,
+    total: u64,
+    show_progress: bool,
+    progress: &AtomicU64,
+    work: impl Fn(usize) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        let (done_tx, done_rx) = mpsc::channel::<()>();
+        let work = &work;
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let done = done_tx.clone();
+                scope.spawn(move || {
+                    let result = work(t);
+                    // The receiver outlives every worker inside the scope.
+                    let _ = done.send(());
+                    result
+                })
+            })
+            .collect();
+        drop(done_tx);
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+        let mut finished = 0;
+        while finished < threads {
+            match done_rx.recv_timeout(PROGRESS_REFRESH) {
+                Ok(()) => finished += 1,
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            if show_progress && bar.is_hidden() && started.elapsed() >= PROGRESS_BAR_DELAY {
+                bar.set_style(
+                    ProgressStyle::with_template(
+                        "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} ({per_sec}, eta {eta})",
+                    )
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                );
+                bar.set_prefix(label.to_string());
+                bar.set_draw_target(ProgressDrawTarget::stderr());
+            }
+            bar.set_position(progress.load(std::sync::atomic::Ordering::Relaxed));
+        }
+        bar.finish_and_clear();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().map_err(|_| {
+                    BenchError::Check(format!("a worker thread of {label} panicked"))
+                })?
+            })
+            .collect()
+    })
+}

@@ -1,0 +1,204 @@
+//! Every workload at a tiny size against strata: the counts add up, reads
+//! find what they should, and the JSON carries the fields issue 6 requires.
+#![cfg(test)]
+
+use strata_bench::config::{
+    CompressionChoice, DurabilityChoice, EngineKind, EngineSettings, RunConfig,
+};
+use strata_bench::report::{self, RunResult};
+use strata_bench::runner;
+use strata_bench::workload::{MULTIGET_BATCH_KEYS, Workload};
+use strata_bench::ycsb::YcsbKind;
+
+const TINY_NUM: u64 = 2_000;
+
+fn tiny_config(dir: &std::path::Path, workloads: Vec<Workload>, threads: usize) -> RunConfig {
+    RunConfig {
+        engines: vec![EngineKind::Strata],
+        workloads,
+        num: TINY_NUM,
+        ops: None,
+        key_bytes: 16,
+        value_bytes: 100,
+        threads,
+        dir: Some(dir.to_path_buf()),
+        repeat: 1,
+        seed: 1,
+        settings: EngineSettings {
+            block_size_bytes: 4096,
+            cache_bytes: 8 << 20,
+            bloom_bits_per_key: 10,
+            compression: CompressionChoice::None,
+            durability: DurabilityChoice::Async,
+            io: None,
+            memtable_bytes: strata::DEFAULT_MEMSTORE_FLUSH_SIZE_BYTES,
+            background_threads: 2,
+        },
+        progress: false,
+    }
+}
+
+fn run(config: &RunConfig) -> Vec<RunResult> {
+    runner::run_all(config, |_| {}).unwrap()
+}
+
+fn check_counts(r: &RunResult, workload: Workload, num: u64) {
+    let name = &r.workload;
+    assert_eq!(r.ops, workload.ops(num, None), "{name}: ops");
+    assert!(r.seconds > 0.0 && r.ops_per_sec > 0.0, "{name}: timing");
+    assert!(r.peak_rss_bytes > 0, "{name}: rss");
+    match workload {
+        Workload::ReadRandom | Workload::PeRandomRead | Workload::ReadWhileWriting => {
+            assert_eq!(r.reads, r.ops, "{name}: reads");
+            assert_eq!(r.found, r.ops, "{name}: every loaded key is found");
+        }
+        Workload::ReadMissing => {
+            assert_eq!(r.reads, r.ops, "{name}: reads");
+            assert_eq!(r.found, 0, "{name}: no absent key is found");
+        }
+        Workload::MultiGet => {
+            assert_eq!(r.reads, r.ops * MULTIGET_BATCH_KEYS as u64, "{name}: keys");
+            assert_eq!(r.found, r.reads, "{name}: every key is found");
+            assert!(r.multiget_method.is_some());
+        }
+        Workload::Scan => assert_eq!(r.scanned, num, "{name}: a full scan sees every record"),
+        Workload::SeekRandom => {
+            // 100 entries per seek, fewer only near the end of the key space.
+            assert!(r.scanned > r.ops * 90, "{name}: {} entries", r.scanned);
+        }
+        Workload::PeScan100 => assert!(r.scanned > r.ops * 90, "{name}: {} rows", r.scanned),
+        Workload::FillSeq | Workload::FillRandom | Workload::PeSequentialWrite => {
+            assert_eq!(r.writes, num, "{name}: writes");
+            assert!(
+                r.write_amp.is_some() && r.bytes_written > 0,
+                "{name}: write amp"
+            );
+        }
+        Workload::Overwrite => assert_eq!(r.writes, r.ops, "{name}: writes"),
+        // Each query's matches are checked against the census inside the
+        // run; a prefix query asks for the url of an existing record.
+        Workload::FilterScanPrefix => assert!(r.scanned >= r.ops, "{name}: {} rows", r.scanned),
+        Workload::FilterScanMask | Workload::FilterScanValue => {
+            assert_eq!(r.ops % num, 0, "{name}: whole passes");
+            assert!(r.p50_us.is_some(), "{name}: per-query latency");
+        }
+        Workload::Ycsb(kind) => {
+            // Every read targets a record that exists.
+            assert_eq!(r.found, r.reads, "{name}: reads find their records");
+            match kind {
+                YcsbKind::C => assert_eq!(r.reads, r.ops),
+                YcsbKind::D => assert_eq!(r.live_records, num + r.writes, "{name}: inserts"),
+                YcsbKind::E => {
+                    assert_eq!(r.live_records, num + r.writes, "{name}: inserts");
+                    assert!(r.scanned > 0, "{name}: scans");
+                }
+                _ => {}
+            }
+        }
+    }
+    if workload.load_order().is_some() {
+        let load = r.load.as_ref().unwrap();
+        assert_eq!(load.ops, num, "{name}: load");
+    } else {
+        assert!(r.load.is_none());
+    }
+}
+
+#[test]
+fn every_workload_runs_at_a_tiny_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = tiny_config(dir.path(), Workload::ALL.to_vec(), 1);
+    let results = run(&config);
+    assert_eq!(results.len(), Workload::ALL.len());
+    for (r, w) in results.iter().zip(Workload::ALL) {
+        assert_eq!(r.workload, w.name());
+        check_counts(r, w, TINY_NUM);
+    }
+    // Every run directory is removed after its run.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn several_threads_split_the_work_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let workloads = vec![
+        Workload::FillRandom,
+        Workload::ReadRandom,
+        Workload::ReadMissing,
+        Workload::ReadWhileWriting,
+        Workload::MultiGet,
+        Workload::Scan,
+        Workload::Ycsb(YcsbKind::D),
+        Workload::Ycsb(YcsbKind::E),
+        Workload::FilterScanPrefix,
+        Workload::FilterScanMask,
+    ];
+    let config = tiny_config(dir.path(), workloads.clone(), 3);
+    for (r, w) in run(&config).iter().zip(workloads) {
+        assert_eq!(r.threads, 3);
+        check_counts(r, w, TINY_NUM);
+    }
+}
+
+#[test]
+fn json_output_parses_with_the_required_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = tiny_config(dir.path(), vec![Workload::FillSeq, Workload::ReadRandom], 1);
+    config.repeat = 2;
+    let results = run(&config);
+    assert_eq!(results.len(), 4);
+    let path = dir.path().join("results.json");
+    report::write_json(&path, &results).unwrap();
+    let value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let array = value.as_array().unwrap();
+    assert_eq!(array.len(), 4);
+    for object in array {
+        for field in [
+            "engine",
+            "workload",
+            "num",
+            "threads",
+            "ops",
+            "seconds",
+            "ops_per_sec",
+            "p50_us",
+            "p99_us",
+            "p999_us",
+            "bytes_written",
+            "disk_bytes",
+            "peak_rss_bytes",
+        ] {
+            assert!(object.get(field).is_some(), "missing {field}");
+        }
+        assert_eq!(object["engine"], "strata");
+        assert!(object["p99_us"].as_f64().unwrap() >= object["p50_us"].as_f64().unwrap());
+    }
+    // The records deserialize back to what was written (floats up to their
+    // last digit).
+    let back: Vec<RunResult> = serde_json::from_value(value).unwrap();
+    for (b, r) in back.iter().zip(&results) {
+        assert_eq!(
+            (&b.engine, &b.workload, b.run, b.ops),
+            (&r.engine, &r.workload, r.run, r.ops)
+        );
+        assert!((b.ops_per_sec - r.ops_per_sec).abs() <= r.ops_per_sec * 1e-12);
+    }
+    // Repeated runs show medians and a min-max column.
+    let table = report::render_table(&results);
+    assert!(table.contains("ops/s min-max"), "{table}");
+    assert!(table.contains("readrandom"));
+}
+
+#[test]
+fn sync_durability_reports_group_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = tiny_config(dir.path(), vec![Workload::FillRandom], 4);
+    config.num = 400;
+    config.settings.durability = DurabilityChoice::Sync;
+    let results = run(&config);
+    let wal = results[0].wal.as_ref().unwrap();
+    assert_eq!(wal.frames, 400);
+    assert!(wal.syncs > 0 && wal.groups > 0 && wal.avg_group_size >= 1.0);
+    assert!(report::render_table(&results).contains("WAL group commit"));
+}
