@@ -51,6 +51,10 @@ const DATA_DIR: &str = "data";
 const STALL_POLL: Duration = Duration::from_millis(10);
 /// Writes to a region wait while its memstores hold this many times the flush size.
 const MEMSTORE_BLOCK_MULTIPLIER: u64 = 4;
+/// After a flush, a WAL segment holding at least this many bytes, all of
+/// them flushed, is sealed and deleted (smaller ones wait until they fill
+/// or another flush), in bytes.
+const WAL_ROLL_MIN_BYTES: u64 = 1024 * 1024;
 
 /// Counters describing a database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -184,6 +188,13 @@ impl DbInner {
             if region.memstore_cells() > 0 {
                 bound = bound.min(region.flushed_sequence());
             }
+        }
+        // Everything in the segment being written is flushed: start a new
+        // one so this one can go too, instead of holding up to a segment of
+        // dead log on disk until it fills.
+        let (current_bytes, current_max_sequence) = self.wal.current_segment();
+        if current_bytes >= WAL_ROLL_MIN_BYTES && current_max_sequence <= bound {
+            self.wal.roll()?;
         }
         self.wal.release_through(bound)
     }

@@ -89,6 +89,48 @@ fn flush_moves_memstores_into_files_and_releases_the_wal() {
 }
 
 #[test]
+fn a_flush_of_everything_leaves_no_dead_log_on_disk() {
+    // Default segments (64 MiB): before rolling after flushes, the segment
+    // being written kept up to 64 MiB of flushed log (and preallocated all
+    // of it up front).
+    let dir = tempfile::tempdir().unwrap();
+    let options = DbOptions {
+        flush_on_close: false,
+        ..DbOptions::default()
+    };
+    let db = Db::open(dir.path(), options.clone()).unwrap();
+    let table = db
+        .create_table(TableDescriptor::new("t").family(FamilyDescriptor::new("f")))
+        .unwrap();
+    let fresh = strata::inspect::wal_segments(dir.path()).unwrap();
+    assert_eq!(fresh.len(), 1);
+    assert!(fresh[0].file_bytes <= 4 << 20, "{}", fresh[0].file_bytes);
+    fill(&table, 20_000, 200);
+    let written = strata::inspect::wal_segments(dir.path()).unwrap();
+    assert_eq!(written.len(), 1);
+    assert_eq!(written[0].records.len(), 20_000);
+    table.flush().unwrap();
+    let after = strata::inspect::wal_segments(dir.path()).unwrap();
+    assert_eq!(after.len(), 1, "the flushed segment is deleted");
+    assert!(after[0].id > written[0].id);
+    assert!(after[0].records.is_empty());
+    // New writes go to the new segment and survive a reopen.
+    table
+        .put(
+            &Put::new("late")
+                .add("f", "q", "v")
+                .durability(strata::Durability::SyncWal),
+        )
+        .unwrap();
+    drop(table);
+    db.close().unwrap();
+    let db = Db::open(dir.path(), options).unwrap();
+    assert_eq!(db.recovery_report().records_replayed, 1);
+    let table = db.table("t").unwrap();
+    assert_eq!(rows(&table, &Scan::new()).len(), 20_001);
+}
+
+#[test]
 fn memstores_flush_and_stores_compact_on_their_own() {
     let dir = tempfile::tempdir().unwrap();
     let options = DbOptions {

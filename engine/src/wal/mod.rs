@@ -11,8 +11,11 @@
 //! `AsyncWal` writers return at once and the commit thread syncs their data
 //! within `async_wal_sync_interval_ms`.
 //!
-//! Segments are preallocated files of `wal_segment_bytes`; a group that does
-//! not fit starts a new segment after the old one is synced. Frames are
+//! Segments are files of up to `wal_segment_bytes`, preallocated
+//! [`PREALLOCATE_STEP_BYTES`] ahead of the writes; a group that does not fit
+//! starts a new segment after the old one is synced. [`Wal::roll`] starts a
+//! new segment on request, so that a segment whose records are all flushed
+//! can be deleted (RocksDB switches its WAL at each memtable switch alike). Frames are
 //! self-checking (`format.rs`), so replay ([`replay`]) can tell a torn tail
 //! from corruption. Bounds: the filling group holds at most
 //! [`MAX_PENDING_BYTES`]; writers wait for the commit thread beyond that.
@@ -38,6 +41,10 @@ pub(crate) const MAX_PENDING_BYTES: usize = 64 * 1024 * 1024;
 const ASYNC_WRITE_BATCH_BYTES: usize = 1024 * 1024;
 /// ...or once the oldest pending async byte is this old.
 const ASYNC_WRITE_DELAY: Duration = Duration::from_millis(2);
+/// A segment's file is preallocated this far ahead of its writes (up to
+/// `wal_segment_bytes`), so an idle database does not hold a whole
+/// segment's worth of empty disk space.
+const PREALLOCATE_STEP_BYTES: u64 = 4 * 1024 * 1024;
 
 /// File name of segment `id` inside the WAL directory.
 pub(crate) fn segment_file_name(id: u64) -> String {
@@ -105,6 +112,10 @@ struct State {
     commit_thread_idle: bool,
     stats: WalStats,
     segments: VecDeque<SegmentInfo>,
+    /// The next group starts a new segment (see [`Wal::roll`]).
+    roll_requested: bool,
+    /// Bytes written to the current segment, header included.
+    current_segment_bytes: u64,
 }
 
 struct Shared {
@@ -165,6 +176,8 @@ impl Wal {
                     ..WalStats::default()
                 },
                 segments,
+                roll_requested: false,
+                current_segment_bytes: SEGMENT_HEADER_BYTES as u64,
             }),
             work: Condvar::new(),
             progress: Condvar::new(),
@@ -272,6 +285,40 @@ impl Wal {
         self.wait(ticket)
     }
 
+    /// Seals the current segment (after syncing it) and starts a new one,
+    /// unless the current one holds no frames. Afterwards every record
+    /// appended before the call lies in a sealed segment, which
+    /// [`Wal::release_through`] deletes once its sequences are flushed.
+    pub(crate) fn roll(&self) -> Result<()> {
+        let ticket = {
+            let mut state = self.shared.state.lock();
+            if let Some(reason) = &state.failed {
+                return Err(Error::WalFailed {
+                    reason: reason.clone(),
+                });
+            }
+            if state.shutdown {
+                return Err(Error::Closed);
+            }
+            state.roll_requested = true;
+            state.filling_sync = Some(state.filling_sync.unwrap_or(SyncKind::Data));
+            if state.filling_since.is_none() {
+                state.filling_since = Some(Instant::now());
+            }
+            self.shared.work.notify_one();
+            Ticket(state.filling_group)
+        };
+        self.wait(ticket)
+    }
+
+    /// Bytes written to the segment being written, and the highest
+    /// sequence in it.
+    pub(crate) fn current_segment(&self) -> (u64, u64) {
+        let state = self.shared.state.lock();
+        let max_sequence = state.segments.back().map_or(0, |s| s.max_sequence);
+        (state.current_segment_bytes, max_sequence)
+    }
+
     /// Group commit counters.
     pub(crate) fn stats(&self) -> WalStats {
         self.shared.state.lock().stats
@@ -359,8 +406,10 @@ struct Segment {
     id: u64,
     /// Where the next group goes.
     write_offset: u64,
-    /// Bytes preallocated.
+    /// Bytes the segment may grow to before the next one starts.
     capacity: u64,
+    /// Bytes of the file allocated so far (<= `capacity` unless sealed).
+    allocated: u64,
     /// Data was written since the last sync.
     unsynced: bool,
 }
@@ -375,9 +424,11 @@ impl Segment {
     ) -> Result<Segment> {
         let path = dir.join(segment_file_name(id));
         let file = io.create_new(&path)?;
-        let capacity = segment_bytes.max(SEGMENT_HEADER_BYTES as u64 + first_group_bytes);
+        let needed = SEGMENT_HEADER_BYTES as u64 + first_group_bytes;
+        let capacity = segment_bytes.max(needed);
+        let allocated = needed.max(PREALLOCATE_STEP_BYTES).min(capacity);
         let context = |what: &str| format!("{what} WAL segment {}", path.display());
-        file.preallocate(capacity)
+        file.preallocate(allocated)
             .map_err(|e| Error::io(context("preallocating"), e))?;
         file.write_at_then_sync(0, &segment_header(id), Some(SyncKind::Data))
             .map_err(|e| Error::io(context("writing the header of"), e))?;
@@ -387,8 +438,27 @@ impl Segment {
             id,
             write_offset: SEGMENT_HEADER_BYTES as u64,
             capacity,
+            allocated,
             unsynced: false,
         })
+    }
+
+    /// Makes sure the file is allocated through `end`, a step ahead.
+    fn allocate_through(&mut self, end: u64) -> Result<()> {
+        if end <= self.allocated {
+            return Ok(());
+        }
+        let target = end
+            .max(self.allocated + PREALLOCATE_STEP_BYTES)
+            .min(self.capacity.max(end));
+        self.file.preallocate(target).map_err(|e| {
+            Error::io(
+                format!("preallocating WAL segment {}", self.file.path().display()),
+                e,
+            )
+        })?;
+        self.allocated = target;
+        Ok(())
     }
 }
 
@@ -408,6 +478,7 @@ impl Segment {
             .map_err(|e| Error::io(format!("sealing {}", path.display()), e))?;
         self.unsynced = false;
         self.capacity = self.write_offset;
+        self.allocated = self.write_offset;
         Ok(())
     }
 }
@@ -419,6 +490,8 @@ struct Group {
     frames: u64,
     max_sequence: u64,
     sync: Option<SyncKind>,
+    /// Start a new segment before writing (see [`Wal::roll`]).
+    roll: bool,
 }
 
 fn commit_loop(shared: &Shared, segment: Segment) {
@@ -481,6 +554,7 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
                 frames: state.filling_frames,
                 max_sequence: state.filling_max_sequence,
                 sync: state.filling_sync.take(),
+                roll: std::mem::take(&mut state.roll_requested),
             };
             state.filling_group += 1;
             state.filling_frames = 0;
@@ -504,17 +578,24 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
 
         let mut state = shared.state.lock();
         match outcome {
-            Ok(new_segment) => {
-                if new_segment {
+            Ok(segments_started) => {
+                let push_segment = |state: &mut State| {
                     state.stats.segments_created += 1;
                     state.segments.push_back(SegmentInfo {
                         id: segment.id,
                         max_sequence: 0,
                     });
+                };
+                if segments_started.before {
+                    push_segment(&mut state);
                 }
                 if let Some(last) = state.segments.back_mut() {
                     last.max_sequence = last.max_sequence.max(group.max_sequence);
                 }
+                if segments_started.after {
+                    push_segment(&mut state);
+                }
+                state.current_segment_bytes = segment.write_offset;
                 state.written_group = group.number;
                 state.stats.groups_written += u64::from(!group.bytes.is_empty());
                 state.stats.frames_written += group.frames;
@@ -543,47 +624,69 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
     }
 }
 
-/// Writes one group (and syncs it when asked); returns whether a new
-/// segment was started for it.
+/// Segments a group started: before its bytes (they did not fit) and after
+/// them (a requested roll).
+#[derive(Debug, Clone, Copy, Default)]
+struct SegmentsStarted {
+    before: bool,
+    after: bool,
+}
+
+/// Writes one group (and syncs it when asked); says which new segments it
+/// started.
 fn write_group(
     shared: &Shared,
     segment: &mut Segment,
     group: &Group,
     sync: Option<SyncKind>,
-) -> Result<bool> {
+) -> Result<SegmentsStarted> {
     let len = group.bytes.len() as u64;
-    let mut new_segment = false;
+    let mut started = SegmentsStarted::default();
     let header = SEGMENT_HEADER_BYTES as u64;
     if len > 0 && segment.write_offset + len > segment.capacity && segment.write_offset > header {
-        segment.seal(&shared.dir)?;
-        *segment = Segment::create(
-            &shared.dir,
-            shared.io,
-            segment.id + 1,
-            shared.segment_bytes,
-            len,
-        )?;
-        new_segment = true;
+        start_next_segment(shared, segment, len)?;
+        started.before = true;
     }
-    if len == 0 {
-        if let Some(kind) = sync
-            && segment.unsynced
-        {
-            segment
-                .file
-                .sync(kind)
-                .map_err(|e| Error::io(format!("syncing {}", segment.file.path().display()), e))?;
-            segment.unsynced = false;
-        }
-        return Ok(new_segment);
+    if len > 0 {
+        segment.allocate_through(segment.write_offset + len)?;
+        segment
+            .file
+            .write_at_then_sync(segment.write_offset, &group.bytes, sync)
+            .map_err(|e| Error::io(format!("writing {}", segment.file.path().display()), e))?;
+        segment.write_offset += len;
+        segment.unsynced = sync.is_none();
+    } else if let Some(kind) = sync
+        && segment.unsynced
+    {
+        segment
+            .file
+            .sync(kind)
+            .map_err(|e| Error::io(format!("syncing {}", segment.file.path().display()), e))?;
+        segment.unsynced = false;
     }
-    segment
-        .file
-        .write_at_then_sync(segment.write_offset, &group.bytes, sync)
-        .map_err(|e| Error::io(format!("writing {}", segment.file.path().display()), e))?;
-    segment.write_offset += len;
-    segment.unsynced = sync.is_none();
-    Ok(new_segment)
+    if group.roll && segment.write_offset > header {
+        start_next_segment(shared, segment, 0)?;
+        started.after = true;
+    }
+    Ok(started)
+}
+
+/// Seals `segment` and replaces it with the next one, which has room for a
+/// first group of `first_group_bytes`.
+fn start_next_segment(
+    shared: &Shared,
+    segment: &mut Segment,
+    first_group_bytes: u64,
+) -> Result<()> {
+    segment.seal(&shared.dir)?;
+    *segment = Segment::create(
+        &shared.dir,
+        shared.io,
+        segment.id + 1,
+        shared.segment_bytes,
+        first_group_bytes,
+    )?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -654,6 +757,69 @@ mod tests {
         let t = wal.append(&huge, 1, 4, Some(SyncKind::Data)).unwrap();
         wal.wait(t).unwrap();
         assert_eq!(wal.segments().len(), 4);
+        wal.shutdown().unwrap();
+    }
+
+    #[test]
+    fn segments_grow_their_allocation_in_steps() {
+        let dir = tempfile::tempdir().unwrap();
+        let io = Io::with_backend(Backend::Sync);
+        let segment_bytes = 64 << 20;
+        let wal = Wal::start(dir.path(), io, segment_bytes, 20, 1, Vec::new()).unwrap();
+        let path = dir.path().join(segment_file_name(1));
+        let len = || std::fs::metadata(&path).unwrap().len();
+        assert_eq!(len(), PREALLOCATE_STEP_BYTES);
+        // 6 MiB of frames: one more step is allocated, not the whole segment.
+        let chunk = frame(&vec![3u8; 1 << 20]);
+        for seq in 1..=6 {
+            let t = wal.append(&chunk, 1, seq, Some(SyncKind::Data)).unwrap();
+            wal.wait(t).unwrap();
+        }
+        assert_eq!(wal.segments().len(), 1);
+        assert_eq!(len(), 2 * PREALLOCATE_STEP_BYTES);
+        wal.shutdown().unwrap();
+        // Every frame reads back; the zeros after them are a clean tail.
+        let scan = replay::scan_segment(&std::fs::read(&path).unwrap());
+        assert_eq!(scan.frames.len(), 6);
+        assert_eq!(scan.end, replay::SegmentEnd::Clean);
+    }
+
+    #[test]
+    fn roll_seals_the_segment_so_release_can_delete_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let io = Io::with_backend(Backend::Sync);
+        let wal = Wal::start(dir.path(), io, 1 << 20, 20, 1, Vec::new()).unwrap();
+        // Rolling an empty segment does nothing.
+        wal.roll().unwrap();
+        assert_eq!(wal.segments().len(), 1);
+        let t = wal.append(&frame(b"a"), 1, 5, None).unwrap();
+        let _ = t;
+        wal.roll().unwrap();
+        let segments = wal.segments();
+        assert_eq!(
+            segments
+                .iter()
+                .map(|s| (s.id, s.max_sequence))
+                .collect::<Vec<_>>(),
+            [(1, 5), (2, 0)]
+        );
+        assert!(
+            wal.current_segment().0 < 64,
+            "the new segment holds only its header"
+        );
+        // The sealed segment is cut to its frames and deleted once flushed.
+        let sealed = dir.path().join(segment_file_name(1));
+        assert!(std::fs::metadata(&sealed).unwrap().len() < 64);
+        wal.release_through(4).unwrap();
+        assert!(sealed.exists());
+        wal.release_through(5).unwrap();
+        assert!(!sealed.exists());
+        // Frames appended after the roll go to the new segment.
+        let t = wal
+            .append(&frame(b"b"), 1, 6, Some(SyncKind::Data))
+            .unwrap();
+        wal.wait(t).unwrap();
+        assert_eq!(wal.current_segment().1, 6);
         wal.shutdown().unwrap();
     }
 
