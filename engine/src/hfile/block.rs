@@ -100,7 +100,7 @@ pub(crate) fn unframe_block(stored: &[u8]) -> Result<Vec<u8>, DecodeError> {
 }
 
 /// The byte width that holds `span` (the largest value minus the base).
-fn width_for(span: u64) -> u8 {
+pub(crate) fn width_for(span: u64) -> u8 {
     match span {
         0 => 0,
         1..=0xFF => 1,

@@ -20,7 +20,7 @@
 
 use std::cmp::Ordering;
 
-use super::block::{BytesColumn, IntColumn, encode_bytes, encode_ints};
+use super::block::{BytesColumn, IntColumn, encode_bytes, encode_ints, width_for};
 use crate::cell::{CellKind, CellRef, compare_keys};
 use crate::codec::{DecodeError, Decoder, Encode};
 use crate::memstore::SeekKey;
@@ -42,6 +42,41 @@ pub(crate) struct DataBlockBuilder {
     sequences: Vec<u64>,
     values: Vec<u8>,
     value_ends: Vec<usize>,
+    /// Value ranges of the integer columns, for the payload size.
+    ranges: ColumnRanges,
+}
+
+/// The smallest and largest value of each integer column of a block
+/// (`None` while the column is empty).
+#[derive(Debug, Clone, Copy, Default)]
+struct ColumnRanges {
+    row_len: Option<(u64, u64)>,
+    qualifier_len: Option<(u64, u64)>,
+    timestamp: Option<(u64, u64)>,
+    kind: Option<(u64, u64)>,
+    sequence: Option<(u64, u64)>,
+    value_len: Option<(u64, u64)>,
+}
+
+fn widen(range: &mut Option<(u64, u64)>, value: u64) {
+    *range = Some(match *range {
+        Some((lo, hi)) => (lo.min(value), hi.max(value)),
+        None => (value, value),
+    });
+}
+
+impl ColumnRanges {
+    fn include(&mut self, cell: &CellRef<'_>, new_row: bool) {
+        if new_row {
+            widen(&mut self.row_len, cell.row.len() as u64);
+        }
+        widen(&mut self.qualifier_len, cell.qualifier.len() as u64);
+        // Timestamps are >= 0 (validated on write), so the cast is lossless.
+        widen(&mut self.timestamp, cell.timestamp as u64);
+        widen(&mut self.kind, u64::from(cell.kind.code()));
+        widen(&mut self.sequence, cell.sequence);
+        widen(&mut self.value_len, cell.value.len() as u64);
+    }
 }
 
 fn slices<'a>(data: &'a [u8], ends: &'a [usize]) -> impl Iterator<Item = &'a [u8]> + Clone + 'a {
@@ -74,18 +109,65 @@ impl DataBlockBuilder {
         self.row_keys.get(..end).unwrap_or_default()
     }
 
-    /// Bytes the payload will roughly take.
+    /// Bytes the payload will take (exact: the integer columns' widths
+    /// follow from the ranges of their values).
     pub(crate) fn estimated_bytes(&self) -> usize {
-        12 + self.row_keys.len()
+        self.payload_bytes(
+            &self.ranges,
+            self.row_key_ends.len(),
+            self.timestamps.len(),
+            0,
+        )
+    }
+
+    /// Bytes the payload would take with `cell` added.
+    pub(crate) fn estimated_bytes_with(&self, cell: &CellRef<'_>) -> usize {
+        let new_row = self.row_key_ends.is_empty() || self.last_row() != cell.row;
+        let mut ranges = self.ranges;
+        ranges.include(cell, new_row);
+        let rows = self.row_key_ends.len() + usize::from(new_row);
+        let added =
+            cell.qualifier.len() + cell.value.len() + if new_row { cell.row.len() } else { 0 };
+        self.payload_bytes(&ranges, rows, self.timestamps.len() + 1, added)
+    }
+
+    /// The payload size of `rows` rows and `cells` cells whose integer
+    /// columns span `ranges`, with `extra` more key, qualifier and value
+    /// bytes than the builder holds. Mirrors `finish`.
+    fn payload_bytes(
+        &self,
+        ranges: &ColumnRanges,
+        rows: usize,
+        cells: usize,
+        extra: usize,
+    ) -> usize {
+        // An integer column: base u64 and width u8, then the values.
+        let ints = |count: usize, range: Option<(u64, u64)>| {
+            9 + count * usize::from(range.map_or(0, |(lo, hi)| width_for(hi - lo)))
+        };
+        let row_starts = if rows == cells {
+            0
+        } else {
+            ints(rows + 1, Some((0, cells as u64)))
+        };
+        12 + ints(rows, ranges.row_len)
+            + row_starts
+            + ints(cells, ranges.qualifier_len)
+            + ints(cells, ranges.timestamp)
+            + ints(cells, ranges.kind)
+            + ints(cells, ranges.sequence)
+            + ints(cells, ranges.value_len)
+            + self.row_keys.len()
             + self.qualifiers.len()
             + self.values.len()
-            + self.timestamps.len() * 12
-            + self.row_key_ends.len() * 4
+            + extra
     }
 
     /// Adds a cell; cells must come in store order.
     pub(crate) fn add(&mut self, cell: &CellRef<'_>) {
-        if self.row_key_ends.is_empty() || self.last_row() != cell.row {
+        let new_row = self.row_key_ends.is_empty() || self.last_row() != cell.row;
+        self.ranges.include(cell, new_row);
+        if new_row {
             self.row_keys.extend_from_slice(cell.row);
             self.row_key_ends.push(self.row_keys.len());
             self.row_starts.push(self.timestamps.len() as u64);
@@ -476,9 +558,15 @@ mod tests {
         fn blocks_round_trip_and_seek_like_a_sorted_list(cells in sorted_cells(), probe in proptest::collection::vec(0u8..4, 1..4)) {
             let mut b = DataBlockBuilder::default();
             for c in &cells {
+                // The size a cell would bring is the size it brings.
+                let predicted = b.estimated_bytes_with(&r(c));
                 b.add(&r(c));
+                prop_assert_eq!(b.estimated_bytes(), predicted);
             }
-            let block = DataBlock::decode(b.finish()).unwrap();
+            let predicted = b.estimated_bytes();
+            let payload = b.finish();
+            prop_assert_eq!(payload.len(), predicted);
+            let block = DataBlock::decode(payload).unwrap();
             prop_assert_eq!(block.cells(), cells.len());
             let mut p = block.first();
             for c in &cells {

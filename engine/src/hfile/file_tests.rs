@@ -145,6 +145,45 @@ fn read_ahead_returns_the_same_cells_and_whole_file_passes_leave_the_cache_alone
     );
 }
 
+#[test]
+fn blocks_stay_within_the_block_size() {
+    // 16-byte rows with 100-byte values, as the benchmarks write them: a
+    // block must not cross 16 KiB (the allocator would round a decoded
+    // block of 16.1 KiB up to 20 KiB in the cache).
+    let cells: Vec<Owned> = (0..5000u32)
+        .map(|i| {
+            let row = format!("{i:016}").into_bytes();
+            (
+                row,
+                Vec::new(),
+                1,
+                CellKind::Put,
+                u64::from(i),
+                vec![5u8; 100],
+            )
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let reader = write(
+        dir.path(),
+        &cells,
+        16 * 1024,
+        Compression::None,
+        BloomType::Row,
+    );
+    assert!(reader.block_count() > 30);
+    for ordinal in 0..reader.block_count() {
+        let payload = reader.block_len(ordinal).unwrap();
+        assert!(
+            payload <= 16 * 1024 + 13,
+            "block {ordinal}: {payload} bytes stored"
+        );
+        if ordinal + 1 < reader.block_count() {
+            assert!(payload > 15 * 1024, "block {ordinal} is filled: {payload}");
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 

@@ -97,7 +97,13 @@ impl HFileWriter {
                 "cells added out of order",
             ));
         }
-        if !self.builder.is_empty() && self.builder.estimated_bytes() >= self.options.block_size {
+        // A block ends before the cell that would take it past the block
+        // size (a cell larger than a block gets a block of its own). Cut
+        // after crossing instead, a 16 KiB block is a little over 16 KiB and
+        // takes the allocator's next size class (20 KiB) in the cache.
+        if !self.builder.is_empty()
+            && self.builder.estimated_bytes_with(cell) > self.options.block_size
+        {
             self.finish_block()?;
         }
         let new_row = self.meta.cells == 0 || self.meta.last_row.as_slice() != cell.row;
