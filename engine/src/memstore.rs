@@ -295,6 +295,16 @@ impl Memstore {
         self.cell_count.load(Ordering::Relaxed)
     }
 
+    /// True when some cell of `row` is in this memstore, visible to any
+    /// read point or not: one descent of the skiplist, no cursor.
+    pub(crate) fn holds_row(&self, row: &[u8]) -> bool {
+        if self.cell_count() == 0 {
+            return false;
+        }
+        self.find_greater_or_equal(&SeekKey::row_start(row), None)
+            .is_some_and(|n| n.view(self).row == row)
+    }
+
     /// Highest sequence number inserted (0 when empty).
     #[allow(dead_code, reason = "flush records it in the HFile meta; tested here")]
     pub(crate) fn max_sequence(&self) -> u64 {
@@ -627,6 +637,21 @@ mod tests {
         assert_eq!(m.cell_count(), 4);
         assert_eq!(m.max_sequence(), 4);
         assert_eq!(m.timestamp_range(), Some((1, 5)));
+    }
+
+    #[test]
+    fn holds_row_is_exact_about_rows() {
+        let m = Memstore::new();
+        assert!(!m.holds_row(b"a"));
+        m.insert_all(&[put(b"ab", b"q", 1, 1, b"v"), put(b"b", b"", 1, 2, b"v")]);
+        assert!(m.holds_row(b"ab"));
+        assert!(m.holds_row(b"b"));
+        // A prefix of a held row, a row between two held rows, and rows
+        // before the first and after the last are all absent.
+        assert!(!m.holds_row(b"a"));
+        assert!(!m.holds_row(b"abc"));
+        assert!(!m.holds_row(b""));
+        assert!(!m.holds_row(b"c"));
     }
 
     #[test]

@@ -220,38 +220,65 @@ impl Store {
 
     /// The files a single-row read (`scope.single_row` set) must look at:
     /// L0 files newest first, then at most one file per deeper level.
+    fn single_row_candidates<'v>(
+        version: &'v StoreVersion,
+        scope: &'v ReadScope<'_>,
+    ) -> impl Iterator<Item = &'v Arc<HFileReader>> {
+        version
+            .levels
+            .iter()
+            .enumerate()
+            .flat_map(move |(level, level_files)| {
+                let (l0, deeper) = if level == 0 {
+                    (level_files.as_slice(), None)
+                } else {
+                    let overlapping = level_files
+                        .iter()
+                        .find(|f| f.meta().overlaps(scope.first_row, scope.last_row));
+                    (&[][..], overlapping)
+                };
+                l0.iter().chain(deeper)
+            })
+            .filter(|f| Self::wanted(f, scope))
+    }
+
+    /// The files a single-row read (`scope.single_row` set) must look at:
+    /// L0 files newest first, then at most one file per deeper level.
     pub(crate) fn single_row_files(
         version: &StoreVersion,
         scope: &ReadScope<'_>,
     ) -> Vec<Arc<HFileReader>> {
-        let mut files = Vec::new();
-        for (level, level_files) in version.levels.iter().enumerate() {
-            if level == 0 {
-                files.extend(
-                    level_files
-                        .iter()
-                        .filter(|f| Self::wanted(f, scope))
-                        .cloned(),
-                );
-            } else if let Some(f) = level_files
-                .iter()
-                .find(|f| f.meta().overlaps(scope.first_row, scope.last_row))
-                .filter(|f| Self::wanted(f, scope))
-            {
-                files.push(f.clone());
-            }
-        }
-        files
+        Self::single_row_candidates(version, scope)
+            .cloned()
+            .collect()
     }
 
     /// The sources a read merges: memstores, then L0 files newest first,
     /// then one source per deeper level; files that cannot hold anything in
-    /// `scope` are left out.
+    /// `scope` are left out. A single-row read (`scope.single_row` set) gets
+    /// only the memstores that hold the row and the files key range, time
+    /// range and bloom leave; when that is nothing (a get of an absent row)
+    /// the result is empty and nothing was allocated.
     pub(crate) fn sources(
         version: &StoreVersion,
         scope: &ReadScope<'_>,
         gate: Option<&Arc<RowGate>>,
     ) -> Vec<Box<dyn CellSource>> {
+        if let Some(row) = scope.single_row {
+            let mut sources: Vec<Box<dyn CellSource>> = Vec::new();
+            let memstores = std::iter::once(&version.active)
+                .chain(version.frozen.iter().rev().map(|f| &f.memstore));
+            for memstore in memstores.filter(|m| m.holds_row(row)) {
+                sources.push(Box::new(MemstoreSource::with_gate(
+                    memstore.clone(),
+                    gate.cloned(),
+                )));
+            }
+            for f in Self::single_row_candidates(version, scope) {
+                sources.push(Box::new(FileSource::new(f.clone(), gate.cloned())));
+            }
+            return sources;
+        }
         let mut sources: Vec<Box<dyn CellSource>> =
             Vec::with_capacity(2 + version.frozen.len() + LEVELS);
         if version.active.cell_count() > 0 {
@@ -265,12 +292,6 @@ impl Store {
                 frozen.memstore.clone(),
                 gate.cloned(),
             )));
-        }
-        if scope.single_row.is_some() {
-            for f in Self::single_row_files(version, scope) {
-                sources.push(Box::new(FileSource::new(f, gate.cloned())));
-            }
-            return sources;
         }
         for (level, files) in version.levels.iter().enumerate() {
             let files: Vec<Arc<HFileReader>> = files

@@ -26,7 +26,7 @@ use crate::ops::{
 use crate::options::{FamilyDescriptor, TableDescriptor};
 use crate::region::Region;
 use crate::scan::{Scanner, plan_get, plan_scan, read_row};
-use crate::store::{ReadScope, Store};
+use crate::store::Store;
 use crate::write::{PreparedCell, PreparedFamily, PreparedRow, commit};
 
 /// Whether `left OP right` holds, given `left.cmp(right)`.
@@ -1024,6 +1024,8 @@ impl Table {
         let now = self.db.now_ms();
         let read_point = self.db.mvcc.read_point();
         let mut wanted: Vec<(Arc<HFileReader>, usize)> = Vec::new();
+        // Planned once: the same plans read the rows after the prefetch.
+        let mut planned = Vec::with_capacity(gets.len());
         for get in gets {
             let plan = plan_get(&state, get, read_point, now)?;
             let region = Self::region(&state, &get.row)?;
@@ -1031,29 +1033,25 @@ impl Table {
                 let Some(store) = region.store(family.id) else {
                     continue;
                 };
-                let single_column = match &family.columns {
-                    Some(set) if set.len() == 1 => set.iter().next().map(Vec::as_slice),
-                    _ => None,
-                };
-                let scope = ReadScope {
-                    first_row: Some(&get.row),
-                    last_row: Some(&get.row),
-                    single_row: Some(&get.row),
-                    single_column,
-                    min_timestamp: plan.query.time_range.min(),
-                };
-                for file in Store::single_row_files(&store.version(), &scope) {
+                for file in Store::single_row_files(&store.version(), &plan.store_scope(family)) {
                     if let Some(ordinal) = file.seek_block(&get.row)? {
                         wanted.push((file, ordinal));
                     }
                 }
             }
+            planned.push((region, plan));
         }
         let batch: Vec<(&HFileReader, usize)> =
             wanted.iter().map(|(f, o)| (f.as_ref(), *o)).collect();
         HFileReader::prefetch(&batch)?;
         gets.iter()
-            .map(|get| self.get_in(&state, get, now))
+            .zip(&planned)
+            .map(|(get, (region, plan))| {
+                Ok(read_row(region, plan)?.unwrap_or_else(|| RowResult {
+                    row: get.row.clone(),
+                    cells: Vec::new(),
+                }))
+            })
             .collect()
     }
 

@@ -255,6 +255,38 @@ pub(crate) fn plan_get(
     Ok(plan)
 }
 
+impl ScanPlan {
+    /// The one row the plan reads, when it is a get's plan.
+    fn single_row(&self) -> Option<&[u8]> {
+        match (&self.lower, &self.upper) {
+            (Bound::Included(a), Bound::Included(b)) if a == b => Some(a.as_slice()),
+            _ => None,
+        }
+    }
+
+    /// What the plan reads of one family, for choosing its sources.
+    pub(crate) fn store_scope<'p>(&'p self, family: &'p FamilyPlan) -> ReadScope<'p> {
+        let bound = |b: &'p Bound<Vec<u8>>| match b {
+            Bound::Included(k) | Bound::Excluded(k) => Some(k.as_slice()),
+            Bound::Unbounded => None,
+        };
+        let single_row = self.single_row();
+        let single_column = match &family.columns {
+            Some(set) if set.len() == 1 && single_row.is_some() => {
+                set.iter().next().map(Vec::as_slice)
+            }
+            _ => None,
+        };
+        ReadScope {
+            first_row: bound(&self.lower),
+            last_row: bound(&self.upper),
+            single_row,
+            single_column,
+            min_timestamp: self.query.time_range.min(),
+        }
+    }
+}
+
 /// Reads the one row a get plan covers from `region`, through the filter.
 pub(crate) fn read_row(region: &Region, plan: &ScanPlan) -> Result<Option<RowResult>> {
     let mut scanner = RegionScanner::open(region, plan);
@@ -308,15 +340,7 @@ pub(crate) struct RegionScanner {
 
 impl RegionScanner {
     pub(crate) fn open(region: &Region, plan: &ScanPlan) -> RegionScanner {
-        let bound = |b: &Bound<Vec<u8>>| match b {
-            Bound::Included(k) | Bound::Excluded(k) => Some(k.clone()),
-            Bound::Unbounded => None,
-        };
-        let (first_row, last_row) = (bound(&plan.lower), bound(&plan.upper));
-        let single_row = match (&plan.lower, &plan.upper) {
-            (Bound::Included(a), Bound::Included(b)) if a == b => Some(a.as_slice()),
-            _ => None,
-        };
+        let single_row = plan.single_row().is_some();
         let gate = plan
             .filter
             .as_ref()
@@ -328,26 +352,30 @@ impl RegionScanner {
             .enumerate()
             .filter_map(|(family, fp)| {
                 let store = region.store(fp.id)?;
-                let single_column = match &fp.columns {
-                    Some(set) if set.len() == 1 && single_row.is_some() => {
-                        set.iter().next().map(Vec::as_slice)
-                    }
-                    _ => None,
-                };
-                let scope = ReadScope {
-                    first_row: first_row.as_deref(),
-                    last_row: last_row.as_deref(),
-                    single_row,
-                    single_column,
-                    min_timestamp: plan.query.time_range.min(),
-                };
+                let scope = plan.store_scope(fp);
                 let sources = Store::sources(&store.version(), &scope, gate.as_ref());
+                if sources.is_empty() && single_row {
+                    return None;
+                }
                 Some(StoreScan {
                     family,
                     sources: MergedSources::new(sources, plan.read_point),
                 })
             })
-            .collect();
+            .collect::<Vec<_>>();
+        if stores.is_empty() && single_row {
+            // A get of a row no memstore holds and every file's key range,
+            // time range or bloom rules out: finished before it starts,
+            // without the allocations below (they were most of such a get).
+            return RegionScanner {
+                stores,
+                lower: Bound::Unbounded,
+                upper: Bound::Unbounded,
+                started: true,
+                reverse_bound: None,
+                finished: true,
+            };
+        }
         let mut lower = plan.lower.clone();
         if !region.start().is_empty() {
             lower = max_lower(lower, Bound::Included(region.start().to_vec()));
