@@ -39,6 +39,11 @@ use format::{SEGMENT_HEADER_BYTES, segment_header};
 pub(crate) const MAX_PENDING_BYTES: usize = 64 * 1024 * 1024;
 /// Async-only data is written once this much is pending...
 const ASYNC_WRITE_BATCH_BYTES: usize = 1024 * 1024;
+/// Capacity a group buffer keeps between groups, in bytes. A burst can grow
+/// a group to [`MAX_PENDING_BYTES`]; without the bound the two buffers the
+/// commit thread alternates kept that capacity (up to 128 MiB of resident
+/// memory) for the life of the database.
+const KEPT_GROUP_CAPACITY_BYTES: usize = 2 * ASYNC_WRITE_BATCH_BYTES;
 /// ...or once the oldest pending async byte is this old.
 const ASYNC_WRITE_DELAY: Duration = Duration::from_millis(2);
 /// A segment's file is preallocated this far ahead of its writes (up to
@@ -618,6 +623,7 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
         drop(state);
         spare = group.bytes;
         spare.clear();
+        spare.shrink_to(KEPT_GROUP_CAPACITY_BYTES);
         if failed {
             return;
         }
@@ -782,6 +788,31 @@ mod tests {
         let scan = replay::scan_segment(&std::fs::read(&path).unwrap());
         assert_eq!(scan.frames.len(), 6);
         assert_eq!(scan.end, replay::SegmentEnd::Clean);
+    }
+
+    #[test]
+    fn a_burst_does_not_keep_its_group_buffers() {
+        let dir = tempfile::tempdir().unwrap();
+        let io = Io::with_backend(Backend::Sync);
+        let wal = Wal::start(dir.path(), io, 64 << 20, 20, 1, Vec::new()).unwrap();
+        // One 16 MiB group, then small ones: the buffers the commit thread
+        // alternates come back to at most the kept capacity.
+        let t = wal
+            .append(&frame(&vec![1u8; 16 << 20]), 1, 1, Some(SyncKind::Data))
+            .unwrap();
+        wal.wait(t).unwrap();
+        for seq in 2..=4 {
+            let t = wal
+                .append(&frame(b"v"), 1, seq, Some(SyncKind::Data))
+                .unwrap();
+            wal.wait(t).unwrap();
+        }
+        let capacity = wal.shared.state.lock().filling.capacity();
+        assert!(
+            capacity <= KEPT_GROUP_CAPACITY_BYTES,
+            "filling buffer kept {capacity} bytes"
+        );
+        wal.shutdown().unwrap();
     }
 
     #[test]
