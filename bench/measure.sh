@@ -29,7 +29,17 @@ done
 # Issue 2: SyncWal group commit, 1 writer against 32.
 run syncwal-1-writer --engines all --workloads fillrandom --durability sync --threads 1 --num 10000 --repeat 3
 run syncwal-32-writers --engines all --workloads fillrandom --durability sync --threads 32 --num 10000 --repeat 3
+# Issue 3: the read path's targets at 1,000,000 records.
+run issue3-targets --engines all --workloads fillrandom,readrandom,readmissing,multiget --num 1000000 --repeat 3
+# Scenario 4 filter scans (issue 4), at 1,000,000 and 10,000,000 records.
+run filterscan --engines all --workloads filterscan-prefix,filterscan-mask,filterscan-value --num 1000000 --repeat 3
+run filterscan-mask-10m --engines strata,rocksdb --workloads filterscan-mask --num 10000000 --repeat 3
+run filterscan-mask-10m-cached --engines strata,rocksdb --workloads filterscan-mask --num 10000000 --repeat 3 --cache-mb 2048
+# Scenario 4: block kernels against strata's own cell-by-cell evaluation.
+cargo run --release -p strata --example web_pages 10000000 | tee "$out/web-pages.txt"
 # The quick suite against every engine.
 run quick-suite --engines all --repeat 3
+# Criterion micro-benchmarks (memstore, blocks, bloom, checksum, WAL group commit).
+cargo bench -p strata-bench | tee "$out/micro.txt"
 
 uptime >> "$out/machine.txt"
