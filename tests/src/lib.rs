@@ -56,6 +56,25 @@ impl TestDb {
     }
 }
 
+/// Opens the crash test's database with [`crash_options`], retrying a
+/// locked open for up to two seconds. The crash tests run at once in one
+/// process; while one forks a child, the child briefly holds copies of the
+/// parent's file descriptors, the lock file of a database the parent just
+/// closed among them (flock locks follow the open file until exec closes
+/// it), so either side may find the database locked for a moment.
+pub fn open_crash_db(dir: impl AsRef<std::path::Path>, busy_lsm: bool) -> strata::Result<Db> {
+    let mut attempts = 0;
+    loop {
+        match Db::open(dir.as_ref(), crash_options(busy_lsm)) {
+            Err(strata::Error::DatabaseLocked { .. }) if attempts < 200 => {
+                attempts += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Options of the crash test's child and parent. With `busy_lsm`, memstores
 /// flush every 64 KiB (set on the table) and two L0 files trigger a
 /// compaction, so a kill often lands inside a flush or a compaction.

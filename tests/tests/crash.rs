@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use strata::{Db, FamilyDescriptor, Get, Scan, TableDescriptor};
+use strata::{FamilyDescriptor, Get, Scan, TableDescriptor};
 
 /// A small deterministic generator (no dependency needed for a few numbers).
 struct Lcg(u64);
@@ -27,7 +27,7 @@ impl Lcg {
 }
 
 fn verify(dir: &Path, ack_file: &Path, busy: bool) -> (usize, usize) {
-    let db = Db::open(dir, strata_tests::crash_options(busy)).expect("reopen after SIGKILL");
+    let db = strata_tests::open_crash_db(dir, busy).expect("reopen after SIGKILL");
     // Files left by an interrupted flush or compaction are gone (compared
     // once the compactions open schedules have finished writing theirs).
     db.wait_for_background_work().unwrap();
@@ -104,7 +104,7 @@ fn crash_rounds(rounds: u64, seed: u64, busy: bool) {
     let dir = tempfile::tempdir().unwrap();
     let db_dir = dir.path().join("db");
     {
-        let db = Db::open(&db_dir, strata_tests::crash_options(busy)).unwrap();
+        let db = strata_tests::open_crash_db(&db_dir, busy).unwrap();
         let flush_size = if busy { 64 * 1024 } else { 128 * 1024 * 1024 };
         db.create_table(
             TableDescriptor::new("crash")
@@ -147,7 +147,7 @@ fn crash_rounds(rounds: u64, seed: u64, busy: bool) {
     }
     assert!(total_puts > 0, "the children acknowledged writes");
     if busy {
-        let db = Db::open(&db_dir, strata_tests::crash_options(true)).unwrap();
+        let db = strata_tests::open_crash_db(&db_dir, true).unwrap();
         let regions = db.table("crash").unwrap().regions().unwrap();
         assert!(db.stats().files > 1, "the children flushed");
         assert!(

@@ -19,7 +19,7 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use strata::{Db, Durability, Increment, Put};
+use strata::{Durability, Increment, Put};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -32,21 +32,7 @@ fn main() {
         }
     };
     let threads: usize = threads.parse().expect("THREADS is a number");
-    // The parent test process runs several crash tests at once; while one
-    // forks a child, the child briefly holds copies of the parent's file
-    // descriptors, the lock file of a database the parent just closed among
-    // them (flock locks follow the open file, until exec closes it). Retry
-    // a locked open for a moment instead of failing the round.
-    let mut attempts = 0;
-    let db = loop {
-        match Db::open(dir, strata_tests::crash_options(busy)) {
-            Err(strata::Error::DatabaseLocked { .. }) if attempts < 200 => {
-                attempts += 1;
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            other => break other.expect("open"),
-        }
-    };
+    let db = strata_tests::open_crash_db(dir, busy).expect("open");
     let table = db.table("crash").expect("table");
     let ack = Arc::new(
         std::fs::OpenOptions::new()
