@@ -220,7 +220,7 @@ impl Store {
 
     /// The files a single-row read (`scope.single_row` set) must look at:
     /// L0 files newest first, then at most one file per deeper level.
-    fn single_row_candidates<'v>(
+    pub(crate) fn single_row_candidates<'v>(
         version: &'v StoreVersion,
         scope: &'v ReadScope<'_>,
     ) -> impl Iterator<Item = &'v Arc<HFileReader>> {
@@ -240,17 +240,6 @@ impl Store {
                 l0.iter().chain(deeper)
             })
             .filter(|f| Self::wanted(f, scope))
-    }
-
-    /// The files a single-row read (`scope.single_row` set) must look at:
-    /// L0 files newest first, then at most one file per deeper level.
-    pub(crate) fn single_row_files(
-        version: &StoreVersion,
-        scope: &ReadScope<'_>,
-    ) -> Vec<Arc<HFileReader>> {
-        Self::single_row_candidates(version, scope)
-            .cloned()
-            .collect()
     }
 
     /// The sources a read merges: memstores, then L0 files newest first,

@@ -1033,9 +1033,10 @@ impl Table {
                 let Some(store) = region.store(family.id) else {
                     continue;
                 };
-                for file in Store::single_row_files(&store.version(), &plan.store_scope(family)) {
+                let (version, scope) = (store.version(), plan.store_scope(family));
+                for file in Store::single_row_candidates(&version, &scope) {
                     if let Some(ordinal) = file.seek_block(&get.row)? {
-                        wanted.push((file, ordinal));
+                        wanted.push((file.clone(), ordinal));
                     }
                 }
             }
