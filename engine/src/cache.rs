@@ -52,7 +52,7 @@ pub(crate) struct BlockCache {
 }
 
 /// Typical decoded block size, to size the cache's tables.
-const TYPICAL_BLOCK_BYTES: u64 = 16 * 1024;
+const TYPICAL_BLOCK_BYTES: u64 = crate::options::DEFAULT_BLOCK_SIZE_BYTES as u64;
 
 impl BlockCache {
     pub(crate) fn new(capacity_bytes: u64) -> Self {

@@ -277,13 +277,18 @@ pub struct FamilyDescriptor {
     block_cache: bool,
 }
 
-/// Default HFile data block size in bytes (see docs/benchmarks.md for the
-/// measurement that chose it).
-pub const DEFAULT_BLOCK_SIZE_BYTES: u32 = 16 * 1024;
+/// Default HFile data block size in bytes: 14 KiB, the largest size
+/// jemalloc serves from a slab. A cached block's payload is one allocation
+/// of at most the block size; at 16 KiB it would be a "large" allocation,
+/// which jemalloc (cache-oblivious, its default) pads with a page, so a full
+/// cache held 20 KiB per 16 KiB block. docs/benchmarks.md has the
+/// measurements that chose the size.
+pub const DEFAULT_BLOCK_SIZE_BYTES: u32 = 14 * 1024;
 
 impl FamilyDescriptor {
     /// A family with HBase's defaults (1 version, no TTL, ROW bloom, no
-    /// compression, block cache on) and 16 KiB blocks.
+    /// compression, block cache on) and 14 KiB blocks
+    /// ([`DEFAULT_BLOCK_SIZE_BYTES`]).
     pub fn new(name: impl Into<String>) -> Self {
         FamilyDescriptor {
             name: name.into(),

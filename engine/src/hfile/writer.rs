@@ -99,8 +99,9 @@ impl HFileWriter {
         }
         // A block ends before the cell that would take it past the block
         // size (a cell larger than a block gets a block of its own). Cut
-        // after crossing instead, a 16 KiB block is a little over 16 KiB and
-        // takes the allocator's next size class (20 KiB) in the cache.
+        // after crossing instead, a 14 KiB block is a little over 14 KiB and
+        // takes the allocator's next size class (16 KiB plus a page) in the
+        // cache.
         if !self.builder.is_empty()
             && self.builder.estimated_bytes_with(cell) > self.options.block_size
         {

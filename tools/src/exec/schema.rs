@@ -231,7 +231,7 @@ mod tests {
             family_text(&family),
             "{NAME => 'course', BLOOMFILTER => 'ROW', IN_MEMORY => 'false', VERSIONS => '1', \
              KEEP_DELETED_CELLS => 'FALSE', DATA_BLOCK_ENCODING => 'NONE', COMPRESSION => 'NONE', \
-             TTL => 'FOREVER', MIN_VERSIONS => '0', BLOCKCACHE => 'true', BLOCKSIZE => '16384', \
+             TTL => 'FOREVER', MIN_VERSIONS => '0', BLOCKCACHE => 'true', BLOCKSIZE => '14336', \
              REPLICATION_SCOPE => '0', NEW_VERSION_BEHAVIOR => 'true'}"
         );
         let table = TableDescriptor::new("t").family(family);
