@@ -438,11 +438,11 @@ impl DbInner {
             if let Some(at) = regions.iter().position(|r| Arc::ptr_eq(r, region)) {
                 regions.splice(at..=at, daughters.iter().cloned());
             }
-            *state = Arc::new(TableState {
-                descriptor: state.descriptor.clone(),
-                family_ids: state.family_ids.clone(),
+            *state = Arc::new(TableState::new(
+                state.descriptor.clone(),
+                state.family_ids.clone(),
                 regions,
-            });
+            ));
         }
         region.retired.store(true, Ordering::Release);
         // Compaction rewrites the shared files into each daughter's own.
@@ -754,11 +754,11 @@ fn build_table(
     Ok(Arc::new(TableInner {
         id: record.id,
         name: record.descriptor.name().to_owned(),
-        state: RwLock::new(Arc::new(TableState {
-            descriptor: record.descriptor.clone(),
-            family_ids: record.family_ids.clone(),
+        state: RwLock::new(Arc::new(TableState::new(
+            record.descriptor.clone(),
+            record.family_ids.clone(),
             regions,
-        })),
+        ))),
         dropped: AtomicBool::new(false),
         enabled: AtomicBool::new(record.enabled),
         split_gate: RwLock::new(()),
@@ -1076,11 +1076,8 @@ impl Db {
                 }
             }
         }
-        *table.state.write() = Arc::new(TableState {
-            descriptor,
-            family_ids,
-            regions: old.regions.clone(),
-        });
+        *table.state.write() =
+            Arc::new(TableState::new(descriptor, family_ids, old.regions.clone()));
         for store in removed {
             for (_, file) in store.version().files() {
                 let _ = std::fs::remove_file(file.path());

@@ -54,6 +54,7 @@ mod memstore;
 mod mvcc;
 mod ops;
 mod options;
+mod prefetch;
 mod region;
 mod scan;
 mod store;

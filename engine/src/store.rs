@@ -72,6 +72,9 @@ pub(crate) struct ReadScope<'a> {
     pub(crate) last_row: Option<&'a [u8]>,
     /// The only row read, for bloom checks.
     pub(crate) single_row: Option<&'a [u8]>,
+    /// `bloom::row_hash` of `single_row` (0 without one), worked out once
+    /// for every file's ROW bloom.
+    pub(crate) single_row_hash: u64,
     /// The only qualifier read, for ROWCOL bloom checks.
     pub(crate) single_column: Option<&'a [u8]>,
     /// Files whose newest cell is older than this cannot matter.
@@ -213,7 +216,7 @@ impl Store {
             && meta.max_timestamp >= scope.min_timestamp
             && match (scope.single_row, scope.single_column) {
                 (Some(row), Some(q)) => file.may_contain_column(row, q),
-                (Some(row), None) => file.may_contain_row(row),
+                (Some(row), None) => file.may_contain_hashed_row(row, scope.single_row_hash),
                 _ => true,
             }
     }
@@ -221,6 +224,24 @@ impl Store {
     /// The files a single-row read (`scope.single_row` set) must look at:
     /// L0 files newest first, then at most one file per deeper level.
     pub(crate) fn single_row_candidates<'v>(
+        version: &'v StoreVersion,
+        scope: &'v ReadScope<'_>,
+    ) -> impl Iterator<Item = &'v Arc<HFileReader>> {
+        // Each file's bloom probe is a likely cache miss, and the probes
+        // run one after another: start loading all their lines first so
+        // they wait for memory once. (A file the prefetch names but the
+        // time range then rules out costs one wasted line fill.)
+        if scope.single_row.is_some() && scope.single_column.is_none() {
+            for file in Self::overlapping_files(version, scope) {
+                file.prefetch_row_bloom(scope.single_row_hash);
+            }
+        }
+        Self::overlapping_files(version, scope).filter(|f| Self::wanted(f, scope))
+    }
+
+    /// L0 files newest first whatever their range, then the one file per
+    /// deeper level whose key range overlaps `scope`.
+    fn overlapping_files<'v>(
         version: &'v StoreVersion,
         scope: &'v ReadScope<'_>,
     ) -> impl Iterator<Item = &'v Arc<HFileReader>> {
@@ -232,14 +253,18 @@ impl Store {
                 let (l0, deeper) = if level == 0 {
                     (level_files.as_slice(), None)
                 } else {
+                    // Sorted and disjoint: the first file ending at or
+                    // after the first row is the only one that can hold it.
+                    let first = scope.first_row.map_or(0, |lo| {
+                        level_files.partition_point(|f| f.meta().last_row.as_slice() < lo)
+                    });
                     let overlapping = level_files
-                        .iter()
-                        .find(|f| f.meta().overlaps(scope.first_row, scope.last_row));
+                        .get(first)
+                        .filter(|f| f.meta().overlaps(scope.first_row, scope.last_row));
                     (&[][..], overlapping)
                 };
                 l0.iter().chain(deeper)
             })
-            .filter(|f| Self::wanted(f, scope))
     }
 
     /// The sources a read merges: memstores, then L0 files newest first,

@@ -345,9 +345,24 @@ impl HFileReader {
 
     /// False when the bloom proves `row` absent.
     pub(crate) fn may_contain_row(&self, row: &[u8]) -> bool {
+        self.may_contain_hashed_row(row, row_hash(row))
+    }
+
+    /// [`HFileReader::may_contain_row`] with the row's hash already worked
+    /// out (`hash` must be `bloom::row_hash(row)`): one hash serves every
+    /// file a get probes.
+    pub(crate) fn may_contain_hashed_row(&self, row: &[u8], hash: u64) -> bool {
         match (&self.bloom, self.info.bloom) {
-            (Some(filter), BloomType::Row) => bloom::may_contain(filter, row_hash(row)),
+            (Some(filter), BloomType::Row) => bloom::may_contain(filter, hash),
             _ => self.meta.overlaps(Some(row), Some(row)),
+        }
+    }
+
+    /// Starts loading the bloom line a probe for the row hashing to `hash`
+    /// reads (ROW blooms; others are left alone).
+    pub(crate) fn prefetch_row_bloom(&self, hash: u64) {
+        if let (Some(filter), BloomType::Row) = (&self.bloom, self.info.bloom) {
+            bloom::prefetch(filter, hash);
         }
     }
 

@@ -42,8 +42,9 @@ pub(crate) struct ScanPlan {
     pub(crate) lower: Bound<Vec<u8>>,
     pub(crate) upper: Bound<Vec<u8>>,
     pub(crate) reversed: bool,
-    /// Families read, sorted by name.
-    pub(crate) families: Vec<FamilyPlan>,
+    /// Families read, sorted by name (shared with the table's state when
+    /// the read takes every family).
+    pub(crate) families: Arc<[FamilyPlan]>,
     pub(crate) query: QueryRules,
     pub(crate) read_point: u64,
     pub(crate) limit: Option<u64>,
@@ -89,10 +90,12 @@ fn time_range(min: i64, max: i64) -> Result<TimeRange> {
     TimeRange::new(min, max)
 }
 
-fn family_plans(state: &TableState, columns: &ColumnSelection) -> Result<Vec<FamilyPlan>> {
-    let plan = |id: u32,
-                family: &crate::options::FamilyDescriptor,
-                columns: Option<BTreeSet<Vec<u8>>>| FamilyPlan {
+fn family_plan(
+    id: u32,
+    family: &crate::options::FamilyDescriptor,
+    columns: Option<BTreeSet<Vec<u8>>>,
+) -> FamilyPlan {
+    FamilyPlan {
         id,
         name: family.name().as_bytes().to_vec(),
         rules: FamilyRules {
@@ -100,23 +103,38 @@ fn family_plans(state: &TableState, columns: &ColumnSelection) -> Result<Vec<Fam
             ttl_ms: family.ttl_ms(),
         },
         columns,
-    };
-    let mut plans = Vec::new();
+    }
+}
+
+/// The plan of every family of a table, sorted by name (kept in its
+/// [`TableState`] so that reads of whole rows share it).
+pub(crate) fn all_family_plans(
+    descriptor: &crate::options::TableDescriptor,
+    family_ids: &[u32],
+) -> Arc<[FamilyPlan]> {
+    let mut plans: Vec<FamilyPlan> = family_ids
+        .iter()
+        .zip(descriptor.families())
+        .map(|(id, family)| family_plan(*id, family, None))
+        .collect();
+    plans.sort_by(|a, b| a.name.cmp(&b.name));
+    plans.into()
+}
+
+fn family_plans(state: &TableState, columns: &ColumnSelection) -> Result<Arc<[FamilyPlan]>> {
     if columns.is_all() {
-        for (id, family) in state.family_ids.iter().zip(state.descriptor.families()) {
-            plans.push(plan(*id, family, None));
-        }
-    } else {
-        for (name, qualifiers) in columns.families() {
-            let (id, family) = state.family(name).ok_or_else(|| Error::UnknownFamily {
-                table: state.descriptor.name().to_owned(),
-                family: String::from_utf8_lossy(name).into_owned(),
-            })?;
-            plans.push(plan(id, family, qualifiers.cloned()));
-        }
+        return Ok(state.all_families.clone());
+    }
+    let mut plans = Vec::new();
+    for (name, qualifiers) in columns.families() {
+        let (id, family) = state.family(name).ok_or_else(|| Error::UnknownFamily {
+            table: state.descriptor.name().to_owned(),
+            family: String::from_utf8_lossy(name).into_owned(),
+        })?;
+        plans.push(family_plan(id, family, qualifiers.cloned()));
     }
     plans.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(plans)
+    Ok(plans.into())
 }
 
 fn check_versions(versions: u32) -> Result<u32> {
@@ -281,6 +299,7 @@ impl ScanPlan {
             first_row: bound(&self.lower),
             last_row: bound(&self.upper),
             single_row,
+            single_row_hash: single_row.map_or(0, crate::hfile::bloom::row_hash),
             single_column,
             min_timestamp: self.query.time_range.min(),
         }
