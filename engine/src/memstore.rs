@@ -87,7 +87,8 @@ impl<'a> SeekKey<'a> {
             && self.sequence == u64::MAX
     }
 
-    fn tuple(&self) -> (&'a [u8], &'a [u8], i64, CellKind, u64) {
+    /// The key as a tuple for [`crate::cell::compare_keys`].
+    pub(crate) fn tuple(&self) -> (&'a [u8], &'a [u8], i64, CellKind, u64) {
         (
             self.row,
             self.qualifier,

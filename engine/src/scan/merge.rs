@@ -41,6 +41,23 @@ impl MergedSources {
         Ok(())
     }
 
+    /// Moves every source that is before `key` to its first visible cell
+    /// with key >= `key`; sources already at or past it stay (a seek would
+    /// land them where they are, at the cost of a descent).
+    pub(crate) fn seek_forward(&mut self, key: &SeekKey<'_>) -> Result<()> {
+        let target = key.tuple();
+        for source in &mut self.sources {
+            let behind = source
+                .current()
+                .is_some_and(|c| compare_keys(c.tuple(), target) == Ordering::Less);
+            if behind {
+                source.seek(key)?;
+                Self::skip_invisible(source.as_mut(), self.read_point)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Index of the source holding the smallest current cell.
     fn smallest(&self) -> Option<usize> {
         let mut best: Option<(usize, CellRef<'_>)> = None;

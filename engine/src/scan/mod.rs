@@ -536,6 +536,8 @@ impl RegionScanner {
     /// after the row.
     fn collect_row(&mut self, plan: &ScanPlan, row: &[u8]) -> Result<Vec<Cell>> {
         let mut cells = Vec::new();
+        // The qualifier of a column being skipped (reused across columns).
+        let mut skipped_column = Vec::new();
         for store in &mut self.stores {
             let Some(family) = plan.families.get(store.family) else {
                 continue;
@@ -551,11 +553,45 @@ impl RegionScanner {
                     break;
                 }
                 resolver.push(&cell, &mut cells);
-                store.sources.advance()?;
+                if resolver.column_done() {
+                    skipped_column.clear();
+                    skipped_column.extend_from_slice(cell.qualifier);
+                    skip_column(&mut store.sources, row, &skipped_column)?;
+                } else {
+                    store.sources.advance()?;
+                }
             }
         }
         Ok(cells)
     }
+}
+
+/// Steps [`skip_column`] takes before it seeks instead.
+const COLUMN_SKIP_STEPS: usize = 4;
+
+/// Moves `sources` past every cell of column `qualifier` of `row`. The next
+/// cell usually starts the next column already (one version per column is
+/// the common case), so it steps a few times first; a column with many more
+/// cells (a hot cell updated thousands of times since the last flush) is
+/// left with one seek, so a read costs the versions it returns rather than
+/// every version the memstore holds. This is HBase's "seek to next column".
+fn skip_column(sources: &mut MergedSources, row: &[u8], qualifier: &[u8]) -> Result<()> {
+    for _ in 0..COLUMN_SKIP_STEPS {
+        sources.advance()?;
+        match sources.current() {
+            Some(c) if c.row == row && c.qualifier == qualifier => {}
+            _ => return Ok(()),
+        }
+    }
+    // The first key of the next possible qualifier (`qualifier` + 0x00).
+    let mut next = Vec::with_capacity(qualifier.len() + 1);
+    next.extend_from_slice(qualifier);
+    next.push(0);
+    let start = SeekKey {
+        qualifier: &next,
+        ..SeekKey::row_start(row)
+    };
+    sources.seek_forward(&start)
 }
 
 /// An iterator over the rows of a scan. Each item is one row (or, with

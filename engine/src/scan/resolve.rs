@@ -191,6 +191,23 @@ impl<'a> Resolver<'a> {
         }
     }
 
+    /// True when no later cell of the current column (the one the last
+    /// pushed cell belongs to) can change what the read returns, so the
+    /// reader may jump to the next column: the column's window is full, or
+    /// the query has its versions of it, or the column is not selected.
+    /// Never in the empty qualifier, whose later cells include the family
+    /// delete markers that hide cells of every other column, and never for
+    /// raw reads, which return markers without limit.
+    pub(crate) fn column_done(&self) -> bool {
+        let c = &self.column;
+        !self.query.raw
+            && c.started
+            && !c.qualifier.is_empty()
+            && (c.window_used >= self.window
+                || c.returned >= self.query.max_versions
+                || !self.selected(&c.qualifier))
+    }
+
     /// Raw reads return the stored cells themselves: markers (family markers
     /// whenever the family is read), hidden and surplus versions, limited
     /// only by the selected columns, the time range and max versions of puts.

@@ -86,6 +86,11 @@ impl CellSource for MemstoreSource {
     }
 
     fn advance(&mut self) -> Result<()> {
+        if self.gate.is_none() {
+            // Without a gate there is nothing to settle: no row copy.
+            self.cursor.next();
+            return Ok(());
+        }
         let before = self.cursor.current().map(|c| c.row.to_vec());
         self.cursor.next();
         let row_changed = match (&before, self.cursor.current()) {
