@@ -1079,7 +1079,8 @@ impl Table {
         }
         let batch: Vec<(&HFileReader, usize)> =
             wanted.iter().map(|(f, o)| (f.as_ref(), *o)).collect();
-        HFileReader::prefetch(&batch)?;
+        // Held until the rows are read: the cache keeps them meanwhile.
+        let _held = HFileReader::prefetch(&batch)?;
         gets.iter()
             .zip(&planned)
             .map(|(get, (region, plan))| {

@@ -339,8 +339,11 @@ impl HFileReader {
     }
 
     /// True when the cached copy of block `ordinal` is present.
-    pub(crate) fn is_cached(&self, handle: BlockHandle) -> bool {
-        self.cache_data_blocks && self.cache.contains(self.meta.id, handle.offset)
+    pub(crate) fn cached_block(&self, handle: BlockHandle) -> Option<CachedBlock> {
+        if !self.cache_data_blocks {
+            return None;
+        }
+        self.cache.peek(self.meta.id, handle.offset)
     }
 
     /// False when the bloom proves `row` absent.
@@ -379,21 +382,28 @@ impl HFileReader {
     }
 
     /// Reads the given data blocks that are not cached, all in one
-    /// `read_many` batch (one io_uring submission), and caches them.
-    pub(crate) fn prefetch(readers_and_blocks: &[(&HFileReader, usize)]) -> Result<()> {
+    /// `read_many` batch (one io_uring submission), and caches them. Returns
+    /// every cached block of the batch, the ones found cached included: the
+    /// cache keeps them while the caller holds them (`cache::PinWhileHeld`),
+    /// so the reads that follow find them however small the cache is.
+    pub(crate) fn prefetch(
+        readers_and_blocks: &[(&HFileReader, usize)],
+    ) -> Result<Vec<CachedBlock>> {
+        let mut held = Vec::new();
         let mut wanted: Vec<(&HFileReader, BlockHandle)> = Vec::new();
         for &(reader, ordinal) in readers_and_blocks {
             let handle = reader.handle_of(ordinal)?;
-            if !reader.is_cached(handle)
-                && !wanted
-                    .iter()
-                    .any(|(r, h)| r.meta.id == reader.meta.id && *h == handle)
+            if let Some(block) = reader.cached_block(handle) {
+                held.push(block);
+            } else if !wanted
+                .iter()
+                .any(|(r, h)| r.meta.id == reader.meta.id && *h == handle)
             {
                 wanted.push((reader, handle));
             }
         }
         let Some((first, _)) = wanted.first() else {
-            return Ok(());
+            return Ok(held);
         };
         let io = first.io;
         let mut buffers: Vec<Vec<u8>> = wanted
@@ -417,12 +427,13 @@ impl HFileReader {
             let payload = unframe_block(&stored)
                 .map_err(|e| Error::corruption(&reader.path, handle.offset, e.0))?;
             let block = reader.install(handle, payload, true)?;
-            if !reader.cache_data_blocks {
-                // Nothing to keep it; the reads still happened in one batch.
-                drop(block);
+            // Without a cache nothing keeps the block for the reads that
+            // follow; the reads still happened in one batch.
+            if reader.cache_data_blocks {
+                held.push(CachedBlock::Data(block));
             }
         }
-        Ok(())
+        Ok(held)
     }
 
     /// Checks every block of the file; returns what is damaged.
