@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use parking_lot::{Mutex, RwLock};
 
-use crate::store::Store;
+use crate::store::{Store, StoreVersion};
 
 /// A key range of a table with its stores.
 pub(crate) struct Region {
@@ -100,6 +100,16 @@ impl Region {
             .iter()
             .find(|s| s.family_id() == family_id)
             .cloned()
+    }
+
+    /// The current version of the store of `family_id` (without cloning the
+    /// store's handle: one read per get).
+    pub(crate) fn store_version(&self, family_id: u32) -> Option<Arc<StoreVersion>> {
+        self.stores
+            .read()
+            .iter()
+            .find(|s| s.family_id() == family_id)
+            .map(|s| s.version())
     }
 
     /// Every store, sorted by family name.

@@ -221,50 +221,62 @@ impl Store {
             }
     }
 
-    /// The files a single-row read (`scope.single_row` set) must look at:
-    /// L0 files newest first, then at most one file per deeper level.
-    pub(crate) fn single_row_candidates<'v>(
+    /// Calls `visit` with each file a single-row read (`scope.single_row`
+    /// set) must look at: L0 files newest first, then at most one file per
+    /// deeper level, each left by its key range, time range and bloom. Plain
+    /// loops rather than iterator adaptors: this runs for every get, and for
+    /// a get of an absent row it is most of the work.
+    pub(crate) fn for_each_single_row_candidate<'v, E>(
         version: &'v StoreVersion,
-        scope: &'v ReadScope<'_>,
-    ) -> impl Iterator<Item = &'v Arc<HFileReader>> {
+        scope: &ReadScope<'_>,
+        mut visit: impl FnMut(&'v Arc<HFileReader>) -> Result<(), E>,
+    ) -> Result<(), E> {
         // Each file's bloom probe is a likely cache miss, and the probes
         // run one after another: start loading all their lines first so
         // they wait for memory once. (A file the prefetch names but the
-        // time range then rules out costs one wasted line fill.)
-        if scope.single_row.is_some() && scope.single_column.is_none() {
-            for file in Self::overlapping_files(version, scope) {
+        // range or time test then rules out costs one wasted line fill.)
+        if scope.single_column.is_none() {
+            Self::for_each_overlapping_file(version, scope, |file| {
                 file.prefetch_row_bloom(scope.single_row_hash);
-            }
+            });
         }
-        Self::overlapping_files(version, scope).filter(|f| Self::wanted(f, scope))
+        let mut result = Ok(());
+        Self::for_each_overlapping_file(version, scope, |file| {
+            if result.is_ok() && Self::wanted(file, scope) {
+                result = visit(file);
+            }
+        });
+        result
     }
 
     /// L0 files newest first whatever their range, then the one file per
-    /// deeper level whose key range overlaps `scope`.
-    fn overlapping_files<'v>(
+    /// deeper level whose key range can hold `scope.first_row`.
+    fn for_each_overlapping_file<'v>(
         version: &'v StoreVersion,
-        scope: &'v ReadScope<'_>,
-    ) -> impl Iterator<Item = &'v Arc<HFileReader>> {
-        version
-            .levels
-            .iter()
-            .enumerate()
-            .flat_map(move |(level, level_files)| {
-                let (l0, deeper) = if level == 0 {
-                    (level_files.as_slice(), None)
-                } else {
-                    // Sorted and disjoint: the first file ending at or
-                    // after the first row is the only one that can hold it.
-                    let first = scope.first_row.map_or(0, |lo| {
-                        level_files.partition_point(|f| f.meta().last_row.as_slice() < lo)
-                    });
-                    let overlapping = level_files
-                        .get(first)
-                        .filter(|f| f.meta().overlaps(scope.first_row, scope.last_row));
-                    (&[][..], overlapping)
-                };
-                l0.iter().chain(deeper)
-            })
+        scope: &ReadScope<'_>,
+        mut visit: impl FnMut(&'v Arc<HFileReader>),
+    ) {
+        let mut levels = version.levels.iter();
+        if let Some(l0) = levels.next() {
+            for file in l0 {
+                visit(file);
+            }
+        }
+        for level_files in levels {
+            if level_files.is_empty() {
+                continue;
+            }
+            // Sorted and disjoint: the first file ending at or after the
+            // first row is the only one that can hold it.
+            let first = scope.first_row.map_or(0, |lo| {
+                level_files.partition_point(|f| f.meta().last_row.as_slice() < lo)
+            });
+            if let Some(file) = level_files.get(first)
+                && file.meta().overlaps(scope.first_row, scope.last_row)
+            {
+                visit(file);
+            }
+        }
     }
 
     /// The sources a read merges: memstores, then L0 files newest first,
@@ -288,9 +300,10 @@ impl Store {
                     gate.cloned(),
                 )));
             }
-            for f in Self::single_row_candidates(version, scope) {
+            let _ = Self::for_each_single_row_candidate(version, scope, |f| {
                 sources.push(Box::new(FileSource::new(f.clone(), gate.cloned())));
-            }
+                Ok::<(), std::convert::Infallible>(())
+            });
             return sources;
         }
         let mut sources: Vec<Box<dyn CellSource>> =

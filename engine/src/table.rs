@@ -8,6 +8,7 @@
 //! the same row.
 
 use std::collections::HashSet;
+use std::ops::Bound;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -105,6 +106,10 @@ impl TableState {
 
     /// Index of the region holding `row`.
     pub(crate) fn region_index_for(&self, row: &[u8]) -> usize {
+        if self.regions.len() == 1 {
+            // Every table starts as one region: no key comparison needed.
+            return 0;
+        }
         self.regions
             .partition_point(|r| r.start() <= row)
             .saturating_sub(1)
@@ -558,12 +563,21 @@ impl Table {
     }
 
     fn get_in(&self, state: &TableState, get: &Get, now_ms: i64) -> Result<RowResult> {
-        let plan = plan_get(state, get, self.db.mvcc.read_point(), now_ms)?;
+        let mut plan = plan_get(state, get, self.db.mvcc.read_point(), now_ms)?;
         let region = Self::region(state, &get.row)?;
-        Ok(read_row(region, &plan)?.unwrap_or_else(|| RowResult {
-            row: get.row.clone(),
+        if let Some(row) = read_row(region, &plan)? {
+            return Ok(row);
+        }
+        // An absent row: its result takes the plan's copy of the key rather
+        // than a fresh one.
+        let row = match std::mem::replace(&mut plan.lower, Bound::Unbounded) {
+            Bound::Included(row) | Bound::Excluded(row) => row,
+            Bound::Unbounded => get.row.clone(),
+        };
+        Ok(RowResult {
+            row,
             cells: Vec::new(),
-        }))
+        })
     }
 
     /// Reads one row; an absent row gives an empty result.
@@ -1065,15 +1079,16 @@ impl Table {
             let plan = plan_get(&state, get, read_point, now)?;
             let region = Self::region(&state, &get.row)?;
             for family in plan.families.iter() {
-                let Some(store) = region.store(family.id) else {
+                let Some(version) = region.store_version(family.id) else {
                     continue;
                 };
-                let (version, scope) = (store.version(), plan.store_scope(family));
-                for file in Store::single_row_candidates(&version, &scope) {
+                let scope = plan.store_scope(family);
+                Store::for_each_single_row_candidate(&version, &scope, |file| {
                     if let Some(ordinal) = file.seek_block(&get.row)? {
                         wanted.push((file.clone(), ordinal));
                     }
-                }
+                    Ok::<(), Error>(())
+                })?;
             }
             planned.push((region, plan));
         }

@@ -370,9 +370,9 @@ impl RegionScanner {
             .iter()
             .enumerate()
             .filter_map(|(family, fp)| {
-                let store = region.store(fp.id)?;
+                let version = region.store_version(fp.id)?;
                 let scope = plan.store_scope(fp);
-                let sources = Store::sources(&store.version(), &scope, gate.as_ref());
+                let sources = Store::sources(&version, &scope, gate.as_ref());
                 if sources.is_empty() && single_row {
                     return None;
                 }
