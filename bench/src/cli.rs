@@ -6,14 +6,17 @@
 //! [--json FILE] [--io uring|sync] [--durability skip|async|sync]
 //! [--block-size B] [--compression none|zstd] [--cache-mb M]
 //! [--bloom-bits K] [--repeat R] [--seed S]`
+//!
+//! Added since: `--ops N`, `--no-progress`, `--cold`, and `--io` taking
+//! both back ends (`--io uring,sync`).
 
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
 use crate::config::{
-    BACKGROUND_THREADS, CompressionChoice, DEFAULT_SEED, DurabilityChoice, EngineKind,
-    EngineSettings, IoChoice, RunConfig,
+    BACKGROUND_THREADS, COLD_CACHE_MB, CompressionChoice, DEFAULT_CACHE_MB, DEFAULT_SEED,
+    DurabilityChoice, EngineKind, EngineSettings, IoChoice, RunConfig,
 };
 use crate::error::Result;
 use crate::workload::Workload;
@@ -79,9 +82,11 @@ pub struct Cli {
     pub json: Option<PathBuf>,
 
     /// strata's I/O back end [default: io_uring when available, or
-    /// STRATA_IO].
-    #[arg(long, value_enum)]
-    pub io: Option<IoChoice>,
+    /// STRATA_IO]. `uring,sync` runs strata once with each, interleaved
+    /// with the other engines in every repetition, and adds a uring/sync
+    /// column to the ratios. STRATA_IO, if set, must agree.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub io: Vec<IoChoice>,
 
     /// Durability of timed writes.
     #[arg(long, value_enum, default_value = "async")]
@@ -95,9 +100,9 @@ pub struct Cli {
     #[arg(long, value_enum, default_value = "none")]
     pub compression: CompressionChoice,
 
-    /// Block cache size in MiB.
-    #[arg(long, default_value_t = 512)]
-    pub cache_mb: u64,
+    /// Block cache size in MiB [default: 512; 8 with --cold].
+    #[arg(long)]
+    pub cache_mb: Option<u64>,
 
     /// Bloom filter bits per key (0: no blooms).
     #[arg(long, default_value_t = 10)]
@@ -115,6 +120,19 @@ pub struct Cli {
     /// Never draw progress bars.
     #[arg(long)]
     pub no_progress: bool,
+
+    /// Cold reads: before every timed operation (for multiget, every batch
+    /// of 64 keys; for full-table filter scans, every pass) evict the OS
+    /// page cache of every file under the engine's database directory
+    /// (posix_fadvise DONTNEED, no root needed), so reads that miss the
+    /// engine's block cache go to the device. Eviction is in no latency and
+    /// not in the phase's seconds or ops/s. The block cache defaults to 8
+    /// MiB so it cannot hold the data. Read-only workloads only (readrandom,
+    /// readmissing, multiget, seekrandom, scan, ycsb-c, pe-randomread,
+    /// pe-scan100, filterscan-*), with --threads 1. Results are marked
+    /// [cold] in the table and `"cold": true` in the JSON.
+    #[arg(long)]
+    pub cold: bool,
 }
 
 /// Measurements that are not workloads.
@@ -154,6 +172,18 @@ impl Cli {
         let num = self
             .num
             .unwrap_or(if quick { QUICK_SUITE_NUM } else { DEFAULT_NUM });
+        let cache_mb = self.cache_mb.unwrap_or(if self.cold {
+            COLD_CACHE_MB
+        } else {
+            DEFAULT_CACHE_MB
+        });
+        // Each back end once, in the order given.
+        let mut io: Vec<IoChoice> = Vec::new();
+        for &choice in &self.io {
+            if !io.contains(&choice) {
+                io.push(choice);
+            }
+        }
         let config = RunConfig {
             engines: EngineKind::parse_list(&self.engines)?,
             workloads,
@@ -167,15 +197,20 @@ impl Cli {
             seed: self.seed,
             settings: EngineSettings {
                 block_size_bytes: self.block_size.unwrap_or(strata::DEFAULT_BLOCK_SIZE_BYTES),
-                cache_bytes: self.cache_mb * 1024 * 1024,
+                cache_bytes: cache_mb * 1024 * 1024,
                 bloom_bits_per_key: self.bloom_bits,
                 compression: self.compression,
                 durability: self.durability,
-                io: self.io,
+                io: match io.as_slice() {
+                    [one] => Some(*one),
+                    _ => None,
+                },
                 memtable_bytes: strata::DEFAULT_MEMSTORE_FLUSH_SIZE_BYTES,
                 background_threads: BACKGROUND_THREADS,
             },
             progress: !self.no_progress,
+            strata_io: if io.len() > 1 { io } else { Vec::new() },
+            cold: self.cold,
         };
         config.validate()?;
         Ok(config)
@@ -249,6 +284,77 @@ mod tests {
     fn explicit_workloads_default_to_a_million_records() {
         let cli = Cli::try_parse_from(["strata-bench", "--workloads", "fillseq"]).unwrap();
         assert_eq!(cli.run_config().unwrap().num, DEFAULT_NUM);
+    }
+
+    #[test]
+    fn cold_reads_default_to_a_small_block_cache() {
+        let cli = Cli::try_parse_from([
+            "strata-bench",
+            "--workloads",
+            "multiget,readrandom,readmissing",
+            "--cold",
+        ])
+        .unwrap();
+        let config = cli.run_config().unwrap();
+        assert!(config.cold);
+        assert_eq!(config.settings.cache_bytes, COLD_CACHE_MB << 20);
+        // An explicit --cache-mb wins.
+        let cli = Cli::try_parse_from([
+            "strata-bench",
+            "--workloads",
+            "multiget",
+            "--cold",
+            "--cache-mb",
+            "64",
+        ])
+        .unwrap();
+        assert_eq!(cli.run_config().unwrap().settings.cache_bytes, 64 << 20);
+        let cli = Cli::try_parse_from(["strata-bench", "--workloads", "multiget"]).unwrap();
+        let config = cli.run_config().unwrap();
+        assert!(!config.cold);
+        assert_eq!(config.settings.cache_bytes, DEFAULT_CACHE_MB << 20);
+    }
+
+    #[test]
+    fn cold_reads_refuse_writes_and_several_threads() {
+        for args in [
+            &["strata-bench", "--cold"][..],
+            &[
+                "strata-bench",
+                "--cold",
+                "--workloads",
+                "readrandom,fillrandom",
+            ],
+            &["strata-bench", "--cold", "--workloads", "readwhilewriting"],
+            &[
+                "strata-bench",
+                "--cold",
+                "--workloads",
+                "multiget",
+                "--threads",
+                "2",
+            ],
+        ] {
+            let cli = Cli::try_parse_from(args).unwrap();
+            assert!(cli.run_config().is_err(), "{args:?}");
+        }
+    }
+
+    #[test]
+    fn io_takes_one_back_end_or_both() {
+        let cli = Cli::try_parse_from(["strata-bench", "--io", "sync"]).unwrap();
+        let config = cli.run_config().unwrap();
+        assert_eq!(config.settings.io, Some(IoChoice::Sync));
+        assert_eq!(config.strata_io_variants(), vec![Some(IoChoice::Sync)]);
+        let cli = Cli::try_parse_from(["strata-bench", "--io", "uring,sync,uring"]).unwrap();
+        let config = cli.run_config().unwrap();
+        assert_eq!(config.settings.io, None);
+        assert_eq!(
+            config.strata_io_variants(),
+            vec![Some(IoChoice::Uring), Some(IoChoice::Sync)]
+        );
+        let cli = Cli::try_parse_from(["strata-bench"]).unwrap();
+        assert_eq!(cli.run_config().unwrap().strata_io_variants(), vec![None]);
     }
 
     #[test]

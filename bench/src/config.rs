@@ -113,6 +113,16 @@ pub enum IoChoice {
     Sync,
 }
 
+impl IoChoice {
+    /// Name on the command line, as strata reports its back end.
+    pub fn name(self) -> &'static str {
+        match self {
+            IoChoice::Uring => "uring",
+            IoChoice::Sync => "sync",
+        }
+    }
+}
+
 /// Settings applied to every engine as equally as its API allows
 /// (docs/benchmarks.md lists how each engine maps them).
 #[derive(Debug, Clone, Serialize)]
@@ -143,6 +153,22 @@ pub const BACKGROUND_THREADS: usize = 2;
 /// Default seed of every random choice.
 pub const DEFAULT_SEED: u64 = 0x5eed_5eed;
 
+/// Block cache of every engine in MiB when `--cache-mb` is not given.
+pub const DEFAULT_CACHE_MB: u64 = 512;
+/// Block cache of every engine in MiB with `--cold` when `--cache-mb` is not
+/// given: small against the data of a cold run (about 120 MB at 1,000,000
+/// records of 16 + 100 bytes), so a random read seldom finds its block in
+/// the engine's cache and goes to the file; what every read uses (strata's
+/// leaf index blocks, which share its block cache) still stays cached.
+/// The price, for strata's multiget only: `get_many` reads a batch's blocks
+/// into the block cache and then looks them up there, and new entries wait
+/// in a probation section of about 3% of the capacity, so at 8 MiB many are
+/// evicted before the batch uses them and are read again, from the page
+/// cache the batch has just filled (CPU, not device reads; the table's cold
+/// lines show the misses). From about 64 MiB on that stops, but then the
+/// data must be about ten times larger (`--num 10000000`) to stay cold.
+pub const COLD_CACHE_MB: u64 = 8;
+
 /// Everything one invocation runs.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
@@ -171,6 +197,13 @@ pub struct RunConfig {
     pub settings: EngineSettings,
     /// Show progress bars on stderr (when it is a terminal).
     pub progress: bool,
+    /// strata's I/O back ends when more than one is compared (`--io
+    /// uring,sync`): strata then runs once per back end, interleaved with
+    /// the other engines. Empty: strata runs once with `settings.io`.
+    pub strata_io: Vec<IoChoice>,
+    /// Cold reads (`--cold`): evict the page cache of the database
+    /// directory before every timed operation (see `cold`).
+    pub cold: bool,
 }
 
 impl RunConfig {
@@ -204,6 +237,43 @@ impl RunConfig {
         if self.workloads.is_empty() {
             return usage("--workloads lists no workload".into());
         }
+        if self.cold {
+            // Eviction time is taken out of the phase's seconds, which is
+            // exact only when no other client thread runs meanwhile.
+            if self.threads != 1 {
+                return usage("--cold needs --threads 1".into());
+            }
+            // DONTNEED leaves dirty pages alone, and a write workload is not
+            // what a cold read measures.
+            let writing: Vec<&str> = self
+                .workloads
+                .iter()
+                .filter(|w| !w.reads_only())
+                .map(|w| w.name())
+                .collect();
+            if !writing.is_empty() {
+                let readers: Vec<&str> = Workload::ALL
+                    .iter()
+                    .filter(|w| w.reads_only())
+                    .map(|w| w.name())
+                    .collect();
+                return usage(format!(
+                    "--cold applies to read-only workloads ({}); {} write in their timed phase",
+                    readers.join(", "),
+                    writing.join(", ")
+                ));
+            }
+        }
         Ok(())
+    }
+
+    /// strata's I/O back ends to run, one run each per workload and
+    /// repetition: every `strata_io` choice, or `settings.io` alone.
+    pub fn strata_io_variants(&self) -> Vec<Option<IoChoice>> {
+        if self.strata_io.is_empty() {
+            vec![self.settings.io]
+        } else {
+            self.strata_io.iter().copied().map(Some).collect()
+        }
     }
 }

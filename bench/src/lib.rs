@@ -4,10 +4,12 @@
 //!
 //! The binary (`src/main.rs`) parses the command line (`cli`), runs the
 //! workloads (`runner`, `workload`) against the engines (`engine`) and
-//! prints the results (`report`). `docs/benchmarks.md` says how to run it,
-//! how the engines are configured and what this machine measured.
+//! prints the results (`report`); `cold` evicts the page cache for cold
+//! reads. `docs/benchmarks.md` says how to run it, how the engines are
+//! configured and what this machine measured.
 
 pub mod cli;
+pub mod cold;
 pub mod config;
 pub mod engine;
 pub mod error;

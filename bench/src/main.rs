@@ -45,8 +45,13 @@ fn run(cli: &Cli) -> strata_bench::Result<()> {
     }
     let config = cli.run_config()?;
     let engines: Vec<_> = config.engines.iter().map(|e| e.name()).collect();
+    let strata_io: Vec<&str> = config
+        .strata_io_variants()
+        .iter()
+        .map(|io| io.map_or("auto", |io| io.name()))
+        .collect();
     eprintln!(
-        "strata-bench: {} workload(s) x {} engine(s) [{}] x {} run(s), num {}, threads {}, durability {:?}",
+        "strata-bench: {} workload(s) x {} engine(s) [{}] x {} run(s), num {}, threads {}, durability {:?}, strata io {}, block cache {} MiB{}",
         config.workloads.len(),
         engines.len(),
         engines.join(","),
@@ -54,11 +59,26 @@ fn run(cli: &Cli) -> strata_bench::Result<()> {
         config.num,
         config.threads,
         config.settings.durability,
+        strata_io.join(","),
+        config.settings.cache_bytes >> 20,
+        if config.cold {
+            ", cold (page cache evicted before every timed operation, untimed)"
+        } else {
+            ""
+        },
     );
     let results = runner::run_all(&config, |r| {
+        let engine = match (&r.io_backend, r.engine.as_str()) {
+            (Some(io), "strata") => format!("strata/{io}"),
+            _ => r.engine.clone(),
+        };
         eprintln!(
-            "  {:<18} {:<8} run {}: {:>12.0} ops/s",
-            r.workload, r.engine, r.run, r.ops_per_sec
+            "  {:<18} {:<12} run {}: {:>12.0} ops/s{}",
+            r.workload,
+            engine,
+            r.run,
+            r.ops_per_sec,
+            if r.cold { " [cold]" } else { "" }
         );
     })?;
     print!("{}", report::render_table(&results));

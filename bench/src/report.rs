@@ -37,6 +37,20 @@ pub struct WalReport {
     pub avg_sync_us: f64,
 }
 
+/// Cold reads' page-cache evictions during one timed phase (`--cold`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvictionReport {
+    /// Evictions: one before every timed operation.
+    pub evictions: u64,
+    /// Regular files under the database directory each eviction covered
+    /// (at the last listing).
+    pub files: u64,
+    /// Listings of the directory tree (the first, plus one per change seen).
+    pub listings: u64,
+    /// Seconds the evictions took; in no latency and not in `seconds`.
+    pub seconds: f64,
+}
+
 /// One engine running one workload once.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
@@ -77,7 +91,8 @@ pub struct RunResult {
     /// Highest latency, microseconds.
     pub max_us: Option<f64>,
     /// CPU seconds of the process (all threads) from the start of the timed
-    /// phase until the engine settled.
+    /// phase until the engine settled (for a cold run including the
+    /// evictions' system time, at most `eviction.seconds`).
     pub cpu_seconds: f64,
     /// Bytes written to disk from the start of the timed phase until the
     /// engine settled (`write_bytes` of `/proc/self/io`).
@@ -106,6 +121,13 @@ pub struct RunResult {
     /// Engine counters after settling, cumulative since the engine opened
     /// (load included): for strata its `Db::stats()`.
     pub engine_counters: std::collections::BTreeMap<String, u64>,
+    /// How each engine counter changed during the timed phase (read just
+    /// before its first operation and just after its last, before settling;
+    /// negative for a gauge that shrank). For a cold run, strata's
+    /// `block_cache_hits` and `block_cache_misses` here show how much its
+    /// block cache still served.
+    #[serde(default)]
+    pub timed_counters: std::collections::BTreeMap<String, i64>,
     /// strata's I/O back end (`uring` or `sync`).
     pub io_backend: Option<String>,
     /// How the engine performed `multiget` batches.
@@ -114,6 +136,16 @@ pub struct RunResult {
     pub load: Option<LoadResult>,
     /// strata's WAL group commit in the timed phase.
     pub wal: Option<WalReport>,
+    /// Cold reads (`--cold`): the page cache of every file of the database
+    /// directory was evicted before every timed operation, untimed.
+    #[serde(default)]
+    pub cold: bool,
+    /// Block cache capacity of the engine in bytes (`--cache-mb`).
+    #[serde(default)]
+    pub block_cache_bytes: u64,
+    /// The evictions of a cold run.
+    #[serde(default)]
+    pub eviction: Option<EvictionReport>,
 }
 
 /// Writes `results` as a JSON array to `path`.
@@ -137,8 +169,11 @@ pub fn median(values: &[f64]) -> f64 {
 
 /// The runs of one engine on one workload.
 struct Group<'a> {
-    workload: &'a str,
-    engine: &'a str,
+    /// The workload, marked `[cold]` for cold runs.
+    workload: String,
+    /// The engine, with strata's I/O back end when runs compare back ends
+    /// (`strata/uring`).
+    engine: String,
     runs: Vec<&'a RunResult>,
 }
 
@@ -162,17 +197,44 @@ impl Group<'_> {
     }
 }
 
+/// strata's name in the table: `strata/uring` and `strata/sync` when the
+/// results hold more than one back end for it, `strata` otherwise.
+fn engine_label(r: &RunResult, compares_io: bool) -> String {
+    match (&r.io_backend, compares_io && r.engine == "strata") {
+        (Some(io), true) => format!("{}/{io}", r.engine),
+        _ => r.engine.clone(),
+    }
+}
+
+/// Workload name in the table: cold runs are marked, so they can never be
+/// mistaken for runs with a warm page cache.
+fn workload_label(r: &RunResult) -> String {
+    if r.cold {
+        format!("{} [cold]", r.workload)
+    } else {
+        r.workload.clone()
+    }
+}
+
 fn groups(results: &[RunResult]) -> Vec<Group<'_>> {
+    let mut strata_io: Vec<Option<&str>> = Vec::new();
+    for r in results.iter().filter(|r| r.engine == "strata") {
+        if !strata_io.contains(&r.io_backend.as_deref()) {
+            strata_io.push(r.io_backend.as_deref());
+        }
+    }
+    let compares_io = strata_io.len() > 1;
     let mut groups: Vec<Group<'_>> = Vec::new();
     for r in results {
+        let (workload, engine) = (workload_label(r), engine_label(r, compares_io));
         match groups
             .iter_mut()
-            .find(|g| g.workload == r.workload && g.engine == r.engine)
+            .find(|g| g.workload == workload && g.engine == engine)
         {
             Some(g) => g.runs.push(r),
             None => groups.push(Group {
-                workload: &r.workload,
-                engine: &r.engine,
+                workload,
+                engine,
                 runs: vec![r],
             }),
         }
@@ -247,8 +309,8 @@ pub fn render_table(results: &[RunResult]) -> String {
     }
     for g in &groups {
         let mut row = vec![
-            g.workload.to_string(),
-            g.engine.to_string(),
+            g.workload.clone(),
+            g.engine.clone(),
             thousands(g.median_of(|r| r.ops as f64)),
             thousands(g.median_of(|r| r.ops_per_sec)),
             format!("{:.1}", g.median_of(|r| r.mb_per_sec)),
@@ -280,8 +342,8 @@ pub fn render_table(results: &[RunResult]) -> String {
             let load =
                 |f: fn(&LoadResult) -> f64| g.median_of(|r| r.load.as_ref().map_or(f64::NAN, f));
             vec![
-                g.workload.to_string(),
-                g.engine.to_string(),
+                g.workload.clone(),
+                g.engine.clone(),
                 thousands(load(|l| l.ops as f64)),
                 format!("{:.2}", load(|l| l.seconds)),
                 thousands(load(|l| l.ops_per_sec)),
@@ -314,6 +376,67 @@ pub fn render_table(results: &[RunResult]) -> String {
         push_aligned(&mut out, &ratios);
     }
 
+    let cold_lines: Vec<String> = groups
+        .iter()
+        .filter(|g| g.runs.iter().any(|r| r.cold))
+        .map(|g| {
+            let eviction = |f: fn(&EvictionReport) -> f64| {
+                g.median_of(|r| r.eviction.as_ref().map_or(f64::NAN, f))
+            };
+            let mut line = format!(
+                "  {} {}: {} evictions of {} files, {:.2} s untimed, {} listings",
+                g.engine,
+                g.workload,
+                thousands(eviction(|e| e.evictions as f64)),
+                thousands(eviction(|e| e.files as f64)),
+                eviction(|e| e.seconds),
+                thousands(eviction(|e| e.listings as f64)),
+            );
+            // Engines that count their block cache (strata): what it still
+            // served during the timed phase.
+            let per_op = |name: &str| {
+                g.median_of(|r| {
+                    r.timed_counters
+                        .get(name)
+                        .map_or(f64::NAN, |&v| v as f64 / r.ops.max(1) as f64)
+                })
+            };
+            let (hits, misses) = (per_op("block_cache_hits"), per_op("block_cache_misses"));
+            if hits.is_finite() && misses.is_finite() {
+                let _ = write!(
+                    line,
+                    "; block cache lookups per op: {hits:.1} hits, {misses:.1} misses"
+                );
+            }
+            line
+        })
+        .collect();
+    if !cold_lines.is_empty() {
+        let mut caches: Vec<u64> = groups
+            .iter()
+            .flat_map(|g| {
+                g.runs
+                    .iter()
+                    .filter(|r| r.cold)
+                    .map(|r| r.block_cache_bytes)
+            })
+            .collect();
+        caches.sort_unstable();
+        caches.dedup();
+        let caches: Vec<String> = caches.iter().map(|&c| mib(c as f64)).collect();
+        let _ = writeln!(
+            out,
+            "\n[cold]: before every timed operation (multiget: every batch) the page cache of \
+             every file of the database directory was evicted (posix_fadvise DONTNEED); the \
+             evictions are in no latency and not in ops/s; block cache {} MiB (medians):",
+            caches.join(", ")
+        );
+        for line in cold_lines {
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+
     let wal_lines: Vec<String> = groups
         .iter()
         .filter(|g| g.runs.iter().all(|r| r.wal.as_ref().is_some_and(|w| w.frames > 0)))
@@ -342,29 +465,44 @@ pub fn render_table(results: &[RunResult]) -> String {
     out
 }
 
-/// Rows of strata's ops/s over each peer's, per workload.
+/// Rows of strata's ops/s over each peer's, per workload; when strata ran
+/// with both I/O back ends, each back end over each peer and a last column
+/// io_uring over sync.
 fn ratio_rows(groups: &[Group<'_>]) -> Vec<Vec<String>> {
-    let peers: Vec<&str> = {
-        let mut peers = Vec::new();
-        for g in groups {
-            if g.engine != "strata" && !peers.contains(&g.engine) {
-                peers.push(g.engine);
-            }
+    let is_strata = |engine: &str| engine == "strata" || engine.starts_with("strata/");
+    let (mut stratas, mut peers): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
+    for g in groups {
+        let list = if is_strata(&g.engine) {
+            &mut stratas
+        } else {
+            &mut peers
+        };
+        if !list.contains(&g.engine.as_str()) {
+            list.push(&g.engine);
         }
-        peers
-    };
-    if peers.is_empty() || !groups.iter().any(|g| g.engine == "strata") {
+    }
+    // (numerator, denominator, column title)
+    let mut columns: Vec<(&str, &str, String)> = Vec::new();
+    for &strata in &stratas {
+        for &peer in &peers {
+            columns.push((strata, peer, format!("{strata}/{peer}")));
+        }
+    }
+    if stratas.contains(&"strata/uring") && stratas.contains(&"strata/sync") {
+        columns.push(("strata/uring", "strata/sync", "uring/sync".to_string()));
+    }
+    if columns.is_empty() {
         return Vec::new();
     }
     let mut rows = vec![
         std::iter::once("workload".to_string())
-            .chain(peers.iter().map(|p| format!("strata/{p}")))
+            .chain(columns.iter().map(|(_, _, title)| title.clone()))
             .collect::<Vec<_>>(),
     ];
     let mut workloads: Vec<&str> = Vec::new();
     for g in groups {
-        if !workloads.contains(&g.workload) {
-            workloads.push(g.workload);
+        if !workloads.contains(&g.workload.as_str()) {
+            workloads.push(&g.workload);
         }
     }
     for workload in workloads {
@@ -374,13 +512,13 @@ fn ratio_rows(groups: &[Group<'_>]) -> Vec<Vec<String>> {
                 .find(|g| g.workload == workload && g.engine == engine)
                 .map(|g| g.median_of(|r| r.ops_per_sec))
         };
-        let Some(strata) = ops("strata") else {
+        if !stratas.iter().any(|s| ops(s).is_some()) {
             continue;
-        };
+        }
         let mut row = vec![workload.to_string()];
-        for peer in &peers {
-            row.push(match ops(peer) {
-                Some(p) if p > 0.0 => format!("{:.2}x", strata / p),
+        for (numerator, denominator, _) in &columns {
+            row.push(match (ops(numerator), ops(denominator)) {
+                (Some(n), Some(d)) if d > 0.0 => format!("{:.2}x", n / d),
                 _ => "-".into(),
             });
         }
@@ -428,6 +566,97 @@ mod tests {
     fn medians() {
         assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+    }
+
+    fn result(engine: &str, io: Option<&str>, ops_per_sec: f64, cold: bool) -> RunResult {
+        RunResult {
+            engine: engine.into(),
+            workload: "multiget".into(),
+            run: 0,
+            num: 1000,
+            threads: 1,
+            key_size: 16,
+            value_size: 100,
+            durability: "async".into(),
+            ops: 100,
+            seconds: 100.0 / ops_per_sec,
+            finish_seconds: 0.0,
+            ops_per_sec,
+            mb_per_sec: 1.0,
+            p50_us: Some(10.0),
+            p99_us: Some(20.0),
+            p999_us: Some(30.0),
+            max_us: Some(40.0),
+            cpu_seconds: 0.1,
+            bytes_written: 0,
+            write_amp: None,
+            disk_bytes: 0,
+            disk_bytes_apparent: 0,
+            space_amp: None,
+            live_records: 1000,
+            peak_rss_bytes: 1 << 20,
+            reads: 6400,
+            found: 6400,
+            writes: 0,
+            scanned: 0,
+            engine_counters: Default::default(),
+            timed_counters: [
+                ("block_cache_hits".to_string(), 1000),
+                ("block_cache_misses".to_string(), 200),
+            ]
+            .into(),
+            io_backend: io.map(str::to_string),
+            multiget_method: None,
+            load: None,
+            wal: None,
+            cold,
+            block_cache_bytes: 8 << 20,
+            eviction: cold.then_some(EvictionReport {
+                evictions: 100,
+                files: 12,
+                listings: 1,
+                seconds: 0.5,
+            }),
+        }
+    }
+
+    #[test]
+    fn both_io_back_ends_get_their_own_rows_and_a_ratio() {
+        let results = [
+            result("strata", Some("uring"), 3000.0, true),
+            result("strata", Some("sync"), 1000.0, true),
+            result("rocksdb", None, 1500.0, true),
+        ];
+        let table = render_table(&results);
+        assert!(table.contains("strata/uring"), "{table}");
+        assert!(table.contains("strata/sync"), "{table}");
+        assert!(table.contains("uring/sync"), "{table}");
+        let ratios = table.split("ops/s ratios").nth(1).unwrap();
+        let row = ratios
+            .lines()
+            .find(|l| l.starts_with("multiget [cold]"))
+            .unwrap();
+        // uring/rocksdb, sync/rocksdb, uring/sync
+        let cells: Vec<&str> = row.split_whitespace().skip(2).collect();
+        assert_eq!(cells, ["2.00x", "0.67x", "3.00x"], "{table}");
+        assert!(
+            table.contains("[cold]: before every timed operation"),
+            "{table}"
+        );
+        assert!(table.contains("block cache 8.0 MiB"), "{table}");
+        assert!(table.contains("10.0 hits, 2.0 misses"), "{table}");
+    }
+
+    #[test]
+    fn one_back_end_keeps_the_plain_name_and_warm_runs_are_unmarked() {
+        let results = [
+            result("strata", Some("uring"), 3000.0, false),
+            result("rocksdb", None, 1500.0, false),
+        ];
+        let table = render_table(&results);
+        assert!(!table.contains("strata/uring "), "{table}");
+        assert!(table.contains("strata/rocksdb"), "{table}");
+        assert!(!table.contains("cold"), "{table}");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Runs workloads against engines: a fresh directory per engine, workload
-//! and repetition; the untimed load; the timed phase with its measurements;
+//! and repetition; the untimed load; the timed phase with its measurements
+//! (with `--cold`, the page cache evicted before every operation, untimed);
 //! settling; the result record.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize};
@@ -7,8 +8,10 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use parking_lot::Mutex;
 
-use crate::config::{DurabilityChoice, EngineKind, RunConfig};
+use crate::cold::PageCacheEvictor;
+use crate::config::{DurabilityChoice, EngineKind, IoChoice, RunConfig};
 use crate::engine::{self, Engine, WalCounters};
 use crate::error::{BenchError, Result};
 use crate::keys::{Rng, ValuePool, permutation};
@@ -24,7 +27,8 @@ const PROGRESS_BAR_DELAY: Duration = Duration::from_secs(2);
 const PROGRESS_REFRESH: Duration = Duration::from_millis(100);
 
 /// Runs every workload of `config`; within each workload and repetition
-/// the engines run one after the other (A B A B ... across repetitions).
+/// the engines run one after the other (A B A B ... across repetitions),
+/// strata once per I/O back end of `--io uring,sync`.
 /// `on_result` sees each result as soon as it exists.
 pub fn run_all(
     config: &RunConfig,
@@ -35,25 +39,36 @@ pub fn run_all(
     for &workload in &config.workloads {
         for run in 0..config.repeat {
             for &engine in &config.engines {
-                let result = run_one(config, engine, workload, run)?;
-                on_result(&result);
-                results.push(result);
+                let io_variants = match engine {
+                    EngineKind::Strata => config.strata_io_variants(),
+                    // The peers have no choice of back end.
+                    EngineKind::RocksDb | EngineKind::Fjall => vec![None],
+                };
+                for io in io_variants {
+                    let result = run_one(config, engine, io, workload, run)?;
+                    on_result(&result);
+                    results.push(result);
+                }
             }
         }
     }
     Ok(results)
 }
 
-/// Runs `workload` once against `engine_kind` in a fresh directory.
+/// Runs `workload` once against `engine_kind` in a fresh directory; `io` is
+/// strata's I/O back end (`None`: strata chooses; the peers ignore it).
 pub fn run_one(
     config: &RunConfig,
     engine_kind: EngineKind,
+    io: Option<IoChoice>,
     workload: Workload,
     run: u32,
 ) -> Result<RunResult> {
     measure::release_free_memory();
     let dir = run_directory(config, engine_kind, workload, run)?;
-    let engine = engine::open(engine_kind, dir.path(), &config.settings)?;
+    let mut settings = config.settings.clone();
+    settings.io = io;
+    let engine = engine::open(engine_kind, dir.path(), &settings)?;
     let result = measure_run(
         config,
         engine_kind,
@@ -125,6 +140,7 @@ fn measure_run(
         progress: &progress,
         readers_finished: &readers_finished,
         census: census.as_ref(),
+        evictor: None,
     };
 
     let load = match workload.load_order() {
@@ -139,10 +155,24 @@ fn measure_run(
         measure::release_free_memory();
     }
 
+    // Cold reads: the files are listed, opened and synced once, before the
+    // clock starts (the load and settle above have written them); the
+    // threads then evict their pages before every operation, untimed.
+    let evictor = if config.cold {
+        Some(Mutex::new(PageCacheEvictor::new(dir)?))
+    } else {
+        None
+    };
+    let ctx = PhaseContext {
+        evictor: evictor.as_ref(),
+        ..ctx
+    };
+
     // The timed phase.
     progress.store(0, std::sync::atomic::Ordering::Relaxed);
     let wal_before = engine.wal_counters();
     measure::reset_peak_rss();
+    let counters_before = engine.counters();
     let before = ProcessSnapshot::take()?;
     let start = Instant::now();
     let worker_threads = if workload == Workload::ReadWhileWriting {
@@ -162,8 +192,11 @@ fn measure_run(
     if workload.ends_with_flush() {
         engine.load_finished()?;
     }
-    let seconds = start.elapsed();
+    let elapsed = start.elapsed();
+    let timed_counters = counter_changes(&counters_before, &engine.counters());
     let wal_after = engine.wal_counters();
+    // Closes the evictor's handles before settling and measuring disk use.
+    let eviction = evictor.map(|e| e.into_inner().report());
     engine.settle()?;
     let after = ProcessSnapshot::take()?;
     let peak_rss_bytes = measure::peak_rss_bytes()?;
@@ -179,6 +212,10 @@ fn measure_run(
         // readwhilewriting: the writer's records count as writes, not ops.
         total.writes += writer.writes;
     }
+    // Cold runs have one client thread (`RunConfig::validate`), so its
+    // untimed evictions are exactly wall-clock time to take out; warm runs
+    // have none.
+    let seconds = elapsed.saturating_sub(total.untimed);
     if total.ops != ops {
         return Err(BenchError::Check(format!(
             "{label}: {} operations counted, {ops} requested",
@@ -207,7 +244,7 @@ fn measure_run(
         durability: durability_name(config.settings.durability).into(),
         ops: total.ops,
         seconds: seconds.as_secs_f64(),
-        finish_seconds: (seconds - ops_done).as_secs_f64(),
+        finish_seconds: elapsed.saturating_sub(ops_done).as_secs_f64(),
         ops_per_sec: total.ops as f64 / secs,
         mb_per_sec: total.bytes as f64 / secs / 1e6,
         p50_us: latency(0.5),
@@ -229,6 +266,7 @@ fn measure_run(
         writes: total.writes,
         scanned: total.scanned,
         engine_counters,
+        timed_counters,
         io_backend: engine.io_backend().map(str::to_string),
         multiget_method: (workload == Workload::MultiGet)
             .then(|| engine.multi_get_method().to_string()),
@@ -237,7 +275,32 @@ fn measure_run(
             (Some(b), Some(a)) => Some(wal_report(a.since(b))),
             _ => None,
         },
+        cold: config.cold,
+        block_cache_bytes: config.settings.cache_bytes,
+        eviction,
     })
+}
+
+/// How each counter of `after` changed since `before` (counters missing
+/// from `before` count from 0).
+fn counter_changes(
+    before: &[(&'static str, u64)],
+    after: &[(&'static str, u64)],
+) -> std::collections::BTreeMap<String, i64> {
+    let signed = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    after
+        .iter()
+        .map(|&(name, value)| {
+            let earlier = before
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map_or(0, |&(_, v)| v);
+            (
+                name.to_string(),
+                signed(value).saturating_sub(signed(earlier)),
+            )
+        })
+        .collect()
 }
 
 fn durability_name(d: DurabilityChoice) -> &'static str {

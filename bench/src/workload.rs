@@ -2,8 +2,11 @@
 //! counts. Timing and measurement around them live in `runner`.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use parking_lot::Mutex;
+
+use crate::cold::PageCacheEvictor;
 use crate::engine::Engine;
 use crate::error::{BenchError, Result};
 use crate::keys::{KeyShape, Rng, ValuePool, mix64};
@@ -195,6 +198,25 @@ impl Workload {
         )
     }
 
+    /// True for the workloads whose timed phase only reads (what `--cold`
+    /// applies to).
+    pub fn reads_only(self) -> bool {
+        matches!(
+            self,
+            Workload::ReadRandom
+                | Workload::ReadMissing
+                | Workload::SeekRandom
+                | Workload::MultiGet
+                | Workload::Scan
+                | Workload::Ycsb(YcsbKind::C)
+                | Workload::PeRandomRead
+                | Workload::PeScan100
+                | Workload::FilterScanPrefix
+                | Workload::FilterScanMask
+                | Workload::FilterScanValue
+        )
+    }
+
     /// How the data is loaded (untimed) before the timed phase; `None` for
     /// workloads that start from an empty database.
     pub fn load_order(self) -> Option<LoadOrder> {
@@ -278,6 +300,9 @@ pub struct PhaseContext<'a> {
     pub readers_finished: &'a AtomicUsize,
     /// Matches each filter query must return (`filterscan-*` only).
     pub census: Option<&'a Census>,
+    /// Cold reads: evicts the database directory's page cache before every
+    /// operation of the timed phase, untimed (`None`: warm).
+    pub evictor: Option<&'a Mutex<PageCacheEvictor>>,
 }
 
 /// What one thread did.
@@ -297,6 +322,10 @@ pub struct ThreadOutcome {
     pub bytes: u64,
     /// Latency of each operation.
     pub latencies: Latencies,
+    /// Time between operations spent on work that is not measured (cold
+    /// reads' page-cache eviction): in no latency, and taken out of the
+    /// phase's seconds.
+    pub untimed: Duration,
 }
 
 impl ThreadOutcome {
@@ -309,6 +338,7 @@ impl ThreadOutcome {
             scanned: 0,
             bytes: 0,
             latencies: Latencies::new()?,
+            untimed: Duration::ZERO,
         })
     }
 
@@ -321,6 +351,7 @@ impl ThreadOutcome {
         self.scanned += other.scanned;
         self.bytes += other.bytes;
         self.latencies.merge(&other.latencies);
+        self.untimed += other.untimed;
     }
 }
 
@@ -364,6 +395,43 @@ impl OpClock {
     fn finish(self, progress: &AtomicU64) {
         progress.fetch_add(self.since_progress, Ordering::Relaxed);
     }
+
+    /// Cold reads: evicts the page cache before the next operation, untimed
+    /// (see `untimed`). Nothing happens when the run is warm.
+    fn evict(&mut self, ctx: &PhaseContext<'_>, outcome: &mut ThreadOutcome) -> Result<()> {
+        match ctx.evictor {
+            Some(evictor) => self.untimed(outcome, || evictor.lock().evict()),
+            None => Ok(()),
+        }
+    }
+
+    /// Runs `work` between two operations and restarts the clock after it,
+    /// so the next latency starts when `work` is done; the time since the
+    /// previous operation ended goes to `outcome.untimed`, which the runner
+    /// takes out of the phase's seconds.
+    fn untimed(
+        &mut self,
+        outcome: &mut ThreadOutcome,
+        work: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        work()?;
+        let now = Instant::now();
+        outcome.untimed += now - self.last;
+        self.last = now;
+        Ok(())
+    }
+}
+
+/// Cold reads, for operations timed by their own clock (whole scans and
+/// full-table filter passes): evicts the page cache and adds the time it
+/// took to `outcome.untimed`.
+fn evict_untimed(ctx: &PhaseContext<'_>, outcome: &mut ThreadOutcome) -> Result<()> {
+    if let Some(evictor) = ctx.evictor {
+        let started = Instant::now();
+        evictor.lock().evict()?;
+        outcome.untimed += started.elapsed();
+    }
+    Ok(())
 }
 
 /// Marks a reader finished even when it fails, so the writer of
@@ -422,6 +490,7 @@ pub fn run_thread(ctx: &PhaseContext<'_>, thread: usize) -> Result<ThreadOutcome
         Workload::ReadRandom | Workload::PeRandomRead | Workload::ReadMissing => {
             let missing = ctx.workload == Workload::ReadMissing;
             for _ in share {
+                clock.evict(ctx, &mut out)?;
                 let index = rng.below(ctx.num);
                 if missing {
                     ctx.shape.write_missing_key(index, &mut key);
@@ -446,6 +515,7 @@ pub fn run_thread(ctx: &PhaseContext<'_>, thread: usize) -> Result<ThreadOutcome
         }
         Workload::SeekRandom => {
             for _ in share {
+                clock.evict(ctx, &mut out)?;
                 ctx.workload
                     .record_key(ctx.shape, rng.below(ctx.num), &mut key);
                 let count = engine.scan(&key, None, SEEK_NEXT_ENTRIES)?;
@@ -457,6 +527,7 @@ pub fn run_thread(ctx: &PhaseContext<'_>, thread: usize) -> Result<ThreadOutcome
         Workload::PeScan100 => {
             let mut stop = Vec::with_capacity(64);
             for _ in share {
+                clock.evict(ctx, &mut out)?;
                 let start = rng.below(ctx.num);
                 ctx.workload.record_key(ctx.shape, start, &mut key);
                 ctx.workload
@@ -472,6 +543,7 @@ pub fn run_thread(ctx: &PhaseContext<'_>, thread: usize) -> Result<ThreadOutcome
                 .map(|_| Vec::with_capacity(64))
                 .collect();
             for _ in share {
+                clock.evict(ctx, &mut out)?;
                 for k in &mut keys {
                     ctx.workload.record_key(ctx.shape, rng.below(ctx.num), k);
                 }
@@ -492,6 +564,7 @@ pub fn run_thread(ctx: &PhaseContext<'_>, thread: usize) -> Result<ThreadOutcome
                 ctx.workload.record_key(ctx.shape, range.end, &mut end);
                 end
             });
+            evict_untimed(ctx, &mut out)?;
             let count = engine.scan(&key, end.as_deref(), u64::MAX)?;
             if count.entries != expected {
                 return Err(BenchError::Check(format!(
@@ -510,6 +583,7 @@ pub fn run_thread(ctx: &PhaseContext<'_>, thread: usize) -> Result<ThreadOutcome
         Workload::FilterScanPrefix => {
             let census = census(ctx)?;
             for _ in share {
+                clock.evict(ctx, &mut out)?;
                 let (query, url) = pages::prefix_query(ctx.num, &mut rng);
                 let count = engine.filter_scan(&query)?;
                 check_matches(ctx.workload, count.entries, census.with_url(url))?;
@@ -531,6 +605,7 @@ pub fn run_thread(ctx: &PhaseContext<'_>, thread: usize) -> Result<ThreadOutcome
                     let (query, score) = pages::value_query(&mut rng);
                     (query, census.with_score(score))
                 };
+                evict_untimed(ctx, &mut out)?;
                 let started = Instant::now();
                 let count = engine.filter_scan(&query)?;
                 out.latencies.record(started.elapsed());
@@ -641,6 +716,7 @@ fn run_ycsb(
     let mut key = Vec::with_capacity(64);
     let key_bytes = ctx.shape.key_bytes() as u64;
     for _ in 0..ops {
+        clock.evict(ctx, out)?;
         match kind.next_op(rng) {
             YcsbOp::Read => {
                 let index = chooser.next(rng, ctx.inserts);
@@ -733,6 +809,50 @@ mod tests {
             Workload::ALL.len()
         );
         assert!(Workload::parse_list("filterscan-nope").is_err());
+    }
+
+    #[test]
+    fn untimed_work_is_in_no_latency() {
+        let progress = AtomicU64::new(0);
+        let mut out = ThreadOutcome::new().unwrap();
+        let mut clock = OpClock::start();
+        let pause = Duration::from_millis(30);
+        for _ in 0..3 {
+            clock
+                .untimed(&mut out, || {
+                    std::thread::sleep(pause);
+                    Ok(())
+                })
+                .unwrap();
+            clock.tick(&mut out, &progress);
+        }
+        assert_eq!(out.ops, 3);
+        assert!(out.untimed >= pause * 3, "{:?}", out.untimed);
+        // The operations themselves took next to nothing.
+        assert!(
+            out.latencies.max_us() < 10_000.0,
+            "{}",
+            out.latencies.max_us()
+        );
+    }
+
+    #[test]
+    fn cold_mode_covers_the_read_only_workloads() {
+        for w in [
+            Workload::ReadRandom,
+            Workload::ReadMissing,
+            Workload::MultiGet,
+        ] {
+            assert!(w.reads_only(), "{}", w.name());
+        }
+        for w in Workload::ALL {
+            // A workload without a load starts empty: it writes.
+            if w.load_order().is_none() || w.ends_with_flush() {
+                assert!(!w.reads_only(), "{}", w.name());
+            }
+        }
+        assert!(!Workload::ReadWhileWriting.reads_only());
+        assert!(!Workload::Ycsb(YcsbKind::A).reads_only());
     }
 
     #[test]

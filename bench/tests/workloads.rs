@@ -35,6 +35,8 @@ fn tiny_config(dir: &std::path::Path, workloads: Vec<Workload>, threads: usize) 
             background_threads: 2,
         },
         progress: false,
+        strata_io: Vec::new(),
+        cold: false,
     }
 }
 
@@ -201,4 +203,49 @@ fn sync_durability_reports_group_commit() {
     assert_eq!(wal.frames, 400);
     assert!(wal.syncs > 0 && wal.groups > 0 && wal.avg_group_size >= 1.0);
     assert!(report::render_table(&results).contains("WAL group commit"));
+}
+
+#[test]
+fn cold_reads_evict_before_every_operation_untimed() {
+    let dir = tempfile::tempdir().unwrap();
+    let workloads = vec![
+        Workload::MultiGet,
+        Workload::ReadRandom,
+        Workload::ReadMissing,
+    ];
+    let mut config = tiny_config(dir.path(), workloads.clone(), 1);
+    config.cold = true;
+    config.ops = Some(40);
+    let results = run(&config);
+    assert_eq!(results.len(), workloads.len());
+    for (r, w) in results.iter().zip(workloads) {
+        let name = &r.workload;
+        assert!(r.cold, "{name}");
+        assert_eq!(r.ops, 40, "{name}");
+        assert_eq!(r.block_cache_bytes, 8 << 20, "{name}");
+        let eviction = r.eviction.as_ref().unwrap();
+        // One eviction before every operation, over the files strata wrote
+        // (HFiles, WAL, manifest).
+        assert_eq!(eviction.evictions, r.ops, "{name}");
+        assert!(eviction.files >= 2, "{name}: {} files", eviction.files);
+        assert!(eviction.listings >= 1, "{name}");
+        assert!(eviction.seconds > 0.0, "{name}");
+        assert!(r.seconds > 0.0 && r.p50_us.is_some(), "{name}");
+        match w {
+            Workload::MultiGet => {
+                assert_eq!(r.found, r.ops * MULTIGET_BATCH_KEYS as u64, "{name}")
+            }
+            Workload::ReadMissing => assert_eq!(r.found, 0, "{name}"),
+            _ => assert_eq!(r.found, r.ops, "{name}"),
+        }
+    }
+    let table = report::render_table(&results);
+    assert!(table.contains("multiget [cold]"), "{table}");
+    assert!(table.contains("posix_fadvise"), "{table}");
+    let json = serde_json::to_value(&results).unwrap();
+    assert_eq!(json[0]["cold"], true);
+    assert_eq!(json[0]["eviction"]["evictions"], 40);
+    // Every run directory is removed after its run (the evictor's handles
+    // are closed).
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }

@@ -10,7 +10,7 @@ use strata::{
 
 use super::{Engine, ScanCount, WalCounters};
 use crate::config::{CompressionChoice, DurabilityChoice, EngineSettings, IoChoice, ZSTD_LEVEL};
-use crate::error::Result;
+use crate::error::{BenchError, Result};
 use crate::pages::FilterQuery;
 
 /// Table the records go to.
@@ -53,6 +53,21 @@ impl StrataEngine {
                 ..defaults
             },
         )?;
+        // STRATA_IO wins over the option inside strata; a run labelled with
+        // one back end must not silently measure the other.
+        if let Some(wanted) = settings.io {
+            let got = db.stats().io_backend.name();
+            if got != wanted.name() {
+                let _ = db.close();
+                return Err(BenchError::Usage(format!(
+                    "--io {} asked for, but strata opened with {got} \
+                     ({}={:?} overrides --io; unset it)",
+                    wanted.name(),
+                    strata::IO_ENV_VAR,
+                    std::env::var(strata::IO_ENV_VAR).unwrap_or_default()
+                )));
+            }
+        }
         let durability = match settings.durability {
             DurabilityChoice::Skip => Durability::SkipWal,
             DurabilityChoice::Async => Durability::AsyncWal,
@@ -151,7 +166,12 @@ impl Engine for StrataEngine {
     }
 
     fn settle(&self) -> Result<()> {
-        Ok(self.db.wait_for_background_work()?)
+        self.db.wait_for_background_work()?;
+        // AsyncWal frames still waiting for the WAL writer's interval (up to
+        // 100 ms) would otherwise be written and synced during the next
+        // timed phase, competing with its reads (and, with --cold, leaving
+        // dirty pages behind).
+        Ok(self.db.sync_wal()?)
     }
 
     fn wal_counters(&self) -> Option<WalCounters> {
