@@ -29,6 +29,7 @@ use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use parking_lot::Mutex;
 
 use crate::cell::{CellKind, CellRef, compare_keys};
+use crate::prefetch;
 
 /// Tallest tower; with p = 1/4 this serves ~16M cells without degrading.
 const MAX_HEIGHT: usize = 12;
@@ -344,6 +345,13 @@ impl Memstore {
         let mut level = self.max_height.load(Ordering::Relaxed).clamp(1, MAX_HEIGHT) - 1;
         loop {
             let next = self.load(x, level);
+            if let Some(n) = next {
+                // If `n` is before the key the descent moves to it and
+                // compares the node after it next: start loading that node
+                // now, behind `n`'s own miss (RocksDB's skiplist does the
+                // same). A relaxed load is enough for a hint.
+                prefetch::line(n.link(self, level).load(Ordering::Relaxed).cast::<u8>());
+            }
             let next_is_before_key = next.is_some_and(|n| {
                 compare_keys(n.view(self).tuple(), key.tuple()) == CmpOrdering::Less
             });
