@@ -20,7 +20,9 @@ use crate::memstore::NewCell;
 use crate::options::Durability;
 use crate::region::Region;
 use crate::store::Store;
-use crate::wal::format::{MAX_RECORD_BYTES, append_frame, encode_mutation};
+use crate::wal::format::{
+    FRAME_HEADER_BYTES, MAX_RECORD_BYTES, begin_frame, encode_mutation, finish_frame,
+};
 
 /// One cell of a prepared mutation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,8 +135,14 @@ pub(crate) fn commit(db: &DbInner, rows: &[PreparedRow]) -> Result<()> {
 /// Appends the WAL frames of `rows` (sequences from `first`) and waits for
 /// the sync when any row's durability asks for it.
 fn log(db: &DbInner, rows: &[PreparedRow], first: u64) -> Result<()> {
-    let mut frames = Vec::new();
-    let mut payload = Vec::new();
+    // Sized up front and encoded in place: growing the buffers cell by cell
+    // and copying each payload into its frame were ~5% of a small put.
+    let wal_bytes: usize = rows
+        .iter()
+        .filter(|row| row.durability != Durability::SkipWal)
+        .map(|row| FRAME_HEADER_BYTES + row.encoded_len())
+        .sum();
+    let mut frames = Vec::with_capacity(wal_bytes);
     let mut frame_count = 0u64;
     let mut sync = None;
     let mut max_sequence = 0;
@@ -142,9 +150,9 @@ fn log(db: &DbInner, rows: &[PreparedRow], first: u64) -> Result<()> {
         if row.durability == Durability::SkipWal {
             continue;
         }
-        payload.clear();
+        let frame = begin_frame(&mut frames);
         encode_mutation(
-            &mut payload,
+            &mut frames,
             row.region.id(),
             sequence,
             &row.row,
@@ -162,7 +170,7 @@ fn log(db: &DbInner, rows: &[PreparedRow], first: u64) -> Result<()> {
                 )
             }),
         );
-        append_frame(&mut frames, &payload);
+        finish_frame(&mut frames, frame);
         frame_count += 1;
         max_sequence = sequence;
         sync = stronger(sync, sync_kind(row.durability));

@@ -80,6 +80,34 @@ pub(crate) fn append_frame(out: &mut Vec<u8>, payload: &[u8]) {
     out.extend_from_slice(payload);
 }
 
+/// Starts a frame at the end of `out` whose payload the caller then
+/// appends; [`finish_frame`] fills in its header. Encoding a payload in
+/// place spares the copy (and the payload buffer) of [`append_frame`].
+/// Returns where the frame starts.
+pub(crate) fn begin_frame(out: &mut Vec<u8>) -> usize {
+    let start = out.len();
+    out.extend_from_slice(&[0u8; FRAME_HEADER_BYTES]);
+    start
+}
+
+/// Writes the header of the frame [`begin_frame`] started at `start`: its
+/// payload is everything after the header. The bytes are exactly what
+/// [`append_frame`] writes for that payload.
+pub(crate) fn finish_frame(out: &mut [u8], start: usize) {
+    let Some((header, payload)) = out
+        .get_mut(start..)
+        .and_then(|frame| frame.split_at_mut_checked(FRAME_HEADER_BYTES))
+    else {
+        return;
+    };
+    let len = (payload.len() as u32).to_le_bytes();
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    hasher.update(&len);
+    hasher.update(payload);
+    header[..4].copy_from_slice(&len);
+    header[4..].copy_from_slice(&hasher.digest().to_le_bytes());
+}
+
 /// What sits at an offset of a segment.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum FrameAt<'a> {
@@ -223,6 +251,19 @@ pub(crate) fn decode_mutation(payload: &[u8]) -> Result<LoggedMutation<'_>, Deco
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_frame_finished_in_place_equals_an_appended_one() {
+        for payload in [&b""[..], b"x", &[7u8; 1000]] {
+            let mut appended = b"before".to_vec();
+            append_frame(&mut appended, payload);
+            let mut in_place = b"before".to_vec();
+            let start = begin_frame(&mut in_place);
+            in_place.extend_from_slice(payload);
+            finish_frame(&mut in_place, start);
+            assert_eq!(in_place, appended);
+        }
+    }
 
     #[test]
     fn mutation_round_trip() {
