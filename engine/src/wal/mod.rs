@@ -131,8 +131,30 @@ struct Shared {
     state: Mutex<State>,
     /// The commit thread waits here for work.
     work: Condvar,
-    /// Writers wait here for durability or room.
-    progress: Condvar,
+    /// Writers wait here for room in the filling group.
+    room: Condvar,
+    /// Writers wait here for their group's sync: group `g`'s waiters on
+    /// `synced[g % 2]`. Only one group is written at a time, so the waiters
+    /// of the group being synced and of the filling one never share a
+    /// condvar, and a sync wakes only the writers it made durable (one
+    /// condvar for all woke every waiter twice per group, and a wake-up
+    /// costs more CPU than a put on a small machine).
+    synced: [Condvar; 2],
+}
+
+impl Shared {
+    /// Wakes every waiter, whatever it waits for (failure, shutdown).
+    fn wake_everyone(&self) {
+        self.room.notify_all();
+        for synced in &self.synced {
+            synced.notify_all();
+        }
+    }
+
+    /// The condvar the waiters of group `group` wait on.
+    fn synced_of(&self, group: u64) -> &Condvar {
+        &self.synced[(group % 2) as usize]
+    }
 }
 
 /// The shared write-ahead log.
@@ -185,7 +207,8 @@ impl Wal {
                 current_segment_bytes: SEGMENT_HEADER_BYTES as u64,
             }),
             work: Condvar::new(),
-            progress: Condvar::new(),
+            room: Condvar::new(),
+            synced: [Condvar::new(), Condvar::new()],
         });
         let thread_shared = shared.clone();
         let thread = std::thread::Builder::new()
@@ -223,7 +246,7 @@ impl Wal {
             if state.filling.is_empty() || state.filling.len() + frames.len() <= MAX_PENDING_BYTES {
                 break;
             }
-            shared.progress.wait(&mut state);
+            shared.room.wait(&mut state);
         }
         let was_empty = state.filling.is_empty();
         state.filling.extend_from_slice(frames);
@@ -261,7 +284,7 @@ impl Wal {
             if state.stopped {
                 return Err(Error::Closed);
             }
-            shared.progress.wait(&mut state);
+            shared.synced_of(ticket.0).wait(&mut state);
         }
     }
 
@@ -503,7 +526,7 @@ fn commit_loop(shared: &Shared, segment: Segment) {
     run_commit_loop(shared, segment);
     let mut state = shared.state.lock();
     state.stopped = true;
-    shared.progress.notify_all();
+    shared.wake_everyone();
 }
 
 fn run_commit_loop(shared: &Shared, mut segment: Segment) {
@@ -566,7 +589,7 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
             state.filling_max_sequence = 0;
             state.filling_since = None;
             // Writers waiting for room may proceed.
-            shared.progress.notify_all();
+            shared.room.notify_all();
             group
         };
 
@@ -582,6 +605,7 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
         let elapsed_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
 
         let mut state = shared.state.lock();
+        let synced_before = state.synced_group;
         match outcome {
             Ok(segments_started) => {
                 let push_segment = |state: &mut State| {
@@ -618,8 +642,13 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
                 state.failed = Some(e.to_string());
             }
         }
-        shared.progress.notify_all();
         let failed = state.failed.is_some();
+        if failed || state.synced_group > synced_before + 1 {
+            // Failure, or a sync that covered groups before this one too.
+            shared.wake_everyone();
+        } else if state.synced_group > synced_before {
+            shared.synced_of(state.synced_group).notify_all();
+        }
         drop(state);
         spare = group.bytes;
         spare.clear();
