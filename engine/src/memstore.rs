@@ -242,6 +242,9 @@ pub(crate) struct Memstore {
     max_sequence: AtomicU64,
     min_timestamp: AtomicI64,
     max_timestamp: AtomicI64,
+    /// Family delete markers inserted (they decide whether a read may skip
+    /// the rest of the empty qualifier, where they live).
+    family_markers: AtomicU64,
 }
 
 // SAFETY: the raw pointers inside point into the arena owned by this value;
@@ -284,7 +287,16 @@ impl Memstore {
             max_sequence: AtomicU64::new(0),
             min_timestamp: AtomicI64::new(i64::MAX),
             max_timestamp: AtomicI64::new(i64::MIN),
+            family_markers: AtomicU64::new(0),
         }
+    }
+
+    /// True when a family delete marker (`DeleteFamily`,
+    /// `DeleteFamilyVersion`) was ever inserted. A reader whose read point
+    /// covers a marker sees it counted: the insert happens before the
+    /// marker's sequence becomes visible.
+    pub(crate) fn holds_family_markers(&self) -> bool {
+        self.family_markers.load(Ordering::Relaxed) > 0
     }
 
     /// Bytes of memory this memstore holds (arena chunks).
@@ -464,6 +476,9 @@ impl Memstore {
             slot.store(node.0.as_ptr(), Ordering::Release);
         }
         self.cell_count.fetch_add(1, Ordering::Relaxed);
+        if cell.kind.is_family_marker() {
+            self.family_markers.fetch_add(1, Ordering::Relaxed);
+        }
         self.max_sequence.fetch_max(cell.sequence, Ordering::AcqRel);
         self.min_timestamp
             .fetch_min(cell.timestamp, Ordering::Relaxed);

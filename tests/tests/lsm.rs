@@ -522,3 +522,37 @@ fn reads_skip_surplus_versions_of_a_column_without_changing_results() {
     table.major_compact().unwrap();
     check();
 }
+
+/// The empty qualifier holds a family's delete markers, so a read skips
+/// its surplus versions only when no source holds such a marker: a
+/// `DeleteFamily` older than the newest versions must still hide the other
+/// columns' older cells.
+#[test]
+fn reads_skip_versions_of_the_empty_qualifier_only_without_family_markers() {
+    let t = TestDb::new(1_000_000);
+    let table =
+        t.db.create_table(TableDescriptor::new("hot").family(FamilyDescriptor::new("f")))
+            .unwrap();
+    for ts in 1..=300i64 {
+        table
+            .put(&Put::new("r").add_at("f", "", ts, format!("v{ts}")))
+            .unwrap();
+    }
+    table.put(&Put::new("r").add_at("f", "x", 5, "x5")).unwrap();
+    let read = || strata_tests::cells(&table.get(&Get::new("r")).unwrap());
+    let newest = ("f".to_owned(), String::new(), 300, "v300".to_owned());
+    let x = ("f".to_owned(), "x".to_owned(), 5, "x5".to_owned());
+    // No markers: the 299 surplus versions are skipped, x is still found.
+    assert_eq!(read(), [newest.clone(), x]);
+    // A family delete at 100 sorts after the newer versions of the empty
+    // qualifier and hides x@5.
+    table
+        .delete(&Delete::new("r").family_up_to("f", 100))
+        .unwrap();
+    let only_newest = [newest];
+    assert_eq!(read(), only_newest);
+    table.flush().unwrap();
+    assert_eq!(read(), only_newest);
+    table.major_compact().unwrap();
+    assert_eq!(read(), only_newest);
+}

@@ -15,14 +15,22 @@ use crate::memstore::SeekKey;
 pub(crate) struct MergedSources {
     sources: Vec<Box<dyn CellSource>>,
     read_point: u64,
+    /// Some source may hold a family delete marker.
+    family_markers: bool,
 }
 
 impl MergedSources {
     pub(crate) fn new(sources: Vec<Box<dyn CellSource>>, read_point: u64) -> Self {
         MergedSources {
+            family_markers: sources.iter().any(|s| s.may_hold_family_markers()),
             sources,
             read_point,
         }
+    }
+
+    /// False when no source holds a family delete marker.
+    pub(crate) fn may_hold_family_markers(&self) -> bool {
+        self.family_markers
     }
 
     fn skip_invisible(source: &mut dyn CellSource, read_point: u64) -> Result<()> {

@@ -553,7 +553,7 @@ impl RegionScanner {
                     break;
                 }
                 resolver.push(&cell, &mut cells);
-                if resolver.column_done() {
+                if resolver.column_done(store.sources.may_hold_family_markers()) {
                     skipped_column.clear();
                     skipped_column.extend_from_slice(cell.qualifier);
                     skip_column(&mut store.sources, row, &skipped_column)?;

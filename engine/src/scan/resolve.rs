@@ -195,14 +195,15 @@ impl<'a> Resolver<'a> {
     /// pushed cell belongs to) can change what the read returns, so the
     /// reader may jump to the next column: the column's window is full, or
     /// the query has its versions of it, or the column is not selected.
-    /// Never in the empty qualifier, whose later cells include the family
-    /// delete markers that hide cells of every other column, and never for
-    /// raw reads, which return markers without limit.
-    pub(crate) fn column_done(&self) -> bool {
+    /// In the empty qualifier only when no source holds family delete
+    /// markers (`family_markers` false): they live there, and a later one
+    /// may hide cells of every other column. Never for raw reads, which
+    /// return markers without limit.
+    pub(crate) fn column_done(&self, family_markers: bool) -> bool {
         let c = &self.column;
         !self.query.raw
             && c.started
-            && !c.qualifier.is_empty()
+            && (!c.qualifier.is_empty() || !family_markers)
             && (c.window_used >= self.window
                 || c.returned >= self.query.max_versions
                 || !self.selected(&c.qualifier))

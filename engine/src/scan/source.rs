@@ -22,6 +22,9 @@ pub(crate) trait CellSource: Send {
     fn advance(&mut self) -> Result<()>;
     /// The cell at the position, or `None` when exhausted.
     fn current(&self) -> Option<CellRef<'_>>;
+    /// False when the source certainly holds no family delete marker
+    /// (which lets a read skip within the empty qualifier).
+    fn may_hold_family_markers(&self) -> bool;
 }
 
 /// A memstore as a [`CellSource`]. With a gate, rows the gate's row-key
@@ -29,6 +32,8 @@ pub(crate) trait CellSource: Send {
 pub(crate) struct MemstoreSource {
     cursor: Cursor,
     gate: Option<Arc<RowGate>>,
+    /// The memstore held family markers when the read started.
+    family_markers: bool,
 }
 
 impl MemstoreSource {
@@ -39,6 +44,7 @@ impl MemstoreSource {
     pub(crate) fn with_gate(memstore: Arc<Memstore>, gate: Option<Arc<RowGate>>) -> Self {
         let gate = gate.filter(|g| g.row_filter);
         MemstoreSource {
+            family_markers: memstore.holds_family_markers(),
             cursor: Cursor::new(memstore),
             gate,
         }
@@ -106,16 +112,23 @@ impl CellSource for MemstoreSource {
     fn current(&self) -> Option<CellRef<'_>> {
         self.cursor.current()
     }
+
+    fn may_hold_family_markers(&self) -> bool {
+        self.family_markers
+    }
 }
 
 /// One HFile as a [`CellSource`].
 pub(crate) struct FileSource {
     cursor: FileCursor,
+    /// The file holds delete markers (its meta counts them, not by kind).
+    markers: bool,
 }
 
 impl FileSource {
     pub(crate) fn new(reader: Arc<HFileReader>, gate: Option<Arc<RowGate>>) -> Self {
         FileSource {
+            markers: reader.meta().markers > 0,
             cursor: FileCursor::with_gate(reader, gate),
         }
     }
@@ -123,6 +136,7 @@ impl FileSource {
     /// A compaction input: whole-file read-ahead, no block cache fill.
     pub(crate) fn for_compaction(reader: Arc<HFileReader>) -> Self {
         FileSource {
+            markers: reader.meta().markers > 0,
             cursor: FileCursor::for_whole_file(reader),
         }
     }
@@ -147,6 +161,10 @@ impl CellSource for FileSource {
 
     fn current(&self) -> Option<CellRef<'_>> {
         self.cursor.current()
+    }
+
+    fn may_hold_family_markers(&self) -> bool {
+        self.markers
     }
 }
 
@@ -274,5 +292,9 @@ impl CellSource for LevelSource {
 
     fn current(&self) -> Option<CellRef<'_>> {
         self.cursor.as_ref()?.current()
+    }
+
+    fn may_hold_family_markers(&self) -> bool {
+        self.files.iter().any(|f| f.meta().markers > 0)
     }
 }
