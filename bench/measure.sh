@@ -31,6 +31,8 @@ run syncwal-1-writer --engines all --workloads fillrandom --durability sync --th
 run syncwal-32-writers --engines all --workloads fillrandom --durability sync --threads 32 --num 10000 --repeat 3
 # Issue 3: the read path's targets at 1,000,000 records.
 run issue3-targets --engines all --workloads fillrandom,readrandom,readmissing,multiget --num 1000000 --repeat 3
+# readmissing is the noisiest target: more runs of it alone.
+run issue3-readmissing --engines strata,rocksdb --workloads readmissing --num 1000000 --repeat 5
 # Issue 3: multiget with the page cache evicted before every batch (--cold), strata's
 # io_uring back end against its sync back end (>= 2x is the target).
 run issue3-cold-multiget --engines all --io uring,sync --workloads multiget --cold --num 1000000 --ops 2000 --repeat 3
@@ -38,6 +40,7 @@ run issue3-cold-multiget --engines all --io uring,sync --workloads multiget --co
 run filterscan --engines all --workloads filterscan-prefix,filterscan-mask,filterscan-value --num 1000000 --repeat 3
 run filterscan-mask-10m --engines strata,rocksdb --workloads filterscan-mask --num 10000000 --repeat 3
 run filterscan-mask-10m-cached --engines strata,rocksdb --workloads filterscan-mask --num 10000000 --repeat 3 --cache-mb 2048
+run filterscan-mask-10m-cached-8-passes --engines strata,rocksdb --workloads filterscan-mask --num 10000000 --ops 80000000 --repeat 3 --cache-mb 2048
 # Scenario 4: block kernels against strata's own cell-by-cell evaluation.
 cargo run --release -p strata --example web_pages 10000000 | tee "$out/web-pages.txt"
 # The quick suite against every engine.
