@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::error::{Error, Result};
 use crate::io::{Io, IoFile, SyncKind, sync_dir};
@@ -533,9 +533,13 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
     let mut spare = Vec::new();
     // When the oldest unsynced async write happened, if any.
     let mut unsynced_since: Option<Instant> = None;
+    // Held except while writing and syncing: after a sync the thread takes
+    // the next group before it lets go of the lock, instead of queueing for
+    // it behind every writer the sync just woke (on a small machine that
+    // queue left the disk idle between groups).
+    let mut state = shared.state.lock();
     loop {
         let group = {
-            let mut state = shared.state.lock();
             loop {
                 let now = Instant::now();
                 let sync_due =
@@ -601,10 +605,11 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
             (due && had_unsynced).then_some(SyncKind::Data)
         });
         let started = Instant::now();
-        let outcome = write_group(shared, &mut segment, &group, sync);
+        let outcome = MutexGuard::unlocked(&mut state, || {
+            write_group(shared, &mut segment, &group, sync)
+        });
         let elapsed_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
 
-        let mut state = shared.state.lock();
         let synced_before = state.synced_group;
         match outcome {
             Ok(segments_started) => {
@@ -649,7 +654,6 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
         } else if state.synced_group > synced_before {
             shared.synced_of(state.synced_group).notify_all();
         }
-        drop(state);
         spare = group.bytes;
         spare.clear();
         spare.shrink_to(KEPT_GROUP_CAPACITY_BYTES);
