@@ -770,21 +770,31 @@ impl FileCursor {
 
     /// Positions at the first cell with key >= `key`.
     pub(crate) fn seek(&mut self, key: &SeekKey<'_>) -> Result<()> {
-        let Some(ordinal) = self.reader.seek_block(key.row)? else {
+        let Some(mut ordinal) = self.reader.seek_block(key.row)? else {
             self.position = None;
             return Ok(());
         };
-        match self.wanted_from(ordinal)? {
-            Some(wanted) if wanted == ordinal => {}
-            Some(later) => return self.first_of(later),
-            None => {
-                self.position = None;
-                return Ok(());
+        loop {
+            match self.wanted_from(ordinal)? {
+                Some(wanted) if wanted == ordinal => {}
+                Some(later) if key.is_row_start() => return self.first_of(later),
+                Some(later) => ordinal = later,
+                None => {
+                    self.position = None;
+                    return Ok(());
+                }
             }
+            let block = self.load(ordinal)?;
+            let p = block.seek(key);
+            if p.is_some() || key.is_row_start() {
+                // A row-start key sorts before every cell of a later block.
+                return self.settle_forward(ordinal, p);
+            }
+            // Every cell of this block sorts before a key inside a row (the
+            // next column of `skip_column`), and a row can span blocks: the
+            // next block may still start before the key.
+            ordinal += 1;
         }
-        let block = self.load(ordinal)?;
-        let p = block.seek(key);
-        self.settle_forward(ordinal, p)
     }
 
     /// Positions at the last cell with key < `key`.

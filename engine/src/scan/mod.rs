@@ -13,7 +13,7 @@ use std::collections::{BTreeSet, VecDeque};
 use std::ops::Bound;
 use std::sync::Arc;
 
-use crate::cell::{Cell, RowResult, TimeRange, prefix_successor, validate_row};
+use crate::cell::{Cell, RowResult, TimeRange, compare_keys, prefix_successor, validate_row};
 use crate::error::{Error, Result};
 use crate::memstore::SeekKey;
 use crate::ops::{ColumnSelection, Get, Scan};
@@ -591,7 +591,17 @@ fn skip_column(sources: &mut MergedSources, row: &[u8], qualifier: &[u8]) -> Res
         qualifier: &next,
         ..SeekKey::row_start(row)
     };
-    sources.seek_forward(&start)
+    sources.seek_forward(&start)?;
+    // Every source's seek lands at or past the key; should one fall short,
+    // step instead of re-reading the column (the read must make progress
+    // and must not return a cell twice).
+    while sources
+        .current()
+        .is_some_and(|c| compare_keys(c.tuple(), start.tuple()) == std::cmp::Ordering::Less)
+    {
+        sources.advance()?;
+    }
+    Ok(())
 }
 
 /// An iterator over the rows of a scan. Each item is one row (or, with
