@@ -249,6 +249,24 @@ impl Store {
         result
     }
 
+    /// False when a read of `scope.single_row` certainly finds nothing in
+    /// this version: no memstore holds the row, and every file's key range,
+    /// time range or bloom rules it out. (True for a read of a range.)
+    pub(crate) fn may_hold_row(version: &StoreVersion, scope: &ReadScope<'_>) -> bool {
+        let Some(row) = scope.single_row else {
+            return true;
+        };
+        let memstores =
+            std::iter::once(&version.active).chain(version.frozen.iter().map(|f| &f.memstore));
+        for memstore in memstores {
+            if memstore.holds_row(row) {
+                return true;
+            }
+        }
+        // Stops at the first candidate file.
+        Self::for_each_single_row_candidate(version, scope, |_| Err(())).is_err()
+    }
+
     /// L0 files newest first whatever their range, then the one file per
     /// deeper level whose key range can hold `scope.first_row`.
     fn for_each_overlapping_file<'v>(

@@ -26,7 +26,9 @@ use crate::ops::{
 };
 use crate::options::{FamilyDescriptor, TableDescriptor};
 use crate::region::Region;
-use crate::scan::{FamilyPlan, Scanner, all_family_plans, plan_get, plan_scan, read_row};
+use crate::scan::{
+    FamilyPlan, Scanner, all_family_plans, get_finds_nothing, plan_get, plan_scan, read_row,
+};
 use crate::store::Store;
 use crate::write::{PreparedCell, PreparedFamily, PreparedRow, commit};
 
@@ -563,8 +565,14 @@ impl Table {
     }
 
     fn get_in(&self, state: &TableState, get: &Get, now_ms: i64) -> Result<RowResult> {
-        let mut plan = plan_get(state, get, self.db.mvcc.read_point(), now_ms)?;
         let region = Self::region(state, &get.row)?;
+        if get_finds_nothing(state, region, get)? {
+            return Ok(RowResult {
+                row: get.row.clone(),
+                cells: Vec::new(),
+            });
+        }
+        let mut plan = plan_get(state, get, self.db.mvcc.read_point(), now_ms)?;
         if let Some(row) = read_row(region, &plan)? {
             return Ok(row);
         }
