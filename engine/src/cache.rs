@@ -77,6 +77,9 @@ pub(crate) struct BlockCache {
     misses: AtomicU64,
 }
 
+/// A block larger than this share of the cache's capacity is not cached.
+const LARGEST_BLOCK_SHARE: u64 = 16;
+
 /// Typical decoded block size, to size the cache's tables.
 const TYPICAL_BLOCK_BYTES: u64 = crate::options::DEFAULT_BLOCK_SIZE_BYTES as u64;
 
@@ -114,8 +117,13 @@ impl BlockCache {
         self.cache.peek(&(file, offset))
     }
 
+    /// Caches `block`, unless it would take more than
+    /// 1/[`LARGEST_BLOCK_SHARE`] of the capacity: the caller holds the
+    /// block, so it is pinned on arrival and the cache could not refuse it
+    /// or evict it, however large (one huge cell would empty its shard).
     pub(crate) fn insert(&self, file: u64, offset: u64, block: CachedBlock) {
-        if self.capacity_bytes > 0 {
+        let weight = ByBytes.weight(&(file, offset), &block);
+        if self.capacity_bytes > 0 && weight <= self.capacity_bytes / LARGEST_BLOCK_SHARE {
             self.cache.insert((file, offset), block);
         }
     }
@@ -151,20 +159,24 @@ mod tests {
         Arc::new(DataBlock::decode(builder.finish()).unwrap())
     }
 
-    /// Inserts 500 blocks of 4,000 bytes after `(1, 0)` (thirty times the
-    /// 64 KiB capacity); true when `(1, 0)` is still cached.
+    /// Capacity of the test caches: a 4,000-byte block is well under its
+    /// largest cacheable block.
+    const CAPACITY: u64 = 256 * 1024;
+
+    /// Inserts about 2,000 blocks of 4,000 bytes after `(1, 0)` (thirty
+    /// times the capacity); true when `(1, 0)` is still cached.
     fn survives_flood(cache: &BlockCache) -> bool {
-        for offset in 1..500u64 {
+        for offset in 1..2000u64 {
             cache.insert(3, offset * 4096, CachedBlock::Data(block(4_000)));
         }
         cache.peek(1, 0).is_some()
     }
 
-    /// A 64 KiB cache already full of older blocks (so that a new block
+    /// A cache already full of older blocks (so that a new block
     /// lands where new blocks do in a busy cache: first in line to go).
     fn full_cache() -> BlockCache {
-        let cache = BlockCache::new(64 * 1024);
-        for offset in 0..100u64 {
+        let cache = BlockCache::new(CAPACITY);
+        for offset in 0..400u64 {
             cache.insert(2, offset * 4096, CachedBlock::Data(block(4_000)));
         }
         cache
@@ -183,8 +195,24 @@ mod tests {
         let held = block(4_000);
         cache.insert(1, 0, CachedBlock::Data(held.clone()));
         assert!(survives_flood(&cache), "the held block was evicted");
-        assert!(cache.stats().bytes <= 64 * 1024 + 8 * 1024);
+        assert!(cache.stats().bytes <= CAPACITY + 8 * 1024);
         drop(held);
         assert!(!survives_flood(&cache), "a released block stayed pinned");
+    }
+
+    #[test]
+    fn a_block_too_large_for_its_share_is_not_cached() {
+        let cache = BlockCache::new(CAPACITY);
+        cache.insert(1, 0, CachedBlock::Data(block(4_000)));
+        let huge = block(CAPACITY as usize / 8);
+        cache.insert(1, 4096, CachedBlock::Data(huge.clone()));
+        assert!(
+            cache.peek(1, 4096).is_none(),
+            "a huge held block was cached"
+        );
+        assert!(
+            cache.peek(1, 0).is_some(),
+            "a huge block evicted the others"
+        );
     }
 }
