@@ -274,8 +274,8 @@ pub(crate) fn plan_get(
 }
 
 /// True when `get` certainly finds nothing in `region`: it reads every
-/// family without a filter, and no memstore holds its row while every
-/// file's key range, time range or bloom rules the row out. The get is
+/// family without a filter, every memstore is empty, and every file's key
+/// range, time range or bloom rules the row out. The get is
 /// validated as [`plan_get`] validates it (the same errors). A get of an
 /// absent row then costs neither a plan nor a scanner; a get that may find
 /// something repeats these checks in its scanner, on hot cache lines.
