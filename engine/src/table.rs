@@ -62,8 +62,6 @@ pub(crate) struct TableState {
     /// Regions sorted by start key; the first starts at the empty key and
     /// each ends where the next starts.
     pub(crate) regions: Vec<Arc<Region>>,
-    /// Whether any family expires cells (reads then need the clock).
-    pub(crate) has_ttl: bool,
     /// The plan of every family, sorted by name: what a read of all columns
     /// shares instead of building its own.
     pub(crate) all_families: Arc<[FamilyPlan]>,
@@ -77,15 +75,18 @@ impl TableState {
         family_ids: Vec<u32>,
         regions: Vec<Arc<Region>>,
     ) -> TableState {
-        let has_ttl = descriptor.families().iter().any(|f| f.ttl_ms().is_some());
         let all_families = all_family_plans(&descriptor, &family_ids);
         TableState {
             descriptor,
             family_ids,
             regions,
-            has_ttl,
             all_families,
         }
+    }
+
+    /// Whether any family expires cells (reads then need the clock).
+    pub(crate) fn has_ttl(&self) -> bool {
+        self.all_families.iter().any(|f| f.rules.ttl_ms.is_some())
     }
 
     /// The family named `name`, with its id.
@@ -598,7 +599,7 @@ impl Table {
     /// looks at it, so for a table with no TTL family the clock is not read
     /// (it showed in profiles of gets of absent rows) and 0 stands in.
     fn read_now_ms(&self, state: &TableState) -> i64 {
-        if state.has_ttl { self.db.now_ms() } else { 0 }
+        if state.has_ttl() { self.db.now_ms() } else { 0 }
     }
 
     /// True when the get would return at least one cell.
