@@ -60,6 +60,7 @@ mod scan;
 mod store;
 mod table;
 mod wal;
+mod watermark;
 mod write;
 
 pub use cache::CacheStats;

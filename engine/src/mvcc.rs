@@ -12,9 +12,10 @@
 //! its length is bounded by the number of mutations in flight.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
+
+use crate::watermark::Watermark;
 
 struct Pending {
     /// Sequence of `done[0]`.
@@ -22,14 +23,14 @@ struct Pending {
     /// Whether each sequence from `first` on has completed.
     done: VecDeque<bool>,
     next_sequence: u64,
-    waiters: usize,
 }
 
 /// Hands out sequence numbers and tracks the read point.
 pub(crate) struct Mvcc {
     pending: Mutex<Pending>,
-    read_point: AtomicU64,
-    advanced: Condvar,
+    /// The read point; raised after `pending` is released, so waking the
+    /// writers it covers does not hold up the next `begin` or `complete`.
+    read_point: Watermark,
 }
 
 impl Mvcc {
@@ -40,16 +41,14 @@ impl Mvcc {
                 first: last_sequence + 1,
                 done: VecDeque::new(),
                 next_sequence: last_sequence + 1,
-                waiters: 0,
             }),
-            read_point: AtomicU64::new(last_sequence),
-            advanced: Condvar::new(),
+            read_point: Watermark::new(last_sequence),
         }
     }
 
     /// Every cell with a sequence at most this is visible to new readers.
     pub(crate) fn read_point(&self) -> u64 {
-        self.read_point.load(Ordering::Acquire)
+        self.read_point.get()
     }
 
     /// The highest sequence handed out so far.
@@ -96,25 +95,19 @@ impl Mvcc {
             p.first += 1;
             moved = true;
         }
+        let finished_through = p.first - 1;
+        drop(p);
         if moved {
-            self.read_point.store(p.first - 1, Ordering::Release);
-            if p.waiters > 0 {
-                self.advanced.notify_all();
-            }
+            // Two completions may raise out of order; the watermark keeps the
+            // higher value, and both values were finished prefixes.
+            self.read_point.advance_to(finished_through);
         }
     }
 
     /// Waits until `sequence` is visible.
     pub(crate) fn wait_visible(&self, sequence: u64) {
-        if self.read_point() >= sequence {
-            return;
-        }
-        let mut p = self.pending.lock();
-        p.waiters += 1;
-        while self.read_point() < sequence {
-            self.advanced.wait(&mut p);
-        }
-        p.waiters -= 1;
+        // The read point is never halted: every begun sequence completes.
+        self.read_point.wait_for(sequence);
     }
 }
 

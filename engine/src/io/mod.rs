@@ -233,22 +233,31 @@ impl IoFile {
 
     /// Writes all of `buf` at `offset`.
     pub(crate) fn write_at(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
-        self.write_at_then_sync(offset, buf, None)
+        self.write_at_then_sync(offset, buf, None, &mut || {})
     }
 
     /// Writes all of `buf` at `offset`, then syncs if asked. On io_uring the
     /// write and the sync are linked SQEs submitted together.
+    ///
+    /// `in_flight` is for work that should overlap the I/O: io_uring calls
+    /// it once the write is submitted, the sync back end before writing.
+    /// It may be called again (a short write resubmits) or, when the call
+    /// fails, not at all, so it should be idempotent and its caller should
+    /// finish the work itself afterwards.
     pub(crate) fn write_at_then_sync(
         &self,
         offset: u64,
         buf: &[u8],
         sync: Option<SyncKind>,
+        in_flight: &mut dyn FnMut(),
     ) -> io::Result<()> {
         if self.backend == Backend::Uring
-            && let Some(result) = uring::write_at_then_sync(self.raw_fd(), offset, buf, sync)
+            && let Some(result) =
+                uring::write_at_then_sync(self.raw_fd(), offset, buf, sync, in_flight)
         {
             return result;
         }
+        in_flight();
         sync::write_at(&self.file, offset, buf)?;
         match sync {
             Some(kind) => sync::sync(&self.file, kind),
@@ -328,7 +337,8 @@ mod tests {
             let path = dir.path().join("f");
             let f = io.create_new(&path).unwrap();
             f.write_at(0, b"hello world").unwrap();
-            f.write_at_then_sync(5, b"_", Some(SyncKind::Data)).unwrap();
+            f.write_at_then_sync(5, b"_", Some(SyncKind::Data), &mut || {})
+                .unwrap();
             let mut buf = [0u8; 11];
             f.read_exact_at(0, &mut buf).unwrap();
             assert_eq!(&buf, b"hello_world", "{:?}", io.backend());

@@ -102,6 +102,20 @@ fn retryable(e: &io::Error) -> bool {
 /// Safety: every buffer an entry points at must stay valid and unaliased
 /// until this function returns.
 unsafe fn run(ring: &mut IoUring, entries: &[squeue::Entry]) -> io::Result<Vec<i32>> {
+    // SAFETY: passed on from the caller.
+    unsafe { run_overlapping(ring, entries, &mut || {}) }
+}
+
+/// [`run`], calling `in_flight` once the first entries are submitted and
+/// before waiting for them, so that the caller's work overlaps the I/O.
+///
+/// Safety: as for [`run`].
+unsafe fn run_overlapping(
+    ring: &mut IoUring,
+    entries: &[squeue::Entry],
+    in_flight: &mut dyn FnMut(),
+) -> io::Result<Vec<i32>> {
+    let mut in_flight = Some(in_flight);
     let mut results = vec![0i32; entries.len()];
     for (chunk_index, chunk) in entries.chunks(RING_ENTRIES as usize).enumerate() {
         let base = chunk_index * RING_ENTRIES as usize;
@@ -118,6 +132,14 @@ unsafe fn run(ring: &mut IoUring, entries: &[squeue::Entry]) -> io::Result<Vec<i
         let mut submitted = 0usize;
         let mut completed = 0usize;
         let mut retries = 0u32;
+        if let Some(in_flight) = in_flight.take() {
+            // A failed submit consumed no entry; the loop below submits
+            // them again and handles the error.
+            if let Ok(n) = ring.submit() {
+                submitted += n;
+            }
+            in_flight();
+        }
         while completed < chunk.len() {
             match ring.submit_and_wait(chunk.len() - completed) {
                 Ok(n) => submitted += n,
@@ -272,6 +294,7 @@ pub(super) fn write_at_then_sync(
     offset: u64,
     buf: &[u8],
     sync: Option<SyncKind>,
+    in_flight: &mut dyn FnMut(),
 ) -> Option<io::Result<()>> {
     with_ring(|ring| {
         let mut done = 0usize;
@@ -293,9 +316,9 @@ pub(super) fn write_at_then_sync(
             if let (true, Some(kind)) = (last, sync) {
                 entries.push(fsync_entry(fd, kind));
             }
-            // SAFETY: `buf` is borrowed for the whole call and `run` waits
-            // for every completion.
-            let results = unsafe { run(ring, &entries) }?;
+            // SAFETY: `buf` is borrowed for the whole call and
+            // `run_overlapping` waits for every completion.
+            let results = unsafe { run_overlapping(ring, &entries, in_flight) }?;
             let mut results = results.into_iter();
             if len > 0 {
                 match results.next().unwrap_or(0) {

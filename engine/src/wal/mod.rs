@@ -33,6 +33,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::error::{Error, Result};
 use crate::io::{Io, IoFile, SyncKind, sync_dir};
+use crate::watermark::Watermark;
 use format::{SEGMENT_HEADER_BYTES, segment_header};
 
 /// Bytes the filling group may hold before writers wait for the commit thread.
@@ -133,27 +134,19 @@ struct Shared {
     work: Condvar,
     /// Writers wait here for room in the filling group.
     room: Condvar,
-    /// Writers wait here for their group's sync: group `g`'s waiters on
-    /// `synced[g % 2]`. Only one group is written at a time, so the waiters
-    /// of the group being synced and of the filling one never share a
-    /// condvar, and a sync wakes only the writers it made durable (one
-    /// condvar for all woke every waiter twice per group, and a wake-up
-    /// costs more CPU than a put on a small machine).
-    synced: [Condvar; 2],
+    /// The highest durable group, mirroring `State::synced_group`; writers
+    /// wait on it for their group's sync without the state lock, and a sync
+    /// wakes exactly the writers it made durable, all at once (see
+    /// `watermark.rs` for what the condvar it replaced cost). Halted when
+    /// the commit thread fails or stops.
+    synced: Watermark,
 }
 
 impl Shared {
-    /// Wakes every waiter, whatever it waits for (failure, shutdown).
+    /// Wakes every waiter, whatever it waits for, for good (failure, stop).
     fn wake_everyone(&self) {
         self.room.notify_all();
-        for synced in &self.synced {
-            synced.notify_all();
-        }
-    }
-
-    /// The condvar the waiters of group `group` wait on.
-    fn synced_of(&self, group: u64) -> &Condvar {
-        &self.synced[(group % 2) as usize]
+        self.synced.halt();
     }
 }
 
@@ -208,7 +201,7 @@ impl Wal {
             }),
             work: Condvar::new(),
             room: Condvar::new(),
-            synced: [Condvar::new(), Condvar::new()],
+            synced: Watermark::new(0),
         });
         let thread_shared = shared.clone();
         let thread = std::thread::Builder::new()
@@ -270,21 +263,20 @@ impl Wal {
 
     /// Waits until the group of `ticket` is durable.
     pub(crate) fn wait(&self, ticket: Ticket) -> Result<()> {
-        let shared = &*self.shared;
-        let mut state = shared.state.lock();
-        loop {
-            if state.synced_group >= ticket.0 {
-                return Ok(());
-            }
-            if let Some(reason) = &state.failed {
-                return Err(Error::WalFailed {
-                    reason: reason.clone(),
-                });
-            }
-            if state.stopped {
-                return Err(Error::Closed);
-            }
-            shared.synced_of(ticket.0).wait(&mut state);
+        if self.shared.synced.wait_for(ticket.0) {
+            return Ok(());
+        }
+        // Halted: the commit thread failed or stopped (it records which
+        // before it halts the watermark).
+        let state = self.shared.state.lock();
+        if state.synced_group >= ticket.0 {
+            return Ok(());
+        }
+        match &state.failed {
+            Some(reason) => Err(Error::WalFailed {
+                reason: reason.clone(),
+            }),
+            None => Err(Error::Closed),
         }
     }
 
@@ -458,7 +450,7 @@ impl Segment {
         let context = |what: &str| format!("{what} WAL segment {}", path.display());
         file.preallocate(allocated)
             .map_err(|e| Error::io(context("preallocating"), e))?;
-        file.write_at_then_sync(0, &segment_header(id), Some(SyncKind::Data))
+        file.write_at_then_sync(0, &segment_header(id), Some(SyncKind::Data), &mut || {})
             .map_err(|e| Error::io(context("writing the header of"), e))?;
         sync_dir(dir)?;
         Ok(Segment {
@@ -533,6 +525,11 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
     let mut spare = Vec::new();
     // When the oldest unsynced async write happened, if any.
     let mut unsynced_since: Option<Instant> = None;
+    // A durable group whose writers are not woken yet. They are woken with
+    // the state lock released, while the next group's I/O is in flight or
+    // before the thread goes idle, so that waking them holds up neither
+    // the writers filling the next group nor the disk.
+    let mut wake_through: Option<u64> = None;
     // Held except while writing and syncing: after a sync the thread takes
     // the next group before it lets go of the lock, instead of queueing for
     // it behind every writer the sync just woke (on a small machine that
@@ -552,6 +549,10 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
                     || (state.shutdown && !state.filling.is_empty());
                 if write_due || sync_due {
                     break;
+                }
+                if let Some(group) = wake_through.take() {
+                    MutexGuard::unlocked(&mut state, || shared.synced.advance_to(group));
+                    continue;
                 }
                 if state.shutdown {
                     drop(state);
@@ -606,11 +607,20 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
         });
         let started = Instant::now();
         let outcome = MutexGuard::unlocked(&mut state, || {
-            write_group(shared, &mut segment, &group, sync)
+            let waking = wake_through.take();
+            let mut wake = || {
+                if let Some(durable) = waking {
+                    shared.synced.advance_to(durable);
+                }
+            };
+            let outcome = write_group(shared, &mut segment, &group, sync, &mut wake);
+            // Done already unless the write failed before its submission;
+            // waking twice is harmless.
+            wake();
+            outcome
         });
         let elapsed_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
 
-        let synced_before = state.synced_group;
         match outcome {
             Ok(segments_started) => {
                 let push_segment = |state: &mut State| {
@@ -648,11 +658,10 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
             }
         }
         let failed = state.failed.is_some();
-        if failed || state.synced_group > synced_before + 1 {
-            // Failure, or a sync that covered groups before this one too.
+        if failed {
             shared.wake_everyone();
-        } else if state.synced_group > synced_before {
-            shared.synced_of(state.synced_group).notify_all();
+        } else if state.synced_group > shared.synced.get() {
+            wake_through = Some(state.synced_group);
         }
         spare = group.bytes;
         spare.clear();
@@ -673,11 +682,14 @@ struct SegmentsStarted {
 
 /// Writes one group (and syncs it when asked); says which new segments it
 /// started.
+/// `in_flight` runs while the group's I/O is in flight (see
+/// [`IoFile::write_at_then_sync`]).
 fn write_group(
     shared: &Shared,
     segment: &mut Segment,
     group: &Group,
     sync: Option<SyncKind>,
+    in_flight: &mut dyn FnMut(),
 ) -> Result<SegmentsStarted> {
     let len = group.bytes.len() as u64;
     let mut started = SegmentsStarted::default();
@@ -690,13 +702,14 @@ fn write_group(
         segment.allocate_through(segment.write_offset + len)?;
         segment
             .file
-            .write_at_then_sync(segment.write_offset, &group.bytes, sync)
+            .write_at_then_sync(segment.write_offset, &group.bytes, sync, in_flight)
             .map_err(|e| Error::io(format!("writing {}", segment.file.path().display()), e))?;
         segment.write_offset += len;
         segment.unsynced = sync.is_none();
     } else if let Some(kind) = sync
         && segment.unsynced
     {
+        in_flight();
         segment
             .file
             .sync(kind)
@@ -772,6 +785,42 @@ mod tests {
                 wal.append(&frame(b"c"), 1, 3, None),
                 Err(Error::Closed)
             ));
+        }
+    }
+
+    #[test]
+    fn a_failure_fails_the_parked_writers_and_keeps_earlier_syncs_good() {
+        for backend in [Backend::Sync, Backend::Uring] {
+            let root = tempfile::tempdir().unwrap();
+            let dir = root.path().join("wal");
+            std::fs::create_dir(&dir).unwrap();
+            let io = Io::with_backend(backend);
+            let wal = Wal::start(&dir, io, 64 * 1024, 20, 1, Vec::new()).unwrap();
+            let big = frame(&vec![7u8; 40 * 1024]);
+            let durable = wal.append(&big, 1, 1, Some(SyncKind::Data)).unwrap();
+            wal.wait(durable).unwrap();
+            // The next group does not fit the segment, and starting the next
+            // segment fails without its directory.
+            std::fs::remove_dir_all(&dir).unwrap();
+            let results: Vec<Result<()>> = std::thread::scope(|scope| {
+                let writers: Vec<_> = (2..6)
+                    .map(|sequence| {
+                        let (wal, big) = (&wal, &big);
+                        scope.spawn(move || {
+                            let ticket = wal.append(big, 1, sequence, Some(SyncKind::Data))?;
+                            wal.wait(ticket)
+                        })
+                    })
+                    .collect();
+                writers.into_iter().map(|w| w.join().unwrap()).collect()
+            });
+            for result in results {
+                assert!(
+                    matches!(result, Err(Error::WalFailed { .. })),
+                    "{backend:?}: {result:?}"
+                );
+            }
+            assert!(wal.wait(durable).is_ok(), "a group synced before stays durable");
         }
     }
 
