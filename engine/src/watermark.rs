@@ -188,18 +188,19 @@ mod tests {
     #[test]
     fn many_raisers_and_waiters_never_lose_a_wake_up() {
         // Raisers advance in small steps while waiters chase them; a lost
-        // wake-up would hang this test.
+        // wake-up leaves a waiter parked, which the timeout reports.
         let mark = Arc::new(Watermark::new(0));
-        let waiters: Vec<_> = (0..4)
-            .map(|w| {
-                let mark = mark.clone();
-                std::thread::spawn(move || {
-                    for target in (w..2_000).step_by(4) {
-                        assert!(mark.wait_for(target));
-                    }
-                })
-            })
-            .collect();
+        let (done, finished) = std::sync::mpsc::channel();
+        for w in 0..4 {
+            let mark = mark.clone();
+            let done = done.clone();
+            std::thread::spawn(move || {
+                for target in (w..2_000).step_by(4) {
+                    assert!(mark.wait_for(target));
+                }
+                done.send(()).unwrap();
+            });
+        }
         let raisers: Vec<_> = (0..2)
             .map(|r| {
                 let mark = mark.clone();
@@ -217,8 +218,10 @@ mod tests {
             raiser.join().unwrap();
         }
         mark.advance_to(2_000);
-        for waiter in waiters {
-            waiter.join().unwrap();
+        for _ in 0..4 {
+            finished
+                .recv_timeout(Duration::from_secs(60))
+                .expect("a waiter never woke: a lost wake-up");
         }
     }
 }

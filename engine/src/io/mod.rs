@@ -243,7 +243,8 @@ impl IoFile {
     /// it once the write is submitted, the sync back end before writing.
     /// It may be called again (a short write resubmits) or, when the call
     /// fails, not at all, so it should be idempotent and its caller should
-    /// finish the work itself afterwards.
+    /// finish the work itself afterwards. It must not panic: the kernel may
+    /// be reading `buf` while it runs.
     pub(crate) fn write_at_then_sync(
         &self,
         offset: u64,

@@ -103,19 +103,21 @@ fn retryable(e: &io::Error) -> bool {
 /// until this function returns.
 unsafe fn run(ring: &mut IoUring, entries: &[squeue::Entry]) -> io::Result<Vec<i32>> {
     // SAFETY: passed on from the caller.
-    unsafe { run_overlapping(ring, entries, &mut || {}) }
+    unsafe { run_overlapping(ring, entries, None) }
 }
 
-/// [`run`], calling `in_flight` once the first entries are submitted and
-/// before waiting for them, so that the caller's work overlaps the I/O.
+/// [`run`], calling `in_flight` (if any) once the first entries are
+/// submitted and before waiting for them, so that the caller's work
+/// overlaps the I/O. Without it, submitting and waiting stay one
+/// `io_uring_enter`.
 ///
-/// Safety: as for [`run`].
+/// Safety: as for [`run`], and `in_flight` must not unwind: the kernel
+/// still reads the buffers while it runs.
 unsafe fn run_overlapping(
     ring: &mut IoUring,
     entries: &[squeue::Entry],
-    in_flight: &mut dyn FnMut(),
+    mut in_flight: Option<&mut dyn FnMut()>,
 ) -> io::Result<Vec<i32>> {
-    let mut in_flight = Some(in_flight);
     let mut results = vec![0i32; entries.len()];
     for (chunk_index, chunk) in entries.chunks(RING_ENTRIES as usize).enumerate() {
         let base = chunk_index * RING_ENTRIES as usize;
@@ -317,8 +319,9 @@ pub(super) fn write_at_then_sync(
                 entries.push(fsync_entry(fd, kind));
             }
             // SAFETY: `buf` is borrowed for the whole call and
-            // `run_overlapping` waits for every completion.
-            let results = unsafe { run_overlapping(ring, &entries, in_flight) }?;
+            // `run_overlapping` waits for every completion; the caller's
+            // `in_flight` does not unwind (see `IoFile::write_at_then_sync`).
+            let results = unsafe { run_overlapping(ring, &entries, Some(&mut *in_flight)) }?;
             let mut results = results.into_iter();
             if len > 0 {
                 match results.next().unwrap_or(0) {

@@ -285,8 +285,10 @@ impl Wal {
         let ticket = {
             let mut state = self.shared.state.lock();
             if state.filling.is_empty() {
-                // Force a sync even with no new frames, if anything is unsynced.
-                if state.synced_group >= state.written_group && state.filling_frames == 0 {
+                // Force a sync even with no new frames, if anything is
+                // unsynced: every group taken so far (the last one may still
+                // be in flight, not yet counted as written) must be synced.
+                if state.synced_group + 1 >= state.filling_group && state.filling_frames == 0 {
                     return match &state.failed {
                         Some(reason) => Err(Error::WalFailed {
                             reason: reason.clone(),
@@ -694,7 +696,13 @@ fn write_group(
     let len = group.bytes.len() as u64;
     let mut started = SegmentsStarted::default();
     let header = SEGMENT_HEADER_BYTES as u64;
-    if len > 0 && segment.write_offset + len > segment.capacity && segment.write_offset > header {
+    let switching = len > 0 && segment.write_offset + len > segment.capacity;
+    if switching || segment.write_offset + len > segment.allocated || group.roll {
+        // Segment work (syncs, fallocate) comes before the group's own I/O:
+        // the durable writers should not wait through it.
+        in_flight();
+    }
+    if switching && segment.write_offset > header {
         start_next_segment(shared, segment, len)?;
         started.before = true;
     }
@@ -820,7 +828,10 @@ mod tests {
                     "{backend:?}: {result:?}"
                 );
             }
-            assert!(wal.wait(durable).is_ok(), "a group synced before stays durable");
+            assert!(
+                wal.wait(durable).is_ok(),
+                "a group synced before stays durable"
+            );
         }
     }
 
