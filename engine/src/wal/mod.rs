@@ -810,19 +810,26 @@ mod tests {
             // The next group does not fit the segment, and starting the next
             // segment fails without its directory.
             std::fs::remove_dir_all(&dir).unwrap();
-            let results: Vec<Result<()>> = std::thread::scope(|scope| {
+            // Each writer reports whether its append was taken and what its
+            // wait (if it got that far) returned.
+            let results: Vec<(bool, Result<()>)> = std::thread::scope(|scope| {
                 let writers: Vec<_> = (2..6)
                     .map(|sequence| {
                         let (wal, big) = (&wal, &big);
                         scope.spawn(move || {
-                            let ticket = wal.append(big, 1, sequence, Some(SyncKind::Data))?;
-                            wal.wait(ticket)
+                            match wal.append(big, 1, sequence, Some(SyncKind::Data)) {
+                                Ok(ticket) => (true, wal.wait(ticket)),
+                                Err(e) => (false, Err(e)),
+                            }
                         })
                     })
                     .collect();
                 writers.into_iter().map(|w| w.join().unwrap()).collect()
             });
-            for result in results {
+            // The first append always lands (nothing has failed yet), so at
+            // least one writer waits on a group that fails.
+            assert!(results.iter().any(|(appended, _)| *appended), "{backend:?}");
+            for (_, result) in results {
                 assert!(
                     matches!(result, Err(Error::WalFailed { .. })),
                     "{backend:?}: {result:?}"
