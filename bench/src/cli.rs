@@ -122,7 +122,8 @@ pub struct Cli {
     pub no_progress: bool,
 
     /// Cold reads: before every timed operation (for multiget, every batch
-    /// of 64 keys; for full-table filter scans, every pass) evict the OS
+    /// of 64 keys; for full-table filter scans, every pass; for scan, once
+    /// per thread before its scan) evict the OS
     /// page cache of every file under the engine's database directory
     /// (posix_fadvise DONTNEED, no root needed), so reads that miss the
     /// engine's block cache go to the device. Eviction is in no latency and

@@ -27,11 +27,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::error::{BenchError, Result};
+use crate::measure::MAX_DIRECTORY_DEPTH;
 use crate::report::EvictionReport;
-
-/// Deepest directory nesting the evictor follows (engines use one or two
-/// levels: strata `data/` and `wal/`, fjall its keyspace folders).
-const MAX_DIRECTORY_DEPTH: usize = 16;
 
 /// A directory modified less than this before a listing may be modified
 /// again within the same file-system timestamp tick (coarse clocks tick
@@ -50,8 +47,8 @@ struct DirStamp {
     path: PathBuf,
     dev: u64,
     ino: u64,
-    mtime_sec: i64,
-    mtime_nsec: i64,
+    /// `None` where the file system keeps no modification time.
+    modified: Option<SystemTime>,
 }
 
 impl DirStamp {
@@ -60,24 +57,15 @@ impl DirStamp {
             path: path.to_path_buf(),
             dev: metadata.dev(),
             ino: metadata.ino(),
-            mtime_sec: metadata.mtime(),
-            mtime_nsec: metadata.mtime_nsec(),
+            modified: metadata.modified().ok(),
         }
-    }
-
-    /// The modification time; `None` before the epoch (never for a
-    /// directory an engine just wrote).
-    fn modified(&self) -> Option<SystemTime> {
-        let secs = u64::try_from(self.mtime_sec).ok()?;
-        let nanos = u32::try_from(self.mtime_nsec).ok()?;
-        SystemTime::UNIX_EPOCH.checked_add(Duration::new(secs, nanos))
     }
 
     /// True when the directory was modified within `window` before `now`
     /// (or after it: clocks disagree), so its timestamp cannot vouch for
     /// what happens next.
     fn is_racy(&self, now: SystemTime, window: Duration) -> bool {
-        match self.modified().map(|modified| now.duration_since(modified)) {
+        match self.modified.map(|modified| now.duration_since(modified)) {
             None => false,
             Some(Ok(age)) => age < window,
             Some(Err(_)) => true,

@@ -68,10 +68,7 @@ fn run(cli: &Cli) -> strata_bench::Result<()> {
         },
     );
     let results = runner::run_all(&config, |r| {
-        let engine = match (&r.io_backend, r.engine.as_str()) {
-            (Some(io), "strata") => format!("strata/{io}"),
-            _ => r.engine.clone(),
-        };
+        let engine = report::engine_label(r, true);
         eprintln!(
             "  {:<18} {:<12} run {}: {:>12.0} ops/s{}",
             r.workload,

@@ -119,8 +119,10 @@ pub struct DiskUsage {
     pub apparent_bytes: u64,
 }
 
-/// Deepest directory nesting `disk_usage` follows.
-const MAX_DIRECTORY_DEPTH: usize = 16;
+/// Deepest directory nesting the harness follows when it walks a database
+/// directory (`disk_usage`, the cold-read evictor); engines use one or two
+/// levels: strata `data/` and `wal/`, fjall its keyspace folders.
+pub(crate) const MAX_DIRECTORY_DEPTH: usize = 16;
 
 /// Measures the space `dir` takes.
 pub fn disk_usage(dir: &Path) -> Result<DiskUsage> {

@@ -199,7 +199,7 @@ impl Group<'_> {
 
 /// strata's name in the table: `strata/uring` and `strata/sync` when the
 /// results hold more than one back end for it, `strata` otherwise.
-fn engine_label(r: &RunResult, compares_io: bool) -> String {
+pub fn engine_label(r: &RunResult, compares_io: bool) -> String {
     match (&r.io_backend, compares_io && r.engine == "strata") {
         (Some(io), true) => format!("{}/{io}", r.engine),
         _ => r.engine.clone(),
@@ -426,7 +426,8 @@ pub fn render_table(results: &[RunResult]) -> String {
         let caches: Vec<String> = caches.iter().map(|&c| mib(c as f64)).collect();
         let _ = writeln!(
             out,
-            "\n[cold]: before every timed operation (multiget: every batch) the page cache of \
+            "\n[cold]: before every timed operation (multiget: every batch; scan: once, before \
+             the scan) the page cache of \
              every file of the database directory was evicted (posix_fadvise DONTNEED); the \
              evictions are in no latency and not in ops/s; block cache {} MiB (medians):",
             caches.join(", ")

@@ -422,18 +422,6 @@ impl OpClock {
     }
 }
 
-/// Cold reads, for operations timed by their own clock (whole scans and
-/// full-table filter passes): evicts the page cache and adds the time it
-/// took to `outcome.untimed`.
-fn evict_untimed(ctx: &PhaseContext<'_>, outcome: &mut ThreadOutcome) -> Result<()> {
-    if let Some(evictor) = ctx.evictor {
-        let started = Instant::now();
-        evictor.lock().evict()?;
-        outcome.untimed += started.elapsed();
-    }
-    Ok(())
-}
-
 /// Marks a reader finished even when it fails, so the writer of
 /// `readwhilewriting` never waits forever.
 struct ReaderDone<'a>(&'a AtomicUsize);
@@ -564,7 +552,8 @@ pub fn run_thread(ctx: &PhaseContext<'_>, thread: usize) -> Result<ThreadOutcome
                 ctx.workload.record_key(ctx.shape, range.end, &mut end);
                 end
             });
-            evict_untimed(ctx, &mut out)?;
+            // Timed by its own clock: a fresh one takes the eviction untimed.
+            OpClock::start().evict(ctx, &mut out)?;
             let count = engine.scan(&key, end.as_deref(), u64::MAX)?;
             if count.entries != expected {
                 return Err(BenchError::Check(format!(
@@ -605,7 +594,8 @@ pub fn run_thread(ctx: &PhaseContext<'_>, thread: usize) -> Result<ThreadOutcome
                     let (query, score) = pages::value_query(&mut rng);
                     (query, census.with_score(score))
                 };
-                evict_untimed(ctx, &mut out)?;
+                // Timed by its own clock: a fresh one takes the eviction untimed.
+                OpClock::start().evict(ctx, &mut out)?;
                 let started = Instant::now();
                 let count = engine.filter_scan(&query)?;
                 out.latencies.record(started.elapsed());
