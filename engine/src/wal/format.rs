@@ -69,14 +69,27 @@ pub(crate) fn parse_segment_header(bytes: &[u8]) -> Result<u64, DecodeError> {
     parse_file_header(bytes, SEGMENT_MAGIC)
 }
 
+/// The checksum a frame's header stores: xxh3 of the length field, then
+/// the payload.
+fn frame_checksum(len_bytes: [u8; 4], payload: &[u8]) -> u64 {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    hasher.update(&len_bytes);
+    hasher.update(payload);
+    hasher.digest()
+}
+
+/// The header of a frame holding `payload`: its length, then its checksum.
+fn frame_header(payload: &[u8]) -> [u8; FRAME_HEADER_BYTES] {
+    let len_bytes = (payload.len() as u32).to_le_bytes();
+    let mut header = [0u8; FRAME_HEADER_BYTES];
+    header[..4].copy_from_slice(&len_bytes);
+    header[4..].copy_from_slice(&frame_checksum(len_bytes, payload).to_le_bytes());
+    header
+}
+
 /// Appends one frame holding `payload` to `out`.
 pub(crate) fn append_frame(out: &mut Vec<u8>, payload: &[u8]) {
-    let len = (payload.len() as u32).to_le_bytes();
-    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-    hasher.update(&len);
-    hasher.update(payload);
-    out.extend_from_slice(&len);
-    out.put_u64(hasher.digest());
+    out.extend_from_slice(&frame_header(payload));
     out.extend_from_slice(payload);
 }
 
@@ -100,12 +113,7 @@ pub(crate) fn finish_frame(out: &mut [u8], start: usize) {
     else {
         return;
     };
-    let len = (payload.len() as u32).to_le_bytes();
-    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-    hasher.update(&len);
-    hasher.update(payload);
-    header[..4].copy_from_slice(&len);
-    header[4..].copy_from_slice(&hasher.digest().to_le_bytes());
+    header.copy_from_slice(&frame_header(payload));
 }
 
 /// What sits at an offset of a segment.
@@ -135,10 +143,7 @@ pub(crate) fn frame_at(bytes: &[u8]) -> FrameAt<'_> {
     };
     let mut stored = [0u8; 8];
     stored.copy_from_slice(&header[4..12]);
-    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-    hasher.update(&len_bytes);
-    hasher.update(payload);
-    if hasher.digest() != u64::from_le_bytes(stored) {
+    if frame_checksum(len_bytes, payload) != u64::from_le_bytes(stored) {
         return FrameAt::Invalid;
     }
     FrameAt::Valid {
