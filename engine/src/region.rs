@@ -95,21 +95,22 @@ impl Region {
 
     /// The store of `family_id`.
     pub(crate) fn store(&self, family_id: u32) -> Option<Arc<Store>> {
-        self.stores
-            .read()
-            .iter()
-            .find(|s| s.family_id() == family_id)
-            .cloned()
+        self.with_store(family_id, Arc::clone)
     }
 
     /// The current version of the store of `family_id` (without cloning the
     /// store's handle: one read per get).
     pub(crate) fn store_version(&self, family_id: u32) -> Option<Arc<StoreVersion>> {
+        self.with_store(family_id, |s| s.version())
+    }
+
+    /// `f` applied to the store of `family_id`, under the stores' read lock.
+    fn with_store<R>(&self, family_id: u32, f: impl FnOnce(&Arc<Store>) -> R) -> Option<R> {
         self.stores
             .read()
             .iter()
             .find(|s| s.family_id() == family_id)
-            .map(|s| s.version())
+            .map(f)
     }
 
     /// Every store, sorted by family name.

@@ -215,7 +215,7 @@ impl Store {
         meta.overlaps(scope.first_row, scope.last_row)
             && meta.max_timestamp >= scope.min_timestamp
             && match (scope.single_row, scope.single_column) {
-                (Some(row), Some(q)) => file.may_contain_column(row, q),
+                (Some(row), Some(q)) => file.may_contain_column(row, scope.single_row_hash, q),
                 (Some(row), None) => file.may_contain_hashed_row(row, scope.single_row_hash),
                 _ => true,
             }
@@ -231,22 +231,29 @@ impl Store {
         scope: &ReadScope<'_>,
         mut visit: impl FnMut(&'v Arc<HFileReader>) -> Result<(), E>,
     ) -> Result<(), E> {
+        let l0 = version.levels.first().map_or(&[][..], Vec::as_slice);
+        let deeper = Self::deeper_level_candidates(version, scope);
         // Each file's bloom probe is a likely cache miss, and the probes
         // run one after another: start loading all their lines first so
         // they wait for memory once. (A file the prefetch names but the
         // range or time test then rules out costs one wasted line fill.)
-        if scope.single_column.is_none() {
-            Self::for_each_overlapping_file(version, scope, |file| {
-                file.prefetch_row_bloom(scope.single_row_hash);
-            });
+        for file in l0 {
+            file.prefetch_row_bloom(scope.single_row_hash);
         }
-        let mut result = Ok(());
-        Self::for_each_overlapping_file(version, scope, |file| {
-            if result.is_ok() && Self::wanted(file, scope) {
-                result = visit(file);
+        for file in deeper.iter().flatten() {
+            file.prefetch_row_bloom(scope.single_row_hash);
+        }
+        for file in l0 {
+            if Self::wanted(file, scope) {
+                visit(file)?;
             }
-        });
-        result
+        }
+        for file in deeper.into_iter().flatten() {
+            if Self::wanted(file, scope) {
+                visit(file)?;
+            }
+        }
+        Ok(())
     }
 
     /// False when a read of `scope.single_row` certainly finds nothing in
@@ -267,34 +274,29 @@ impl Store {
         Self::for_each_single_row_candidate(version, scope, |_| Err(())).is_err()
     }
 
-    /// L0 files newest first whatever their range, then the one file per
-    /// deeper level whose key range can hold `scope.first_row`.
-    fn for_each_overlapping_file<'v>(
+    /// The one file per level below L0 whose key range can hold
+    /// `scope.first_row` (and overlaps the scope), by level. Each level is
+    /// searched once, however often the caller goes over the files.
+    fn deeper_level_candidates<'v>(
         version: &'v StoreVersion,
         scope: &ReadScope<'_>,
-        mut visit: impl FnMut(&'v Arc<HFileReader>),
-    ) {
-        let mut levels = version.levels.iter();
-        if let Some(l0) = levels.next() {
-            for file in l0 {
-                visit(file);
-            }
-        }
-        for level_files in levels {
-            if level_files.is_empty() {
-                continue;
-            }
+    ) -> [Option<&'v Arc<HFileReader>>; LEVELS - 1] {
+        debug_assert!(
+            version.levels.len() <= LEVELS,
+            "a store has {LEVELS} levels"
+        );
+        let mut candidates = [None; LEVELS - 1];
+        for (slot, level_files) in candidates.iter_mut().zip(version.levels.iter().skip(1)) {
             // Sorted and disjoint: the first file ending at or after the
             // first row is the only one that can hold it.
             let first = scope.first_row.map_or(0, |lo| {
                 level_files.partition_point(|f| f.meta().last_row.as_slice() < lo)
             });
-            if let Some(file) = level_files.get(first)
-                && file.meta().overlaps(scope.first_row, scope.last_row)
-            {
-                visit(file);
-            }
+            *slot = level_files
+                .get(first)
+                .filter(|file| file.meta().overlaps(scope.first_row, scope.last_row));
         }
+        candidates
     }
 
     /// The sources a read merges: memstores, then L0 files newest first,

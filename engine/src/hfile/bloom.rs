@@ -72,21 +72,25 @@ pub(crate) fn build(hashes: &[u64], bits_per_key: u32) -> Vec<u8> {
 /// that the probes of several files wait for memory together.
 #[inline]
 pub(crate) fn prefetch(filter: &[u8], hash: u64) {
-    let blocks = filter.len() / BLOCK_BYTES;
-    if blocks > 0 {
-        let base = block_index(hash, blocks) * BLOCK_BYTES;
+    if let Some(base) = block_base(filter, hash) {
         crate::prefetch::line(filter.as_ptr().wrapping_add(base));
     }
+}
+
+/// Offset of the block `hash` maps to; `None` for a filter that is not a
+/// whole, non-zero number of blocks.
+fn block_base(filter: &[u8], hash: u64) -> Option<usize> {
+    let blocks = filter.len() / BLOCK_BYTES;
+    (blocks > 0 && filter.len().is_multiple_of(BLOCK_BYTES))
+        .then(|| block_index(hash, blocks) * BLOCK_BYTES)
 }
 
 /// True when `hash` may be in the filter; false means certainly absent.
 /// A filter whose length is not a whole number of blocks answers "may".
 pub(crate) fn may_contain(filter: &[u8], hash: u64) -> bool {
-    let blocks = filter.len() / BLOCK_BYTES;
-    if blocks == 0 || !filter.len().is_multiple_of(BLOCK_BYTES) {
+    let Some(base) = block_base(filter, hash) else {
         return true;
-    }
-    let base = block_index(hash, blocks) * BLOCK_BYTES;
+    };
     let Some(block) = filter.get(base..base + BLOCK_BYTES) else {
         return true;
     };

@@ -479,7 +479,7 @@ impl DataBlock {
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             let c = self.cell(Position { row: r, cell: mid });
-            if compare_keys(c.tuple(), key_tuple(key)) == Ordering::Less {
+            if compare_keys(c.tuple(), key.tuple()) == Ordering::Less {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -503,16 +503,6 @@ impl DataBlock {
             None => self.last(),
         }
     }
-}
-
-fn key_tuple<'a>(key: &SeekKey<'a>) -> (&'a [u8], &'a [u8], i64, CellKind, u64) {
-    (
-        key.row,
-        key.qualifier,
-        key.timestamp,
-        key.kind,
-        key.sequence,
-    )
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 
+use super::bloom::row_hash;
 use super::reader::{FileCursor, HFileReader};
 use super::writer::{HFileWriter, WriterOptions};
 use crate::cache::BlockCache;
@@ -212,7 +213,7 @@ proptest! {
         prop_assert_eq!(cursor.current(), cells.last().map(r));
         // The bloom never denies a present row.
         for c in &cells {
-            prop_assert!(reader.may_contain_row(&c.0));
+            prop_assert!(reader.may_contain_hashed_row(&c.0, row_hash(&c.0)));
         }
         prop_assert!(reader.verify().is_empty());
     }
@@ -251,9 +252,12 @@ fn large_files_get_a_two_level_index() {
             );
         }
     }
-    assert!(reader.may_contain_column(b"row00000042", b"q"));
+    assert!(reader.may_contain_column(b"row00000042", row_hash(b"row00000042"), b"q"));
     let absent = (0..1000)
-        .filter(|i| reader.may_contain_column(format!("row{i:08}").as_bytes(), b"zz"))
+        .filter(|i| {
+            let row = format!("row{i:08}");
+            reader.may_contain_column(row.as_bytes(), row_hash(row.as_bytes()), b"zz")
+        })
         .count();
     assert!(
         absent < 60,

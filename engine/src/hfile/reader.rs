@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::block::{BlockHandle, unframe_block};
-use super::bloom::{self, cell_hash, row_hash};
+use super::bloom::{self, cell_hash};
 use super::data_block::{DataBlock, Position};
 use super::index::IndexBlock;
 use super::{FileInfo, FileMeta, TRAILER_BYTES, Trailer, decode_meta};
@@ -338,7 +338,7 @@ impl HFileReader {
         Ok(block)
     }
 
-    /// True when the cached copy of block `ordinal` is present.
+    /// The cached copy of the block at `handle`, if the cache holds it.
     pub(crate) fn cached_block(&self, handle: BlockHandle) -> Option<CachedBlock> {
         if !self.cache_data_blocks {
             return None;
@@ -346,14 +346,9 @@ impl HFileReader {
         self.cache.peek(self.meta.id, handle.offset)
     }
 
-    /// False when the bloom proves `row` absent.
-    pub(crate) fn may_contain_row(&self, row: &[u8]) -> bool {
-        self.may_contain_hashed_row(row, row_hash(row))
-    }
-
-    /// [`HFileReader::may_contain_row`] with the row's hash already worked
-    /// out (`hash` must be `bloom::row_hash(row)`): one hash serves every
-    /// file a get probes.
+    /// False when the bloom proves `row` absent. `hash` must be
+    /// `bloom::row_hash(row)`: worked out once, it serves every file a get
+    /// probes.
     pub(crate) fn may_contain_hashed_row(&self, row: &[u8], hash: u64) -> bool {
         match (&self.bloom, self.info.bloom) {
             (Some(filter), BloomType::Row) => bloom::may_contain(filter, hash),
@@ -370,14 +365,15 @@ impl HFileReader {
     }
 
     /// False when the bloom proves that `row` has no cell in `qualifier` and
-    /// no family marker (which lives in the empty qualifier).
-    pub(crate) fn may_contain_column(&self, row: &[u8], qualifier: &[u8]) -> bool {
+    /// no family marker (which lives in the empty qualifier). `row_hash`
+    /// must be `bloom::row_hash(row)`; a ROW bloom answers with it.
+    pub(crate) fn may_contain_column(&self, row: &[u8], row_hash: u64, qualifier: &[u8]) -> bool {
         match (&self.bloom, self.info.bloom) {
             (Some(filter), BloomType::RowCol) => {
                 bloom::may_contain(filter, cell_hash(row, qualifier))
                     || bloom::may_contain(filter, cell_hash(row, b""))
             }
-            _ => self.may_contain_row(row),
+            _ => self.may_contain_hashed_row(row, row_hash),
         }
     }
 

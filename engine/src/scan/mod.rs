@@ -568,8 +568,6 @@ impl RegionScanner {
     /// after the row.
     fn collect_row(&mut self, plan: &ScanPlan, row: &[u8]) -> Result<Vec<Cell>> {
         let mut cells = Vec::new();
-        // The qualifier of a column being skipped (reused across columns).
-        let mut skipped_column = Vec::new();
         for store in &mut self.stores {
             let Some(family) = plan.families.get(store.family) else {
                 continue;
@@ -586,9 +584,7 @@ impl RegionScanner {
                 }
                 resolver.push(&cell, &mut cells);
                 if resolver.column_done(store.sources.may_hold_family_markers()) {
-                    skipped_column.clear();
-                    skipped_column.extend_from_slice(cell.qualifier);
-                    skip_column(&mut store.sources, row, &skipped_column)?;
+                    skip_column(&mut store.sources, row, resolver.column_qualifier())?;
                 } else {
                     store.sources.advance()?;
                 }

@@ -140,6 +140,11 @@ impl<'a> Resolver<'a> {
     }
 
     /// Feeds the next cell of the row and family (in store order, already
+    /// The qualifier of the column the last pushed cell belongs to.
+    pub(crate) fn column_qualifier(&self) -> &[u8] {
+        &self.column.qualifier
+    }
+
     /// limited to the read point); appends what the read returns to `out`.
     pub(crate) fn push(&mut self, cell: &CellRef<'_>, out: &mut Vec<Cell>) {
         if !self.column.started || self.column.qualifier != cell.qualifier {
