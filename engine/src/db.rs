@@ -41,6 +41,7 @@ use crate::options::{DbOptions, TableDescriptor, validate_table_name};
 use crate::region::Region;
 use crate::store::{LEVELS, Store};
 use crate::table::{Table, TableInner, TableState};
+use crate::wal::replay::{ReplayMode, ReplaySummary, replay};
 use crate::wal::{Wal, WalStats};
 
 /// Name of the WAL directory inside the database directory.
@@ -94,6 +95,16 @@ pub struct RecoveryReport {
     pub torn_tail: Option<(PathBuf, u64)>,
     /// Files deleted because no manifest entry referenced them.
     pub orphan_files_deleted: u64,
+    /// An edit appended to the manifest after its last commit that did not
+    /// read back whole: a crash cut its append short, and nothing acted on
+    /// it. The manifest file and the edit's offset.
+    pub manifest_torn_tail: Option<(PathBuf, u64)>,
+    /// With [`crate::WalRecovery::PointInTime`]: the damaged WAL segment and
+    /// the offset where replay stopped. Every record after it was discarded.
+    pub wal_damage: Option<(PathBuf, u64)>,
+    /// Copies, under `wal/damaged/`, of the segments point-in-time recovery
+    /// cut or set aside, as they were before.
+    pub wal_set_aside: Vec<PathBuf>,
 }
 
 /// What [`Db::verify`] found.
@@ -120,7 +131,8 @@ pub(crate) struct DbInner {
     pub(crate) dir: PathBuf,
     pub(crate) options: DbOptions,
     pub(crate) io: Io,
-    pub(crate) wal: Wal,
+    /// `None` when the database is open read-only.
+    wal: Option<Wal>,
     pub(crate) mvcc: Mvcc,
     pub(crate) row_locks: RowLocks,
     pub(crate) memstore_bytes: AtomicU64,
@@ -139,6 +151,23 @@ pub(crate) struct DbInner {
 impl DbInner {
     pub(crate) fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
+    }
+
+    /// Fails with [`Error::Closed`] or [`Error::ReadOnly`] unless the
+    /// database may change.
+    pub(crate) fn check_writable(&self) -> Result<()> {
+        if self.is_closed() {
+            return Err(Error::Closed);
+        }
+        if self.options.read_only {
+            return Err(Error::ReadOnly);
+        }
+        Ok(())
+    }
+
+    /// The WAL, or [`Error::ReadOnly`].
+    pub(crate) fn wal(&self) -> Result<&Wal> {
+        self.wal.as_ref().ok_or(Error::ReadOnly)
     }
 
     pub(crate) fn now_ms(&self) -> i64 {
@@ -192,11 +221,12 @@ impl DbInner {
         // Everything in the segment being written is flushed: start a new
         // one so this one can go too, instead of holding up to a segment of
         // dead log on disk until it fills.
-        let (current_bytes, current_max_sequence) = self.wal.current_segment();
+        let wal = self.wal()?;
+        let (current_bytes, current_max_sequence) = wal.current_segment();
         if current_bytes >= WAL_ROLL_MIN_BYTES && current_max_sequence <= bound {
-            self.wal.roll()?;
+            wal.roll()?;
         }
-        self.wal.release_through(bound)
+        wal.release_through(bound)
     }
 
     /// Deletes the files of `files` that no region references any more
@@ -323,6 +353,7 @@ impl DbInner {
         region: &Arc<Region>,
         key: Option<Vec<u8>>,
     ) -> Result<bool> {
+        self.check_writable()?;
         let _gate = table.split_gate.write();
         let present = table
             .state
@@ -461,6 +492,7 @@ impl DbInner {
     ) -> Result<bool> {
         if table.dropped.load(Ordering::Acquire)
             || self.is_closed()
+            || self.options.read_only
             || region.retired.load(Ordering::Acquire)
         {
             return Ok(false);
@@ -519,6 +551,7 @@ impl DbInner {
         region: &Arc<Region>,
         major: bool,
     ) -> Result<()> {
+        self.check_writable()?;
         while region.compaction_queued.swap(true, Ordering::AcqRel) {
             if self.is_closed() {
                 return Err(Error::Closed);
@@ -623,7 +656,11 @@ impl DbInner {
         if region.memstore_bytes() >= flush_size {
             self.background.schedule_flush(table, region);
         }
-        if self.wal.segment_count() > self.options.max_wal_segments {
+        if self
+            .wal
+            .as_ref()
+            .is_some_and(|wal| wal.segment_count() > self.options.max_wal_segments)
+        {
             self.flush_regions_pinning_the_wal();
         }
     }
@@ -645,7 +682,7 @@ impl DbInner {
     }
 
     fn flush_regions_pinning_the_wal(&self) {
-        let Some(oldest) = self.wal.oldest_segment_max_sequence() else {
+        let Some(oldest) = self.wal.as_ref().and_then(Wal::oldest_segment_max_sequence) else {
             return;
         };
         for (table, region) in self.all_regions() {
@@ -669,16 +706,32 @@ impl std::fmt::Debug for Db {
     }
 }
 
-fn lock_directory(dir: &Path) -> Result<File> {
+/// Locks the directory: exclusively for a writer (creating `LOCK`), shared
+/// for a read-only open (which creates nothing: without a `LOCK` file there
+/// is no lock to take, and `None` is returned).
+fn lock_directory(dir: &Path, read_only: bool) -> Result<Option<File>> {
     let path = dir.join("LOCK");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
+    let opened = if read_only {
+        std::fs::File::open(&path)
+    } else {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+    };
+    let file = match opened {
+        Ok(file) => file,
+        Err(e) if read_only && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(format!("opening {}", path.display()), e)),
+    };
+    let mode = if read_only {
+        libc::LOCK_SH
+    } else {
+        libc::LOCK_EX
+    };
     // SAFETY: flock only reads its integer arguments; the fd is valid while `file` lives.
-    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    let rc = unsafe { libc::flock(file.as_raw_fd(), mode | libc::LOCK_NB) };
     if rc != 0 {
         let err = std::io::Error::last_os_error();
         return Err(if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
@@ -689,7 +742,7 @@ fn lock_directory(dir: &Path) -> Result<File> {
             Error::io(format!("locking {}", path.display()), err)
         });
     }
-    Ok(file)
+    Ok(Some(file))
 }
 
 /// Opens the files of one region and builds it.
@@ -785,13 +838,111 @@ fn delete_orphans(data_dir: &Path, live: &std::collections::HashSet<u64>) -> Res
     Ok(deleted)
 }
 
+/// Replays the WAL in `wal_dir` into the regions' memstores (above each
+/// region's flushed sequence); returns what replay found and the memstore
+/// bytes it filled. A record of a region the manifest never recorded (an id
+/// at or above its high-water mark) means the manifest lost the edit that
+/// created the region: corruption, never a record to skip.
+fn replay_wal(
+    wal_dir: &Path,
+    io: Io,
+    options: &DbOptions,
+    manifest: &Manifest,
+    tables: &BTreeMap<String, Arc<TableInner>>,
+    recovery: &mut RecoveryReport,
+) -> Result<(ReplaySummary, u64)> {
+    if options.read_only && !wal_dir.exists() {
+        return Ok((ReplaySummary::default(), 0));
+    }
+    let regions: HashMap<u64, Arc<Region>> = tables
+        .values()
+        .flat_map(|t| t.state.read().regions.clone())
+        .map(|r| (r.id(), r))
+        .collect();
+    let next_region_id = manifest.state().next_region_id;
+    let manifest_path = manifest.read_report().path.clone();
+    let mode = if options.read_only {
+        ReplayMode::ReadOnly
+    } else {
+        ReplayMode::Repair(options.wal_recovery)
+    };
+    let mut memstore_bytes = 0u64;
+    let summary = replay(wal_dir, io, mode, |mutation, path, offset| {
+        let Some(region) = regions.get(&mutation.region_id) else {
+            if mutation.region_id >= next_region_id {
+                return Err(Error::corruption(
+                    path,
+                    offset,
+                    format!(
+                        "record of region {}, which the manifest {} never recorded: \
+                         the manifest lost the edit that created it",
+                        mutation.region_id,
+                        manifest_path.display()
+                    ),
+                ));
+            }
+            // A region of a dropped table, or one replaced by a split.
+            recovery.records_skipped += 1;
+            return Ok(());
+        };
+        if mutation.sequence <= region.flushed_sequence() {
+            recovery.records_skipped += 1;
+            return Ok(());
+        }
+        let mut applied = false;
+        for (family_id, cells) in &mutation.families {
+            // A dropped family's cells are skipped; ids are never reused.
+            let Some(store) = region.store(*family_id) else {
+                continue;
+            };
+            let cells: Vec<NewCell<'_>> = cells
+                .iter()
+                .map(|c| NewCell {
+                    row: mutation.row,
+                    qualifier: c.qualifier,
+                    timestamp: c.timestamp,
+                    kind: c.kind,
+                    sequence: mutation.sequence,
+                    value: c.value,
+                })
+                .collect();
+            let grown = store.insert(mutation.sequence, &cells);
+            region.add_memstore_bytes(grown as i64);
+            memstore_bytes += grown;
+            applied = true;
+        }
+        if applied {
+            recovery.records_replayed += 1;
+        } else {
+            recovery.records_skipped += 1;
+        }
+        Ok(())
+    })?;
+    recovery.torn_tail = summary.torn_tail.clone();
+    if let Some((path, offset, copies)) = &summary.discarded {
+        recovery.wal_damage = Some((path.clone(), *offset));
+        recovery.wal_set_aside = copies.clone();
+    }
+    Ok((summary, memstore_bytes))
+}
+
 impl Db {
     /// Opens (or creates) the database in `dir`.
+    ///
+    /// Steps: lock the directory, read the manifest (and, unless read-only,
+    /// rewrite it as a snapshot), delete HFiles no committed manifest edit
+    /// references, open every store's files, replay the WAL above each
+    /// region's flushed sequence, start a new WAL segment and the
+    /// background workers. With [`DbOptions::read_only`] nothing on disk
+    /// changes. Damage to the manifest or the WAL is an
+    /// [`Error::Corruption`] naming the file and offset (see
+    /// [`DbOptions::wal_recovery`] for the WAL's way out).
     pub fn open(dir: impl AsRef<Path>, options: DbOptions) -> Result<Db> {
         options.validate()?;
         let dir = dir.as_ref().to_path_buf();
+        let read_only = options.read_only;
         if !dir.exists() {
-            if !options.create_if_missing {
+            if !options.create_if_missing || read_only {
                 return Err(Error::io(
                     format!("opening {}", dir.display()),
                     std::io::Error::from(std::io::ErrorKind::NotFound),
@@ -800,17 +951,35 @@ impl Db {
             std::fs::create_dir_all(&dir)
                 .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
         }
-        let lock_file = lock_directory(&dir)?;
+        let lock_file = lock_directory(&dir, read_only)?;
         let io = Io::resolve(options.io)?;
-        let manifest = Manifest::open(&dir, io)?;
+        let manifest = if read_only {
+            Manifest::open_read_only(&dir, io)?
+        } else {
+            Manifest::open(&dir, io)?
+        };
         let data_dir = dir.join(DATA_DIR);
-        std::fs::create_dir_all(&data_dir)
-            .map_err(|e| Error::io(format!("creating {}", data_dir.display()), e))?;
-        let cache = Arc::new(BlockCache::new(options.block_cache_bytes));
+        let wal_dir = dir.join(WAL_DIR);
         let mut recovery = RecoveryReport {
-            orphan_files_deleted: delete_orphans(&data_dir, &manifest.state().live_files())?,
+            manifest_torn_tail: manifest
+                .read_report()
+                .torn_tail
+                .map(|offset| (manifest.read_report().path.clone(), offset)),
             ..RecoveryReport::default()
         };
+        if !read_only {
+            for sub in [&data_dir, &wal_dir] {
+                std::fs::create_dir_all(sub)
+                    .map_err(|e| Error::io(format!("creating {}", sub.display()), e))?;
+            }
+            // The manifest read back with every committed edit intact, so an
+            // HFile it does not reference was written by a flush or
+            // compaction whose edit never committed: nothing refers to it.
+            recovery.orphan_files_deleted =
+                delete_orphans(&data_dir, &manifest.state().live_files())?;
+            crate::wal::remove_unfinished_segments(&wal_dir)?;
+        }
+        let cache = Arc::new(BlockCache::new(options.block_cache_bytes));
         let tables: BTreeMap<String, Arc<TableInner>> = manifest
             .state()
             .tables
@@ -823,64 +992,20 @@ impl Db {
             })
             .collect::<Result<_>>()?;
 
-        // Replay the WAL above each region's flushed sequence.
-        let wal_dir = dir.join(WAL_DIR);
-        std::fs::create_dir_all(&wal_dir)
-            .map_err(|e| Error::io(format!("creating {}", wal_dir.display()), e))?;
-        let regions: HashMap<u64, Arc<Region>> = tables
-            .values()
-            .flat_map(|t| t.state.read().regions.clone())
-            .map(|r| (r.id(), r))
-            .collect();
-        let mut memstore_bytes = 0u64;
-        let summary = crate::wal::replay::replay(&wal_dir, io, |mutation| {
-            let Some(region) = regions.get(&mutation.region_id) else {
-                recovery.records_skipped += 1;
-                return Ok(());
-            };
-            if mutation.sequence <= region.flushed_sequence() {
-                recovery.records_skipped += 1;
-                return Ok(());
-            }
-            let mut applied = false;
-            for (family_id, cells) in &mutation.families {
-                // A dropped family's cells are skipped; ids are never reused.
-                let Some(store) = region.store(*family_id) else {
-                    continue;
-                };
-                let cells: Vec<NewCell<'_>> = cells
-                    .iter()
-                    .map(|c| NewCell {
-                        row: mutation.row,
-                        qualifier: c.qualifier,
-                        timestamp: c.timestamp,
-                        kind: c.kind,
-                        sequence: mutation.sequence,
-                        value: c.value,
-                    })
-                    .collect();
-                let grown = store.insert(mutation.sequence, &cells);
-                region.add_memstore_bytes(grown as i64);
-                memstore_bytes += grown;
-                applied = true;
-            }
-            if applied {
-                recovery.records_replayed += 1;
-            } else {
-                recovery.records_skipped += 1;
-            }
-            Ok(())
-        })?;
-        recovery.torn_tail = summary.torn_tail.clone();
-
-        let wal = Wal::start(
-            &wal_dir,
-            io,
-            options.wal_segment_bytes,
-            options.async_wal_sync_interval_ms,
-            summary.next_segment_id,
-            summary.segments.clone(),
-        )?;
+        let (summary, memstore_bytes) =
+            replay_wal(&wal_dir, io, &options, &manifest, &tables, &mut recovery)?;
+        let wal = if read_only {
+            None
+        } else {
+            Some(Wal::start(
+                &wal_dir,
+                io,
+                options.wal_segment_bytes,
+                options.async_wal_sync_interval_ms,
+                summary.next_segment_id,
+                summary.segments.clone(),
+            )?)
+        };
         let last_sequence = summary.max_sequence.max(manifest.state().last_sequence);
         let background = Arc::new(Background::new(options.clone()));
         let inner = Arc::new(DbInner {
@@ -897,10 +1022,13 @@ impl Db {
             tables: RwLock::new(tables),
             memory_flush_pending: AtomicBool::new(false),
             closed: AtomicBool::new(false),
-            lock_file: Mutex::new(Some(lock_file)),
+            lock_file: Mutex::new(lock_file),
             recovery,
             options,
         });
+        if read_only {
+            return Ok(Db { inner });
+        }
         background
             .start(Arc::downgrade(&inner), inner.options.background_threads)
             .map_err(|e| Error::io("starting background workers", e))?;
@@ -1203,7 +1331,7 @@ impl Db {
         DbStats {
             memstore_bytes: self.inner.memstore_bytes.load(Ordering::Relaxed),
             last_sequence: self.inner.mvcc.last_sequence(),
-            wal: self.inner.wal.stats(),
+            wal: self.inner.wal.as_ref().map(Wal::stats).unwrap_or_default(),
             io_backend: self.inner.io.backend(),
             cache: self.inner.cache.stats(),
             flushes: s.flushes.load(Ordering::Relaxed),
@@ -1229,7 +1357,7 @@ impl Db {
     /// (except `SkipWal` writes, which never reach the WAL).
     pub fn sync_wal(&self) -> Result<()> {
         self.check_open()?;
-        self.inner.wal.sync_all()
+        self.inner.wal()?.sync_all()
     }
 
     /// Flushes memstores (unless `flush_on_close` is off), syncs the WAL,
@@ -1239,7 +1367,7 @@ impl Db {
         if self.inner.is_closed() {
             return Ok(());
         }
-        let flushed = if self.inner.options.flush_on_close {
+        let flushed = if self.inner.options.flush_on_close && !self.inner.options.read_only {
             self.inner.background.wait_idle();
             self.flush()
         } else {
@@ -1247,7 +1375,7 @@ impl Db {
         };
         self.inner.closed.store(true, Ordering::Release);
         self.inner.background.shutdown();
-        let synced = self.inner.wal.shutdown();
+        let synced = self.inner.wal.as_ref().map_or(Ok(()), Wal::shutdown);
         self.inner.lock_file.lock().take();
         flushed.and(synced)
     }
@@ -1257,6 +1385,8 @@ impl Drop for DbInner {
     fn drop(&mut self) {
         self.closed.store(true, Ordering::Release);
         self.background.shutdown();
-        let _ = self.wal.shutdown();
+        if let Some(wal) = &self.wal {
+            let _ = wal.shutdown();
+        }
     }
 }

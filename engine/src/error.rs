@@ -66,6 +66,13 @@ pub enum Error {
         /// The rejected timestamp.
         timestamp: i64,
     },
+    /// A write gave a cell or a marker the timestamp `i64::MAX`, HBase's
+    /// `LATEST_TIMESTAMP`, which no time range includes; write timestamps are
+    /// `0..=MAX_TIMESTAMP` (`i64::MAX - 1`).
+    ReservedTimestamp {
+        /// The rejected timestamp.
+        timestamp: i64,
+    },
     /// A time range with `min > max` or a negative bound.
     InvalidTimeRange {
         /// Inclusive lower bound.
@@ -141,6 +148,9 @@ pub enum Error {
     },
     /// The database (or a handle into it) was used after it was closed.
     Closed,
+    /// The database was opened read-only (`DbOptions::read_only`) and the
+    /// operation would change it.
+    ReadOnly,
     /// Another process (or another open handle) holds the database directory.
     DatabaseLocked {
         /// The database directory.
@@ -214,6 +224,7 @@ impl Error {
                 | Error::NoFamilies { .. }
                 | Error::UnknownFamily { .. }
                 | Error::NegativeTimestamp { .. }
+                | Error::ReservedTimestamp { .. }
                 | Error::InvalidTimeRange { .. }
                 | Error::ValueTooLarge { .. }
                 | Error::MutationTooLarge { .. }
@@ -274,6 +285,14 @@ impl fmt::Display for Error {
             Error::NegativeTimestamp { timestamp } => {
                 write!(f, "timestamp {timestamp} is negative (must be >= 0)")
             }
+            Error::ReservedTimestamp { timestamp } => {
+                write!(
+                    f,
+                    "timestamp {timestamp} is reserved (HBase's LATEST_TIMESTAMP): write \
+                     timestamps are 0..={}; leave it out to write at the current time",
+                    crate::cell::MAX_TIMESTAMP
+                )
+            }
             Error::InvalidTimeRange { min, max } => {
                 write!(
                     f,
@@ -318,6 +337,7 @@ impl fmt::Display for Error {
             Error::TableExists { table } => write!(f, "table '{table}' already exists"),
             Error::TableDisabled { table } => write!(f, "table '{table}' is disabled"),
             Error::Closed => write!(f, "the database is closed"),
+            Error::ReadOnly => write!(f, "the database is open read-only: nothing may change it"),
             Error::DatabaseLocked { path } => write!(
                 f,
                 "database {} is already open (its LOCK is held)",

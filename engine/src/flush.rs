@@ -115,6 +115,7 @@ pub(crate) fn write_file(
 /// Flushes every memstore of `region`. Returns false when there was nothing
 /// to flush.
 pub(crate) fn flush_region(db: &DbInner, table: &TableInner, region: &Arc<Region>) -> Result<bool> {
+    db.check_writable()?;
     let _flushing = region.flush_lock.lock();
     region.flush_queued.store(false, Ordering::Release);
     let stores = region.stores();

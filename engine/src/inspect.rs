@@ -1,15 +1,20 @@
 //! Read-only views of what is on disk, for tools and tests.
 //!
-//! Nothing here modifies files: a torn WAL tail is reported, not cut.
+//! Nothing here modifies files: a torn WAL tail is reported, not cut, and
+//! [`verify_directory`] checks a whole database without opening it.
 
 use std::path::{Path, PathBuf};
 
+use std::collections::HashSet;
+
 use crate::error::{Error, Result};
+use crate::flush::{hfile_name, parse_hfile_name};
+use crate::hfile::reader::HFileReader;
 use crate::io::Io;
+use crate::manifest::{ManifestState, read_current};
 use crate::options::IoMode;
-use crate::wal::format::{FRAME_HEADER_BYTES, decode_mutation, parse_segment_header};
-use crate::wal::replay::{SegmentEnd, list_segments, read_segment, scan_segment};
-use crate::wal::segment_file_name;
+use crate::wal::format::decode_mutation;
+use crate::wal::replay::{SegmentEnd, check_log, payload_at};
 
 /// One row mutation record of a WAL segment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,24 +33,36 @@ pub struct WalRecordSummary {
     pub cells: usize,
 }
 
-/// How the records of a segment end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How the records of a segment end (`docs/format.md`, "Reading the log back").
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WalSegmentEnd {
-    /// Only zeros (preallocated space) follow the last record.
+    /// The segment ends with its seal record: it is complete.
+    Sealed,
+    /// Every group is complete and only preallocated space follows (the
+    /// newest segment of a database that was not closed cleanly).
     Clean,
-    /// Bytes that hold no valid record follow the last record (a torn write;
-    /// replay cuts it if this is the newest segment).
+    /// The last group of the newest segment is incomplete from `offset` on:
+    /// a crash during its write, whose writers were never acknowledged. A
+    /// writable open cuts it and seals the segment.
     TornTail {
-        /// Offset where the damage starts.
+        /// Offset of the first byte that is not a valid record.
         offset: u64,
     },
-    /// A damaged record is followed by valid ones: replay refuses to open.
+    /// Damage (a damaged record, header or seal; a truncated or missing
+    /// segment): opening refuses with [`Error::Corruption`].
     Corrupt {
-        /// Offset of the damaged record.
+        /// Offset of the damage.
         offset: u64,
+        /// What is wrong.
+        reason: String,
     },
-    /// The segment header itself is damaged.
-    BadHeader,
+}
+
+impl WalSegmentEnd {
+    /// True for damage.
+    pub fn is_damage(&self) -> bool {
+        matches!(self, WalSegmentEnd::Corrupt { .. })
+    }
 }
 
 /// One WAL segment.
@@ -57,63 +74,288 @@ pub struct WalSegmentReport {
     pub id: u64,
     /// File size in bytes (including preallocated space).
     pub file_bytes: u64,
-    /// The records, in order.
+    /// The row mutation records, in order (with damage, those before it).
     pub records: Vec<WalRecordSummary>,
     /// How the records end.
     pub end: WalSegmentEnd,
 }
 
-/// Lists the WAL segments of the database in `db_dir` with their records.
+/// Lists the WAL segments of the database in `db_dir` with their records,
+/// checked by the rules replay applies. Changes nothing.
 pub fn wal_segments(db_dir: impl AsRef<Path>) -> Result<Vec<WalSegmentReport>> {
     let wal_dir = db_dir.as_ref().join("wal");
     let io = Io::resolve(IoMode::Auto)?;
     let mut reports = Vec::new();
-    for id in list_segments(&wal_dir)? {
-        let path = wal_dir.join(segment_file_name(id));
-        let bytes = read_segment(io, &path)?;
-        let file_bytes = bytes.len() as u64;
-        if parse_segment_header(&bytes).is_err() {
-            reports.push(WalSegmentReport {
-                path,
-                id,
-                file_bytes,
-                records: Vec::new(),
-                end: WalSegmentEnd::BadHeader,
-            });
-            continue;
-        }
-        let scan = scan_segment(&bytes);
-        let mut records = Vec::with_capacity(scan.frames.len());
-        for &(offset, frame_bytes) in &scan.frames {
-            let start = offset as usize + FRAME_HEADER_BYTES;
-            let payload = bytes
-                .get(start..offset as usize + frame_bytes)
-                .unwrap_or_default();
-            let m = decode_mutation(payload)
-                .map_err(|e| Error::corruption(&path, offset, e.to_string()))?;
-            records.push(WalRecordSummary {
-                offset,
-                frame_bytes: frame_bytes as u64,
-                sequence: m.sequence,
-                region_id: m.region_id,
-                row: m.row.to_vec(),
-                cells: m.families.iter().map(|(_, cells)| cells.len()).sum(),
-            });
-        }
-        let end = match scan.end {
+    for segment in check_log(&wal_dir, io)? {
+        let mut end = match segment.check.end {
+            SegmentEnd::Sealed => WalSegmentEnd::Sealed,
             SegmentEnd::Clean => WalSegmentEnd::Clean,
             SegmentEnd::Torn { offset } => WalSegmentEnd::TornTail { offset },
-            SegmentEnd::Corrupt { offset } => WalSegmentEnd::Corrupt { offset },
+            SegmentEnd::Corrupt { offset, reason } => WalSegmentEnd::Corrupt { offset, reason },
         };
+        let mut records = Vec::with_capacity(segment.check.mutations.len());
+        for &(offset, frame_bytes) in &segment.check.mutations {
+            match decode_mutation(payload_at(&segment.bytes, offset, frame_bytes)) {
+                Ok(m) => records.push(WalRecordSummary {
+                    offset,
+                    frame_bytes: frame_bytes as u64,
+                    sequence: m.sequence,
+                    region_id: m.region_id,
+                    row: m.row.to_vec(),
+                    cells: m.families.iter().map(|(_, cells)| cells.len()).sum(),
+                }),
+                Err(e) => {
+                    end = WalSegmentEnd::Corrupt {
+                        offset,
+                        reason: e.to_string(),
+                    };
+                    break;
+                }
+            }
+        }
         reports.push(WalSegmentReport {
-            path,
-            id,
-            file_bytes,
+            path: segment.path,
+            id: segment.id,
+            file_bytes: segment.bytes.len() as u64,
             records,
             end,
         });
     }
     Ok(reports)
+}
+
+/// What [`verify_directory`] found.
+#[derive(Debug, Clone, Default)]
+pub struct DirectoryReport {
+    /// The live manifest, when `CURRENT` names a readable one.
+    pub manifest: Option<PathBuf>,
+    /// Tables the manifest describes.
+    pub tables: usize,
+    /// WAL segments checked.
+    pub wal_segments: usize,
+    /// WAL row mutation records read.
+    pub wal_records: u64,
+    /// HFiles checked.
+    pub hfiles: u64,
+    /// HFile data blocks checked.
+    pub blocks: u64,
+    /// Every damage found, each naming its file and offset
+    /// ([`Error::Corruption`], or [`Error::Io`] for a file that cannot be read).
+    pub problems: Vec<Error>,
+    /// What is worth knowing but is not damage: a torn WAL or manifest tail a
+    /// crash left (a writable open cuts it), HFiles a crashed flush or
+    /// compaction left (a writable open deletes them).
+    pub notes: Vec<String>,
+}
+
+/// Checks everything on disk of the database in `db_dir`, changing nothing
+/// (no lock taken, no file opened for writing): the manifest `CURRENT`
+/// names, every WAL segment by the rules replay applies (and that each
+/// record's region is one the manifest knows), and every block of every
+/// HFile the manifest references, that each exists with the size the
+/// manifest records. Returns an error only when `db_dir` cannot be read or
+/// holds no database (no `CURRENT`, and nothing a lost one would explain).
+pub fn verify_directory(db_dir: impl AsRef<Path>) -> Result<DirectoryReport> {
+    let dir = db_dir.as_ref();
+    if !dir.is_dir() {
+        return Err(Error::io(
+            format!("opening {}", dir.display()),
+            std::io::Error::from(std::io::ErrorKind::NotFound),
+        ));
+    }
+    let io = Io::resolve(IoMode::Auto)?;
+    let mut report = DirectoryReport::default();
+    let state = match read_current(dir, io) {
+        Ok(Some((_, state, read))) => {
+            if let Some(offset) = read.torn_tail {
+                report.notes.push(format!(
+                    "{}: an edit appended after the last commit is torn at offset {offset} \
+                     (a crash cut its append short; nothing acted on it)",
+                    read.path.display()
+                ));
+            }
+            report.manifest = Some(read.path);
+            report.tables = state.tables.len();
+            Some(state)
+        }
+        Ok(None) => {
+            return Err(Error::io(
+                format!("{} is not a strata database (no CURRENT)", dir.display()),
+                std::io::Error::from(std::io::ErrorKind::NotFound),
+            ));
+        }
+        Err(e) => {
+            report.problems.push(e);
+            None
+        }
+    };
+    verify_wal(dir, io, state.as_ref(), &mut report)?;
+    verify_hfiles(dir, io, state.as_ref(), &mut report)?;
+    Ok(report)
+}
+
+fn verify_wal(
+    dir: &Path,
+    io: Io,
+    state: Option<&ManifestState>,
+    report: &mut DirectoryReport,
+) -> Result<()> {
+    let wal_dir = dir.join("wal");
+    if !wal_dir.exists() {
+        return Ok(());
+    }
+    let known_regions: HashSet<u64> = state
+        .map(|s| {
+            s.tables
+                .values()
+                .flat_map(|t| t.regions.iter().map(|r| r.id))
+                .collect()
+        })
+        .unwrap_or_default();
+    for segment in check_log(&wal_dir, io)? {
+        report.wal_segments += 1;
+        let path = &segment.path;
+        for &(offset, frame_bytes) in &segment.check.mutations {
+            match decode_mutation(payload_at(&segment.bytes, offset, frame_bytes)) {
+                Ok(m) => {
+                    report.wal_records += 1;
+                    let unknown = state.is_some_and(|s| {
+                        m.region_id >= s.next_region_id && !known_regions.contains(&m.region_id)
+                    });
+                    if unknown {
+                        report.problems.push(Error::corruption(
+                            path,
+                            offset,
+                            format!(
+                                "record of region {}, which the manifest never recorded: \
+                                 the manifest lost the edit that created it",
+                                m.region_id
+                            ),
+                        ));
+                    }
+                }
+                Err(e) => report
+                    .problems
+                    .push(Error::corruption(path, offset, e.to_string())),
+            }
+        }
+        match segment.check.end {
+            SegmentEnd::Corrupt { offset, reason } => report
+                .problems
+                .push(Error::corruption(path, offset, reason)),
+            SegmentEnd::Torn { offset } => report.notes.push(format!(
+                "{}: the last group is torn at offset {offset} (a crash during its write; \
+                 none of its writers was acknowledged; a writable open cuts it)",
+                path.display()
+            )),
+            SegmentEnd::Sealed | SegmentEnd::Clean => {}
+        }
+    }
+    if let Ok(entries) = std::fs::read_dir(&wal_dir) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".creating") {
+                report.notes.push(format!(
+                    "{}: a segment whose creation a crash interrupted (never held a record; \
+                     a writable open deletes it)",
+                    entry.path().display()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Opens one HFile (trailer, index, bloom) and checks every block, and its
+/// size against the manifest's record when there is one.
+fn check_hfile(
+    io: Io,
+    cache: &std::sync::Arc<crate::cache::BlockCache>,
+    path: &Path,
+    id: u64,
+    expected_size: Option<u64>,
+    report: &mut DirectoryReport,
+) {
+    report.hfiles += 1;
+    match HFileReader::open(io, path, id, cache.clone(), false) {
+        Ok(reader) => {
+            report.blocks += reader.block_count() as u64;
+            if let Some(size) = expected_size
+                && size != reader.meta().size
+            {
+                report.problems.push(Error::corruption(
+                    path,
+                    reader.meta().size,
+                    format!(
+                        "the file is {} bytes, the manifest records {size}",
+                        reader.meta().size
+                    ),
+                ));
+            }
+            report.problems.extend(reader.verify());
+        }
+        Err(e) => report.problems.push(e),
+    }
+}
+
+fn verify_hfiles(
+    dir: &Path,
+    io: Io,
+    state: Option<&ManifestState>,
+    report: &mut DirectoryReport,
+) -> Result<()> {
+    let data = dir.join("data");
+    let mut on_disk: Vec<(u64, PathBuf)> = match std::fs::read_dir(&data) {
+        Ok(entries) => entries
+            .flatten()
+            .filter_map(|e| {
+                let id = e.file_name().to_str().and_then(parse_hfile_name)?;
+                Some((id, e.path()))
+            })
+            .collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(Error::io(format!("listing {}", data.display()), e)),
+    };
+    on_disk.sort();
+    let cache = std::sync::Arc::new(crate::cache::BlockCache::new(0));
+    let Some(state) = state else {
+        // Without a catalog, check each file on its own.
+        for (id, path) in &on_disk {
+            check_hfile(io, &cache, path, *id, None, report);
+        }
+        return Ok(());
+    };
+    let mut referenced: Vec<(u64, u64)> = state
+        .tables
+        .values()
+        .flat_map(|t| t.regions.iter())
+        .flat_map(|r| r.files.iter().map(|f| (f.meta.id, f.meta.size)))
+        .collect();
+    referenced.sort_unstable();
+    referenced.dedup_by_key(|(id, _)| *id);
+    for &(id, size) in &referenced {
+        let path = data.join(hfile_name(id));
+        if path.exists() {
+            check_hfile(io, &cache, &path, id, Some(size), report);
+        } else {
+            report.problems.push(Error::corruption(
+                &path,
+                0,
+                "the manifest references this HFile, but it does not exist",
+            ));
+        }
+    }
+    let live: HashSet<u64> = referenced.iter().map(|&(id, _)| id).collect();
+    for (id, path) in &on_disk {
+        if !live.contains(id) {
+            report.notes.push(format!(
+                "{}: not referenced by the manifest (left by a flush or compaction a crash \
+                 interrupted; a writable open deletes it)",
+                path.display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// What an HFile holds, from its trailer, meta, index and bloom.
@@ -173,7 +415,7 @@ pub struct HFileCell {
 /// Opens an HFile and describes it; with `with_cells`, also returns every
 /// cell (reading every block, so damage anywhere is reported).
 pub fn hfile(path: impl AsRef<Path>, with_cells: bool) -> Result<(HFileReport, Vec<HFileCell>)> {
-    use crate::hfile::reader::{FileCursor, HFileReader};
+    use crate::hfile::reader::FileCursor;
     let path = path.as_ref();
     let io = Io::resolve(IoMode::Auto)?;
     let cache = std::sync::Arc::new(crate::cache::BlockCache::new(0));

@@ -66,7 +66,7 @@ mod write;
 pub use cache::CacheStats;
 pub use cell::{
     Cell, CellKind, DEFAULT_MAX_VALUE_BYTES, MAX_FAMILY_NAME_BYTES, MAX_QUALIFIER_BYTES,
-    MAX_ROW_KEY_BYTES, RowResult, TimeRange,
+    MAX_ROW_KEY_BYTES, MAX_TIMESTAMP, RowResult, TimeRange,
 };
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use db::{Db, DbStats, RecoveryReport, VerifyReport};
@@ -85,6 +85,7 @@ pub use options::{
 pub use scan::Scanner;
 pub use table::{RegionInfo, Table};
 pub use wal::WalStats;
+pub use wal::replay::WalRecovery;
 
 /// The filter model, language, kernels and plans (crate `strata-filters`).
 pub use strata_filters as filters;

@@ -28,8 +28,10 @@ use crate::io::{Io, IoFile, SyncKind, sync_dir};
 use crate::options::{
     BloomType, Compression, Durability, FamilyDescriptor, PreSplit, TableDescriptor,
 };
-use crate::wal::format::{append_frame, file_header, parse_file_header};
-use crate::wal::replay::{SegmentEnd, scan_segment};
+use crate::wal::format::{
+    LEGACY_VERSION, SEGMENT_HEADER_BYTES, append_frame, file_header, parse_file_header,
+};
+use crate::wal::replay::{Tail, payload_at, scan_frames};
 
 /// Magic of manifest files.
 const MANIFEST_MAGIC: &[u8; 8] = b"STRATAMF";
@@ -708,43 +710,221 @@ fn parse_manifest_name(name: &str) -> Option<u64> {
     name.strip_prefix("MANIFEST-")?.parse().ok()
 }
 
+/// Offset of the first commit slot (right after the file header).
+const COMMIT_SLOTS_OFFSET: u64 = SEGMENT_HEADER_BYTES as u64;
+/// Bytes of one commit slot: generation u64, committed end u64, reserved
+/// u64, xxh3-64 of the first 24 bytes.
+const COMMIT_SLOT_BYTES: u64 = 32;
+/// Offset of the first edit of a version-2 manifest.
+const FIRST_EDIT_OFFSET: u64 = COMMIT_SLOTS_OFFSET + 2 * COMMIT_SLOT_BYTES;
+
+/// One of the two commit slots of a version-2 manifest: every edit before
+/// `committed_end` was synced before anything acted on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct CommitSlot {
+    /// Grows by one with every commit; the slot with the higher one is current.
+    generation: u64,
+    /// Offset just after the last committed edit.
+    committed_end: u64,
+}
+
+impl CommitSlot {
+    fn encode(self) -> [u8; COMMIT_SLOT_BYTES as usize] {
+        let mut bytes = Vec::with_capacity(COMMIT_SLOT_BYTES as usize);
+        bytes.put_u64(self.generation);
+        bytes.put_u64(self.committed_end);
+        bytes.put_u64(0);
+        let checksum = xxhash_rust::xxh3::xxh3_64(&bytes);
+        bytes.put_u64(checksum);
+        let mut out = [0u8; COMMIT_SLOT_BYTES as usize];
+        out.copy_from_slice(&bytes);
+        out
+    }
+
+    fn decode(bytes: &[u8]) -> Option<CommitSlot> {
+        let mut d = Decoder::new(bytes.get(..COMMIT_SLOT_BYTES as usize)?);
+        let generation = d.u64().ok()?;
+        let committed_end = d.u64().ok()?;
+        let _reserved = d.u64().ok()?;
+        let stored = d.u64().ok()?;
+        let body = bytes.get(..24)?;
+        (generation > 0 && stored == xxhash_rust::xxh3::xxh3_64(body)).then_some(CommitSlot {
+            generation,
+            committed_end,
+        })
+    }
+
+    /// Where this slot lives: generations alternate between the two slots,
+    /// so a torn slot write leaves the other (previous) one intact.
+    fn offset(self) -> u64 {
+        COMMIT_SLOTS_OFFSET + (self.generation % 2) * COMMIT_SLOT_BYTES
+    }
+}
+
+/// What reading the manifest found besides the state.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ManifestRead {
+    /// The live manifest file.
+    pub(crate) path: PathBuf,
+    /// An edit appended after the last commit that did not read back whole:
+    /// its append was cut short by a crash, and nothing acted on it.
+    pub(crate) torn_tail: Option<u64>,
+}
+
 /// The live manifest file and the state it describes.
 pub(crate) struct Manifest {
     dir: PathBuf,
     io: Io,
-    file: IoFile,
+    /// `None` when the database is open read-only.
+    file: Option<IoFile>,
     id: u64,
     /// Bytes in the live manifest file.
     size: u64,
+    /// The current commit slot.
+    commit: CommitSlot,
+    /// An append or commit failed: the file's tail is unknown, so nothing
+    /// more is appended until the database is reopened.
+    failed: bool,
     state: ManifestState,
+    read: ManifestRead,
+}
+
+/// Reads the catalog of the database in `dir` without changing anything:
+/// the manifest `CURRENT` names, by the rules of [`read_manifest`].
+/// A directory without `CURRENT` holds no database yet, unless it holds
+/// what only a database's manifest could have made (data or log files, or a
+/// manifest with tables): then `CURRENT` was lost and that is corruption.
+pub(crate) fn read_current(
+    dir: &Path,
+    io: Io,
+) -> Result<Option<(u64, ManifestState, ManifestRead)>> {
+    let current_path = dir.join(CURRENT);
+    let text = match std::fs::read(&current_path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            check_no_orphaned_database(dir, io)?;
+            return Ok(None);
+        }
+        Err(e) => return Err(Error::io(format!("reading {}", current_path.display()), e)),
+    };
+    let name = std::str::from_utf8(&text)
+        .ok()
+        .and_then(|text| text.strip_suffix('\n'))
+        .filter(|name| parse_manifest_name(name).is_some())
+        .ok_or_else(|| {
+            Error::corruption(
+                &current_path,
+                0,
+                format!(
+                    "CURRENT holds '{}', not the name of a manifest and a newline",
+                    String::from_utf8_lossy(&text).escape_debug()
+                ),
+            )
+        })?;
+    let id = parse_manifest_name(name).unwrap_or_default();
+    let path = dir.join(name);
+    if !path.exists() {
+        return Err(Error::corruption(
+            &current_path,
+            0,
+            format!("CURRENT names {name}, which does not exist"),
+        ));
+    }
+    let (state, read) = read_manifest(io, &path)?;
+    Ok(Some((id, state, read)))
+}
+
+/// Without `CURRENT`, the directory must not hold anything a manifest
+/// would have described: no HFile, no WAL segment, and no manifest beyond
+/// the empty one a first open that crashed before installing `CURRENT`
+/// leaves behind.
+fn check_no_orphaned_database(dir: &Path, io: Io) -> Result<()> {
+    let lost = |what: String| {
+        Error::corruption(
+            dir.join(CURRENT),
+            0,
+            format!(
+                "CURRENT is missing, but the directory holds {what}: the catalog that described it is lost"
+            ),
+        )
+    };
+    let has_files = |sub: &str, suffix: &str| {
+        std::fs::read_dir(dir.join(sub)).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.file_name().to_str().is_some_and(|n| n.ends_with(suffix)))
+        })
+    };
+    if has_files("data", ".hfile") {
+        return Err(lost("HFiles in data/".into()));
+    }
+    if has_files("wal", ".wal") {
+        return Err(lost("WAL segments in wal/".into()));
+    }
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if parse_manifest_name(name).is_none() {
+                continue;
+            }
+            let empty = read_manifest(io, &entry.path()).is_ok_and(|(state, _)| {
+                state.tables.is_empty() && state == ManifestState::default()
+            });
+            if !empty {
+                return Err(lost(name.to_owned()));
+            }
+        }
+    }
+    Ok(())
 }
 
 impl Manifest {
     /// Opens the database's manifest (or starts one in an empty directory)
     /// and rewrites it as a snapshot.
     pub(crate) fn open(dir: &Path, io: Io) -> Result<Manifest> {
-        let current_path = dir.join(CURRENT);
-        let (state, old_id) = match std::fs::read_to_string(&current_path) {
-            Ok(text) => {
-                let name = text.trim_end_matches('\n');
-                let id = parse_manifest_name(name).ok_or_else(|| {
-                    Error::corruption(
-                        &current_path,
-                        0,
-                        format!("CURRENT names '{name}', not a manifest"),
-                    )
-                })?;
-                (read_manifest(io, &dir.join(name))?, Some(id))
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (ManifestState::default(), None),
-            Err(e) => return Err(Error::io(format!("reading {}", current_path.display()), e)),
+        let (state, old_id, read) = match read_current(dir, io)? {
+            Some((id, state, read)) => (state, Some(id), read),
+            None => (ManifestState::default(), None, ManifestRead::default()),
         };
-        Manifest::write_snapshot(dir, io, old_id.map_or(1, |id| id + 1), state)
+        let mut manifest = Manifest::write_snapshot(dir, io, old_id.map_or(1, |id| id + 1), state)?;
+        manifest.read = read;
+        Ok(manifest)
+    }
+
+    /// Reads the database's manifest without writing anything; every
+    /// [`Manifest::record`] then fails with [`Error::ReadOnly`].
+    pub(crate) fn open_read_only(dir: &Path, io: Io) -> Result<Manifest> {
+        let (id, state, read) = read_current(dir, io)?.ok_or_else(|| {
+            Error::io(
+                format!("reading {}", dir.join(CURRENT).display()),
+                std::io::Error::from(std::io::ErrorKind::NotFound),
+            )
+        })?;
+        Ok(Manifest {
+            dir: dir.to_path_buf(),
+            io,
+            file: None,
+            id,
+            size: 0,
+            commit: CommitSlot {
+                generation: 0,
+                committed_end: 0,
+            },
+            failed: false,
+            state,
+            read,
+        })
     }
 
     /// The catalog as of the last edit.
     pub(crate) fn state(&self) -> &ManifestState {
         &self.state
+    }
+
+    /// What reading the manifest at open found.
+    pub(crate) fn read_report(&self) -> &ManifestRead {
+        &self.read
     }
 
     /// Reserves `count` consecutive region ids (made durable by the edit
@@ -773,9 +953,16 @@ impl Manifest {
         }
         let file = io.create_new(&path)?;
         let mut bytes = file_header(MANIFEST_MAGIC, id).to_vec();
+        bytes.resize(FIRST_EDIT_OFFSET as usize, 0);
         for edit in state.snapshot() {
             append_frame(&mut bytes, &encode_edit(&edit));
         }
+        let commit = CommitSlot {
+            generation: 1,
+            committed_end: bytes.len() as u64,
+        };
+        let slot = commit.offset() as usize;
+        bytes[slot..slot + COMMIT_SLOT_BYTES as usize].copy_from_slice(&commit.encode());
         file.append(&bytes)
             .and_then(|_| file.sync(SyncKind::All))
             .map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
@@ -799,30 +986,51 @@ impl Manifest {
         Ok(Manifest {
             dir: dir.to_path_buf(),
             io,
-            file,
+            file: Some(file),
             id,
             size: bytes.len() as u64,
+            commit,
+            failed: false,
             state,
+            read: ManifestRead {
+                path,
+                torn_tail: None,
+            },
         })
     }
 
-    /// Appends an edit, makes it durable, and applies it to the state.
+    /// Appends an edit and makes it durable, then commits it (the other
+    /// commit slot takes the new end, synced), then applies it to the
+    /// state. Only after this returns may anything act on the edit.
     pub(crate) fn record(&mut self, edit: &Edit) -> Result<()> {
+        let Some(file) = &self.file else {
+            return Err(Error::ReadOnly);
+        };
+        let path = self.dir.join(manifest_name(self.id));
+        if self.failed {
+            return Err(Error::corruption(
+                &path,
+                self.size,
+                "an earlier append to the manifest failed; reopen the database",
+            ));
+        }
         let mut frame = Vec::new();
         append_frame(&mut frame, &encode_edit(edit));
-        self.file
-            .append(&frame)
-            .and_then(|_| self.file.sync(SyncKind::Data))
-            .map_err(|e| {
-                Error::io(
-                    format!(
-                        "appending to {}",
-                        self.dir.join(manifest_name(self.id)).display()
-                    ),
-                    e,
-                )
-            })?;
-        self.size += frame.len() as u64;
+        let commit = CommitSlot {
+            generation: self.commit.generation + 1,
+            committed_end: self.size + frame.len() as u64,
+        };
+        let written = file
+            .write_at(self.size, &frame)
+            .and_then(|()| file.sync(SyncKind::Data))
+            .and_then(|()| file.write_at(commit.offset(), &commit.encode()))
+            .and_then(|()| file.sync(SyncKind::Data));
+        if let Err(e) = written {
+            self.failed = true;
+            return Err(Error::io(format!("appending to {}", path.display()), e));
+        }
+        self.size = commit.committed_end;
+        self.commit = commit;
         self.state.apply(edit);
         if self.size > MAX_MANIFEST_BYTES {
             let state = std::mem::take(&mut self.state);
@@ -832,31 +1040,104 @@ impl Manifest {
     }
 }
 
-/// Reads a manifest file into a state; a torn last edit is ignored (it was
-/// never acknowledged), damage before the end is corruption.
-fn read_manifest(io: Io, path: &Path) -> Result<ManifestState> {
+/// Reads a manifest file into a state, changing nothing.
+///
+/// Version 2: every edit before the current commit slot's end was synced
+/// before anything acted on it, so any damage there, or a file shorter than
+/// that end, is corruption naming the offset. After the end at most one
+/// edit can follow (an append whose commit a crash cut short): it is
+/// applied if it reads back whole, and ignored if torn (reported). A
+/// damaged slot is passed over for the other one, which is one edit older.
+/// Version 1 (no slots): a torn last edit is ignored, damage before the end
+/// is corruption.
+pub(crate) fn read_manifest(io: Io, path: &Path) -> Result<(ManifestState, ManifestRead)> {
     let bytes = crate::wal::replay::read_segment(io, path)?;
-    parse_file_header(&bytes, MANIFEST_MAGIC)
+    let header = parse_file_header(&bytes, MANIFEST_MAGIC)
         .map_err(|e| Error::corruption(path, 0, e.to_string()))?;
-    let scan = scan_segment(&bytes);
-    if let SegmentEnd::Corrupt { offset } = scan.end {
+    let mut read = ManifestRead {
+        path: path.to_path_buf(),
+        torn_tail: None,
+    };
+    let (start, committed_end) = if header.version == LEGACY_VERSION {
+        (SEGMENT_HEADER_BYTES as u64, SEGMENT_HEADER_BYTES as u64)
+    } else {
+        let slot = |index: u64| {
+            let at = (COMMIT_SLOTS_OFFSET + index * COMMIT_SLOT_BYTES) as usize;
+            bytes.get(at..).and_then(CommitSlot::decode)
+        };
+        let commit = [slot(0), slot(1)]
+            .into_iter()
+            .flatten()
+            .max_by_key(|slot| slot.generation)
+            .ok_or_else(|| {
+                Error::corruption(path, COMMIT_SLOTS_OFFSET, "both commit slots are damaged")
+            })?;
+        if commit.committed_end > bytes.len() as u64 {
+            return Err(Error::corruption(
+                path,
+                bytes.len() as u64,
+                format!(
+                    "the manifest ends at {} bytes, before its last committed edit ends at {}: truncated",
+                    bytes.len(),
+                    commit.committed_end
+                ),
+            ));
+        }
+        (FIRST_EDIT_OFFSET, commit.committed_end)
+    };
+    let scan = scan_frames(&bytes, start as usize);
+    let committed_frames = scan
+        .frames
+        .iter()
+        .take_while(|&&(offset, _)| offset < committed_end)
+        .count();
+    let frames_at_commit = scan
+        .frames
+        .get(..committed_frames)
+        .and_then(<[_]>::last)
+        .map_or(start, |&(offset, len)| offset + len as u64);
+    if frames_at_commit != committed_end {
+        // The committed edits do not read back whole.
+        let offset = if scan.frames_end < committed_end {
+            scan.frames_end
+        } else {
+            committed_end
+        };
         return Err(Error::corruption(
             path,
             offset,
-            "damaged manifest edit followed by valid edits",
+            "damaged manifest edit (it was committed before anything acted on it)",
+        ));
+    }
+    match scan.tail {
+        Tail::DamageBeforeValidFrames => {
+            return Err(Error::corruption(
+                path,
+                scan.frames_end,
+                "damaged manifest edit followed by valid edits",
+            ));
+        }
+        Tail::Garbage => read.torn_tail = Some(scan.frames_end),
+        Tail::Zeros if scan.frames_end < bytes.len() as u64 => {
+            read.torn_tail = Some(scan.frames_end);
+        }
+        Tail::Zeros => {}
+    }
+    if header.version != LEGACY_VERSION && scan.frames.len() > committed_frames + 1 {
+        return Err(Error::corruption(
+            path,
+            scan.frames.get(committed_frames + 1).map_or(0, |f| f.0),
+            "more than one edit after the last commit",
         ));
     }
     let mut state = ManifestState::default();
-    for (offset, frame_bytes) in scan.frames {
-        let start = offset as usize + crate::wal::format::FRAME_HEADER_BYTES;
-        let payload = bytes
-            .get(start..offset as usize + frame_bytes)
-            .unwrap_or_default();
+    for &(offset, frame_bytes) in &scan.frames {
+        let payload = payload_at(&bytes, offset, frame_bytes);
         let edit =
             decode_edit(payload).map_err(|e| Error::corruption(path, offset, e.to_string()))?;
         state.apply(&edit);
     }
-    Ok(state)
+    Ok((state, read))
 }
 
 #[cfg(test)]
@@ -1007,25 +1288,120 @@ mod tests {
         assert_eq!(manifests, ["MANIFEST-000003"]);
     }
 
+    /// A manifest with two committed CreateTable edits after its snapshot.
+    fn two_tables(dir: &Path, io: Io) -> PathBuf {
+        let mut m = Manifest::open(dir, io).unwrap();
+        m.record(&Edit::CreateTable(table(1))).unwrap();
+        m.record(&Edit::CreateTable(table(2))).unwrap();
+        dir.join("MANIFEST-000001")
+    }
+
     #[test]
-    fn a_torn_last_edit_is_ignored_and_damage_before_it_is_reported() {
+    fn an_uncommitted_edit_is_applied_whole_and_ignored_torn() {
         let dir = tempfile::tempdir().unwrap();
         let io = Io::with_backend(Backend::Sync);
-        {
-            let mut m = Manifest::open(dir.path(), io).unwrap();
-            m.record(&Edit::CreateTable(table(1))).unwrap();
-            m.record(&Edit::CreateTable(table(2))).unwrap();
-        }
-        let path = dir.path().join("MANIFEST-000001");
-        let mut bytes = std::fs::read(&path).unwrap();
-        let len = bytes.len();
-        std::fs::write(&path, &bytes[..len - 3]).unwrap();
-        let state = read_manifest(io, &path).unwrap();
-        assert_eq!(state.tables.len(), 1, "the torn CreateTable(2) is dropped");
-        bytes[40] ^= 0xFF; // inside the first edit (NextIds of the snapshot)
+        let path = two_tables(dir.path(), io);
+        let committed = std::fs::read(&path).unwrap();
+        // An append whose commit a crash cut short: the edit reads back
+        // whole, so it counts (its files were durable before it).
+        let mut frame = Vec::new();
+        append_frame(&mut frame, &encode_edit(&Edit::CreateTable(table(3))));
+        let mut bytes = committed.clone();
+        bytes.extend_from_slice(&frame);
         std::fs::write(&path, &bytes).unwrap();
+        let (state, read) = read_manifest(io, &path).unwrap();
+        assert_eq!(state.tables.len(), 3);
+        assert_eq!(read.torn_tail, None);
+        // The same append torn: ignored, and reported.
+        for cut in [1, 5, 12, frame.len() - 1] {
+            let mut bytes = committed.clone();
+            bytes.extend_from_slice(&frame[..cut]);
+            std::fs::write(&path, &bytes).unwrap();
+            let (state, read) = read_manifest(io, &path).unwrap();
+            assert_eq!(state.tables.len(), 2, "cut {cut}");
+            assert_eq!(read.torn_tail, Some(committed.len() as u64));
+        }
+    }
+
+    #[test]
+    fn every_flip_and_truncation_of_committed_edits_is_detected_or_harmless() {
+        let dir = tempfile::tempdir().unwrap();
+        let io = Io::with_backend(Backend::Sync);
+        let path = two_tables(dir.path(), io);
+        let bytes = std::fs::read(&path).unwrap();
+        let (expected, _) = read_manifest(io, &path).unwrap();
+        assert_eq!(expected.tables.len(), 2);
+        for at in 0..bytes.len() {
+            let mut damaged = bytes.clone();
+            damaged[at] ^= 0x10;
+            std::fs::write(&path, &damaged).unwrap();
+            match read_manifest(io, &path) {
+                // Only a flip in the current commit slot can pass: the other
+                // slot is one edit older, and that edit reads back whole.
+                Ok((state, _)) => {
+                    assert_eq!(state, expected, "flip at {at}");
+                    assert!(
+                        (COMMIT_SLOTS_OFFSET..FIRST_EDIT_OFFSET).contains(&(at as u64)),
+                        "flip at {at} passed outside the commit slots"
+                    );
+                }
+                Err(Error::Corruption { file, .. }) => assert_eq!(file, path),
+                Err(other) => panic!("flip at {at}: {other:?}"),
+            }
+        }
+        for len in 0..bytes.len() {
+            std::fs::write(&path, &bytes[..len]).unwrap();
+            assert!(
+                matches!(read_manifest(io, &path), Err(Error::Corruption { .. })),
+                "truncation to {len} bytes passed"
+            );
+        }
+    }
+
+    #[test]
+    fn legacy_manifests_are_read_and_rewritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let io = Io::with_backend(Backend::Sync);
+        // A version-1 manifest: header, then the edits (no commit slots).
+        let mut bytes = file_header(MANIFEST_MAGIC, 7).to_vec();
+        bytes[8..12].copy_from_slice(&LEGACY_VERSION.to_le_bytes());
+        let checksum = xxhash_rust::xxh3::xxh3_64(&bytes[..24]);
+        bytes[24..32].copy_from_slice(&checksum.to_le_bytes());
+        append_frame(&mut bytes, &encode_edit(&Edit::CreateTable(table(1))));
+        std::fs::write(dir.path().join("MANIFEST-000007"), &bytes).unwrap();
+        std::fs::write(dir.path().join(CURRENT), "MANIFEST-000007\n").unwrap();
+        let m = Manifest::open(dir.path(), io).unwrap();
+        assert_eq!(m.state().tables[&1], table(1));
+        drop(m);
+        let rewritten = std::fs::read(dir.path().join("MANIFEST-000008")).unwrap();
+        assert_eq!(
+            parse_file_header(&rewritten, MANIFEST_MAGIC)
+                .unwrap()
+                .version,
+            crate::wal::format::SEGMENT_VERSION
+        );
+    }
+
+    #[test]
+    fn a_lost_current_is_corruption_when_the_directory_holds_a_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let io = Io::with_backend(Backend::Sync);
+        let _ = two_tables(dir.path(), io);
+        std::fs::remove_file(dir.path().join(CURRENT)).unwrap();
         assert!(matches!(
-            read_manifest(io, &path),
+            Manifest::open(dir.path(), io),
+            Err(Error::Corruption { .. })
+        ));
+        // A first open that crashed before installing CURRENT left only an
+        // empty manifest: that is a new database.
+        let fresh = tempfile::tempdir().unwrap();
+        drop(Manifest::open(fresh.path(), io).unwrap());
+        std::fs::remove_file(fresh.path().join(CURRENT)).unwrap();
+        assert!(Manifest::open(fresh.path(), io).is_ok());
+        // CURRENT naming a manifest that is gone.
+        std::fs::write(dir.path().join(CURRENT), "MANIFEST-000042\n").unwrap();
+        assert!(matches!(
+            Manifest::open(dir.path(), io),
             Err(Error::Corruption { .. })
         ));
     }

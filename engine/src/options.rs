@@ -8,6 +8,7 @@ use crate::cell::{DEFAULT_MAX_VALUE_BYTES, validate_family_name};
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
 use crate::keys::Salter;
+use crate::wal::replay::WalRecovery;
 
 /// How far a mutation must reach before the call returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -109,6 +110,17 @@ pub struct DbOptions {
     /// that reopening replays nothing and `SkipWal` data survives a clean
     /// close.
     pub flush_on_close: bool,
+    /// Open without changing anything on disk (default false): the manifest
+    /// is read, not rewritten; the WAL is replayed into memory, never cut,
+    /// sealed or extended; no orphan file is deleted; nothing is flushed or
+    /// compacted. Every write, flush, compaction, split and catalog change
+    /// fails with [`crate::Error::ReadOnly`]. Any number of read-only
+    /// handles may share a directory, none while a writer holds it. The
+    /// disk tools (`strata verify`, `strata regions`) open this way.
+    pub read_only: bool,
+    /// What opening does when it finds damage in the WAL (default
+    /// [`WalRecovery::Strict`]: refuse with [`crate::Error::Corruption`]).
+    pub wal_recovery: WalRecovery,
 }
 
 impl Default for DbOptions {
@@ -131,6 +143,8 @@ impl Default for DbOptions {
             level_multiplier: 10,
             bloom_bits_per_key: 10,
             flush_on_close: true,
+            read_only: false,
+            wal_recovery: WalRecovery::Strict,
         }
     }
 }

@@ -98,9 +98,7 @@ pub(crate) fn commit(db: &DbInner, rows: &[PreparedRow]) -> Result<()> {
     if rows.is_empty() {
         return Ok(());
     }
-    if db.is_closed() {
-        return Err(Error::Closed);
-    }
+    db.check_writable()?;
     let count = rows.len() as u64;
     let first = db.mvcc.begin(count);
     if let Err(e) = log(db, rows, first) {
@@ -178,9 +176,10 @@ fn log(db: &DbInner, rows: &[PreparedRow], first: u64) -> Result<()> {
     if frame_count == 0 {
         return Ok(());
     }
-    let ticket = db.wal.append(&frames, frame_count, max_sequence, sync)?;
+    let wal = db.wal()?;
+    let ticket = wal.append(&frames, frame_count, max_sequence, sync)?;
     if sync.is_some() {
-        db.wal.wait(ticket)?;
+        wal.wait(ticket)?;
     }
     Ok(())
 }

@@ -114,3 +114,30 @@ pub fn scan_rows(table: &Table, scan: &Scan) -> Vec<String> {
         .map(|r| String::from_utf8_lossy(&r.expect("row").row).into_owned())
         .collect()
 }
+
+/// What a crash of `db` leaves on disk, as a copy the test can open: `db` is
+/// leaked (never closed, so nothing is flushed, sealed or trimmed), and the
+/// files of `dir` are copied byte for byte into a new temporary directory.
+/// Whatever `db` acknowledged is in the page cache, hence in the copy, as
+/// after a SIGKILL. The leaked handle keeps `dir` locked until the process
+/// ends.
+pub fn crashed_copy(db: Db, dir: &std::path::Path) -> tempfile::TempDir {
+    std::mem::forget(db);
+    let copy = tempfile::tempdir().expect("temporary directory");
+    copy_tree(dir, copy.path());
+    copy
+}
+
+/// Copies every file under `from` into `to` (created as needed).
+pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("create the copy's directory");
+    for entry in std::fs::read_dir(from).expect("list the directory") {
+        let entry = entry.expect("directory entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy a file");
+        }
+    }
+}

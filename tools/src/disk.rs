@@ -1,10 +1,10 @@
 //! The on-disk tools: `strata hfile`, `strata wal`, `strata verify`, `strata regions`.
 //!
-//! `hfile` and `wal` only read files (a torn WAL tail is reported, not cut). `verify` checks
-//! the WAL read-only, then opens the database the way the engine does (replaying the WAL,
-//! which takes the directory's lock) and checks every block of every HFile; if the database
-//! does not open, it checks each HFile on its own. `regions` opens the database to read the
-//! table's regions. Both close it cleanly afterwards (flushing what replay loaded).
+//! None of them changes the directory it looks at. `hfile` and `wal` only read files (a torn
+//! WAL tail is reported, not cut). `verify` checks the manifest, every WAL segment and every
+//! block of every HFile with [`strata::inspect::verify_directory`], which opens no file for
+//! writing and takes no lock. `regions` opens the database read-only
+//! ([`DbOptions::read_only`]): the WAL is replayed into memory only.
 
 use std::fmt;
 use std::io::{self, Write};
@@ -52,13 +52,13 @@ impl From<strata::Error> for DiskError {
     }
 }
 
-/// Options to open an existing database for a tool: never create one, and
-/// leave what WAL replay loaded in the WAL instead of flushing it into new
-/// HFiles on close, so that looking does not rewrite the data.
+/// Options to open an existing database for a tool: read-only, so that looking changes
+/// nothing (no manifest rewrite, no WAL repair, no flush, no orphan clean-up).
 fn tool_db_options() -> DbOptions {
     DbOptions {
         create_if_missing: false,
         flush_on_close: false,
+        read_only: true,
         ..DbOptions::default()
     }
 }
@@ -138,21 +138,17 @@ pub fn print_hfile(
     Ok(())
 }
 
-/// How a WAL segment ends, in words; `true` when that is damage.
-fn segment_end_text(end: WalSegmentEnd) -> (String, bool) {
+/// How a WAL segment ends, in words.
+fn segment_end_text(end: &WalSegmentEnd) -> String {
     match end {
-        WalSegmentEnd::Clean => ("ends clean".to_owned(), false),
-        WalSegmentEnd::TornTail { offset } => (
-            format!("torn tail at offset {offset} (replay cuts it if this is the newest segment)"),
-            false,
+        WalSegmentEnd::Sealed => "sealed".to_owned(),
+        WalSegmentEnd::Clean => "ends clean (not sealed: the database was not closed)".to_owned(),
+        WalSegmentEnd::TornTail { offset } => format!(
+            "torn last group at offset {offset} (a crash during its write; opening cuts it)"
         ),
-        WalSegmentEnd::Corrupt { offset } => (
-            format!(
-                "DAMAGED record at offset {offset}, followed by valid records (replay refuses to open)"
-            ),
-            true,
-        ),
-        WalSegmentEnd::BadHeader => ("DAMAGED segment header".to_owned(), true),
+        WalSegmentEnd::Corrupt { offset, reason } => {
+            format!("DAMAGED at offset {offset}: {reason} (opening refuses)")
+        }
     }
 }
 
@@ -171,7 +167,7 @@ pub fn print_wal(dir: &Path, out: &mut dyn Write) -> Result<(), DiskError> {
             (Some(first), Some(last)) => format!("sequences {}..{}", first.sequence, last.sequence),
             _ => "no sequences".to_owned(),
         };
-        let (end, _) = segment_end_text(segment.end);
+        let end = segment_end_text(&segment.end);
         writeln!(
             out,
             "segment {} ({}): {} bytes, {} record(s), {sequences}, {end}",
@@ -210,79 +206,46 @@ pub struct VerifyOutcome {
     pub problems: u64,
 }
 
-/// `strata verify DIR`: every checksum of the WAL and the HFiles of the database in `dir`.
-/// Each problem is printed with its file and offset.
+/// `strata verify DIR`: the manifest, every WAL segment and every block of every HFile of
+/// the database in `dir`, checked without changing anything. Each problem is printed with its
+/// file and offset; notes (a torn tail a crash left, files a crashed flush left) are printed
+/// but are not problems.
 pub fn verify(dir: &Path, out: &mut dyn Write) -> Result<VerifyOutcome, DiskError> {
-    let mut outcome = VerifyOutcome::default();
-    let segments = inspect::wal_segments(dir)?;
-    let records: usize = segments.iter().map(|segment| segment.records.len()).sum();
-    for segment in &segments {
-        let (end, damaged) = segment_end_text(segment.end);
-        if damaged {
-            outcome.problems += 1;
-            writeln!(out, "DAMAGE: {}: {end}", segment.path.display())?;
-        } else if segment.end != WalSegmentEnd::Clean {
-            writeln!(out, "note: {}: {end}", segment.path.display())?;
-        }
+    let report = inspect::verify_directory(dir)?;
+    for note in &report.notes {
+        writeln!(out, "note: {note}")?;
+    }
+    for problem in &report.problems {
+        writeln!(out, "DAMAGE: {problem}")?;
+    }
+    match &report.manifest {
+        Some(path) => writeln!(
+            out,
+            "manifest: {} table(s) in {}",
+            report.tables,
+            file_name(path)
+        )?,
+        None => writeln!(out, "manifest: not readable")?,
     }
     writeln!(
         out,
-        "WAL: {} segment(s), {records} record(s) checked",
-        segments.len()
+        "WAL: {} segment(s), {} record(s) checked",
+        report.wal_segments, report.wal_records
     )?;
-    match Db::open(dir, tool_db_options()) {
-        Ok(db) => {
-            let report = db.verify();
-            let closed = db.close();
-            let report = report?;
-            for problem in &report.problems {
-                outcome.problems += 1;
-                writeln!(out, "DAMAGE: {problem}")?;
-            }
-            writeln!(
-                out,
-                "HFiles: {} file(s), {} block(s) checked",
-                report.files, report.blocks
-            )?;
-            closed?;
-        }
-        Err(error @ strata::Error::DatabaseLocked { .. }) => return Err(error.into()),
-        Err(error) => {
-            outcome.problems += 1;
-            writeln!(out, "DAMAGE: the database does not open: {error}")?;
-            outcome.problems += verify_files_alone(dir, out)?;
-        }
-    }
+    writeln!(
+        out,
+        "HFiles: {} file(s), {} block(s) checked",
+        report.hfiles, report.blocks
+    )?;
+    let outcome = VerifyOutcome {
+        problems: report.problems.len() as u64,
+    };
     if outcome.problems == 0 {
         writeln!(out, "verify: no damage found")?;
     } else {
         writeln!(out, "verify: {} problem(s) found", outcome.problems)?;
     }
     Ok(outcome)
-}
-
-/// Checks each HFile under `dir/data` on its own (every block read); returns the damaged
-/// ones. Used when the database itself does not open.
-fn verify_files_alone(dir: &Path, out: &mut dyn Write) -> Result<u64, DiskError> {
-    let data = dir.join("data");
-    let entries = std::fs::read_dir(&data).map_err(|error| DiskError::Io(data.clone(), error))?;
-    let mut paths: Vec<PathBuf> = entries
-        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-        .filter(|path| {
-            path.extension()
-                .is_some_and(|extension| extension == "hfile")
-        })
-        .collect();
-    paths.sort();
-    let mut damaged = 0;
-    for path in &paths {
-        if let Err(error) = inspect::hfile(path, true) {
-            damaged += 1;
-            writeln!(out, "DAMAGE: {error}")?;
-        }
-    }
-    writeln!(out, "HFiles: {} file(s) checked one by one", paths.len())?;
-    Ok(damaged)
 }
 
 /// `strata regions DIR TABLE`: the table's regions with their boundaries, memstore and file

@@ -201,7 +201,7 @@ fn wal_lists_segments_records_and_how_they_end() {
     let text = stdout(&output);
     assert!(text.contains("segment(s)\n"), "{text}");
     assert!(
-        text.contains("2 record(s), sequences 1..2, ends clean\n"),
+        text.contains("2 record(s), sequences 1..2, sealed\n"),
         "{text}"
     );
     assert!(

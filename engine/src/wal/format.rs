@@ -9,8 +9,13 @@ use crate::codec::{DecodeError, Decoder, Encode};
 
 /// First 8 bytes of every segment.
 pub(crate) const SEGMENT_MAGIC: &[u8; 8] = b"STRATAWL";
-/// Segment format version written by this code.
-pub(crate) const SEGMENT_VERSION: u32 = 1;
+/// Format version of WAL segments and manifests written by this code.
+/// Version 1 (no group commit or seal records in segments, no commit slots
+/// in manifests) is still read, with the weaker rules it had
+/// (`docs/format.md`, "Versions").
+pub(crate) const SEGMENT_VERSION: u32 = 2;
+/// The first format version: still read, never written.
+pub(crate) const LEGACY_VERSION: u32 = 1;
 /// Segment header: magic, version u32, reserved u32, segment id u64, xxh3 u64.
 pub(crate) const SEGMENT_HEADER_BYTES: usize = 32;
 /// Frame header: payload length u32, xxh3-64 of (length bytes ++ payload).
@@ -19,9 +24,21 @@ pub(crate) const FRAME_HEADER_BYTES: usize = 12;
 pub(crate) const MAX_RECORD_BYTES: usize = 512 * 1024 * 1024;
 /// Payload kind of a row mutation.
 const RECORD_ROW_MUTATION: u8 = 1;
+/// Payload kind of a group commit record: the last frame of every group the
+/// commit thread writes, so that damage to any row mutation is followed by a
+/// valid frame and cannot pass for a torn write.
+const RECORD_GROUP_COMMIT: u8 = 2;
+/// Payload kind of a seal record: the last frame of a sealed segment.
+const RECORD_SEAL: u8 = 3;
+/// Bytes of a group commit frame: header, kind u8, frames u32, bytes u64.
+pub(crate) const GROUP_COMMIT_FRAME_BYTES: usize = FRAME_HEADER_BYTES + 1 + 4 + 8;
+/// Bytes of a seal frame: header, kind u8, frames u64, max sequence u64,
+/// data end u64.
+pub(crate) const SEAL_FRAME_BYTES: usize = FRAME_HEADER_BYTES + 1 + 8 + 8 + 8;
 
 /// Encodes the 32-byte header shared by WAL segments and manifests:
 /// magic, version u32, reserved u32, file id u64, xxh3-64 of the first 24 bytes.
+/// Always written with [`SEGMENT_VERSION`].
 pub(crate) fn file_header(magic: &[u8; 8], file_id: u64) -> [u8; SEGMENT_HEADER_BYTES] {
     let mut h = Vec::with_capacity(SEGMENT_HEADER_BYTES);
     h.extend_from_slice(magic);
@@ -35,8 +52,17 @@ pub(crate) fn file_header(magic: &[u8; 8], file_id: u64) -> [u8; SEGMENT_HEADER_
     out
 }
 
-/// Checks a header written by [`file_header`]; returns the file id.
-pub(crate) fn parse_file_header(bytes: &[u8], magic: &[u8; 8]) -> Result<u64, DecodeError> {
+/// A checked file header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FileHeader {
+    /// [`SEGMENT_VERSION`] or [`LEGACY_VERSION`].
+    pub(crate) version: u32,
+    /// Segment id or manifest number.
+    pub(crate) id: u64,
+}
+
+/// Checks a header written by [`file_header`] (or by the legacy version).
+pub(crate) fn parse_file_header(bytes: &[u8], magic: &[u8; 8]) -> Result<FileHeader, DecodeError> {
     let header = bytes.get(..SEGMENT_HEADER_BYTES).ok_or_else(|| {
         DecodeError(format!(
             "file shorter than its {SEGMENT_HEADER_BYTES}-byte header"
@@ -53,10 +79,10 @@ pub(crate) fn parse_file_header(bytes: &[u8], magic: &[u8; 8]) -> Result<u64, De
     if stored != xxh3_64(header.get(..24).unwrap_or_default()) {
         return Err(DecodeError("header checksum mismatch".into()));
     }
-    if version != SEGMENT_VERSION {
+    if version != SEGMENT_VERSION && version != LEGACY_VERSION {
         return Err(DecodeError(format!("unsupported format version {version}")));
     }
-    Ok(id)
+    Ok(FileHeader { version, id })
 }
 
 /// Encodes a WAL segment header.
@@ -64,8 +90,8 @@ pub(crate) fn segment_header(segment_id: u64) -> [u8; SEGMENT_HEADER_BYTES] {
     file_header(SEGMENT_MAGIC, segment_id)
 }
 
-/// Checks a WAL segment header; returns the segment id it names.
-pub(crate) fn parse_segment_header(bytes: &[u8]) -> Result<u64, DecodeError> {
+/// Checks a WAL segment header.
+pub(crate) fn parse_segment_header(bytes: &[u8]) -> Result<FileHeader, DecodeError> {
     parse_file_header(bytes, SEGMENT_MAGIC)
 }
 
@@ -200,6 +226,81 @@ pub(crate) fn encode_mutation<'a, F, C>(
     }
 }
 
+/// A group commit record: the `frames` row mutations in the `bytes` just
+/// before it were written by one group write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct GroupCommit {
+    pub(crate) frames: u32,
+    pub(crate) bytes: u64,
+}
+
+/// A seal record: the segment is complete; nothing but preallocated zeros
+/// may follow it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Seal {
+    /// Row mutation frames in the segment.
+    pub(crate) frames: u64,
+    /// Highest sequence of the segment's row mutations (0 if none).
+    pub(crate) max_sequence: u64,
+    /// Offset of the seal frame itself (the end of the groups).
+    pub(crate) data_end: u64,
+}
+
+/// One decoded WAL record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum WalRecord<'a> {
+    Mutation(LoggedMutation<'a>),
+    GroupCommit(GroupCommit),
+    Seal(Seal),
+}
+
+/// Appends the group commit frame of a group of `frames` row mutation
+/// frames taking `bytes` bytes.
+pub(crate) fn append_group_commit(out: &mut Vec<u8>, frames: u32, bytes: u64) {
+    let start = begin_frame(out);
+    out.put_u8(RECORD_GROUP_COMMIT);
+    out.put_u32(frames);
+    out.put_u64(bytes);
+    finish_frame(out, start);
+}
+
+/// Encodes the seal frame of a segment.
+pub(crate) fn seal_frame(seal: Seal) -> Vec<u8> {
+    let mut p = Vec::with_capacity(SEAL_FRAME_BYTES - FRAME_HEADER_BYTES);
+    p.put_u8(RECORD_SEAL);
+    p.put_u64(seal.frames);
+    p.put_u64(seal.max_sequence);
+    p.put_u64(seal.data_end);
+    let mut out = Vec::with_capacity(SEAL_FRAME_BYTES);
+    append_frame(&mut out, &p);
+    out
+}
+
+/// Decodes any WAL record payload.
+pub(crate) fn decode_record(payload: &[u8]) -> Result<WalRecord<'_>, DecodeError> {
+    let mut d = Decoder::new(payload);
+    let record = match d.u8()? {
+        RECORD_ROW_MUTATION => return decode_mutation(payload).map(WalRecord::Mutation),
+        RECORD_GROUP_COMMIT => WalRecord::GroupCommit(GroupCommit {
+            frames: d.u32()?,
+            bytes: d.u64()?,
+        }),
+        RECORD_SEAL => WalRecord::Seal(Seal {
+            frames: d.u64()?,
+            max_sequence: d.u64()?,
+            data_end: d.u64()?,
+        }),
+        kind => return Err(DecodeError(format!("unknown WAL record kind {kind}"))),
+    };
+    if !d.is_empty() {
+        return Err(DecodeError(format!(
+            "{} trailing bytes after the record",
+            payload.len() - d.position()
+        )));
+    }
+    Ok(record)
+}
+
 /// Decodes a row mutation payload.
 pub(crate) fn decode_mutation(payload: &[u8]) -> Result<LoggedMutation<'_>, DecodeError> {
     let mut d = Decoder::new(payload);
@@ -320,9 +421,47 @@ mod tests {
     }
 
     #[test]
+    fn commit_and_seal_records_round_trip() {
+        let mut out = Vec::new();
+        append_group_commit(&mut out, 3, 999);
+        assert_eq!(out.len(), GROUP_COMMIT_FRAME_BYTES);
+        let FrameAt::Valid { payload, .. } = frame_at(&out) else {
+            panic!("invalid frame")
+        };
+        assert_eq!(
+            decode_record(payload).unwrap(),
+            WalRecord::GroupCommit(GroupCommit {
+                frames: 3,
+                bytes: 999
+            })
+        );
+        let seal = Seal {
+            frames: 7,
+            max_sequence: 42,
+            data_end: 4096,
+        };
+        let frame = seal_frame(seal);
+        assert_eq!(frame.len(), SEAL_FRAME_BYTES);
+        let FrameAt::Valid { payload, .. } = frame_at(&frame) else {
+            panic!("invalid frame")
+        };
+        assert_eq!(decode_record(payload).unwrap(), WalRecord::Seal(seal));
+        for cut in 0..payload.len() {
+            assert!(decode_record(&payload[..cut]).is_err());
+        }
+        assert!(decode_record(&[9]).is_err());
+    }
+
+    #[test]
     fn segment_header_round_trip() {
         let h = segment_header(99);
-        assert_eq!(parse_segment_header(&h).unwrap(), 99);
+        assert_eq!(
+            parse_segment_header(&h).unwrap(),
+            FileHeader {
+                version: SEGMENT_VERSION,
+                id: 99
+            }
+        );
         let mut bad = h;
         bad[17] ^= 1;
         assert!(parse_segment_header(&bad).is_err());

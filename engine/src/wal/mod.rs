@@ -51,10 +51,55 @@ const ASYNC_WRITE_DELAY: Duration = Duration::from_millis(2);
 /// `wal_segment_bytes`), so an idle database does not hold a whole
 /// segment's worth of empty disk space.
 const PREALLOCATE_STEP_BYTES: u64 = 4 * 1024 * 1024;
+/// An unsealed segment's length is always a whole number of these units,
+/// and its writes always stop at least [`TAIL_RESERVE_BYTES`] before its
+/// end: replay relies on both to tell a truncated segment from a crashed one
+/// (`docs/format.md`, "Reading the log back").
+pub(crate) const ALLOCATION_UNIT_BYTES: u64 = 4096;
+/// Preallocated bytes a segment keeps after its last group: room for the
+/// seal record, and at least one byte that no write ever reaches.
+const TAIL_RESERVE_BYTES: u64 = format::SEAL_FRAME_BYTES as u64 + 1;
+/// Suffix of a segment being created; replay ignores such files and a
+/// writable open deletes them (they never held a record).
+const CREATING_SUFFIX: &str = ".creating";
+
+/// The allocation an unsealed segment needs to hold writes up to `end`.
+fn allocation_for(end: u64) -> u64 {
+    round_to_units(end + TAIL_RESERVE_BYTES)
+}
+
+/// `bytes` rounded up to whole allocation units.
+fn round_to_units(bytes: u64) -> u64 {
+    bytes.div_ceil(ALLOCATION_UNIT_BYTES) * ALLOCATION_UNIT_BYTES
+}
 
 /// File name of segment `id` inside the WAL directory.
 pub(crate) fn segment_file_name(id: u64) -> String {
     format!("{id:012}.wal")
+}
+
+/// Deletes the files of segments whose creation a crash interrupted (they
+/// never held a record: a segment gets its final name only once its header
+/// is durable).
+pub(crate) fn remove_unfinished_segments(dir: &Path) -> Result<()> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| Error::io(format!("listing {}", dir.display()), e))?;
+    let mut removed = false;
+    for entry in entries.flatten() {
+        if entry
+            .file_name()
+            .to_str()
+            .is_some_and(|name| name.ends_with(CREATING_SUFFIX))
+        {
+            std::fs::remove_file(entry.path())
+                .map_err(|e| Error::io(format!("removing {}", entry.path().display()), e))?;
+            removed = true;
+        }
+    }
+    if removed {
+        sync_dir(dir)?;
+    }
+    Ok(())
 }
 
 /// Parses a segment file name back into its id.
@@ -387,6 +432,9 @@ impl Wal {
         if releasable.is_empty() {
             return Ok(());
         }
+        // Oldest first, each removal durable before the next: replay treats
+        // a gap between segments as a lost segment, so a crash must never
+        // leave a newer one removed and an older one in place.
         for id in &releasable {
             let path = self.shared.dir.join(segment_file_name(*id));
             match std::fs::remove_file(&path) {
@@ -394,8 +442,9 @@ impl Wal {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => return Err(Error::io(format!("removing {}", path.display()), e)),
             }
+            sync_dir(&self.shared.dir)?;
         }
-        sync_dir(&self.shared.dir)
+        Ok(())
     }
 
     /// Writes and syncs what is pending, then stops the commit thread.
@@ -434,6 +483,10 @@ struct Segment {
     allocated: u64,
     /// Data was written since the last sync.
     unsynced: bool,
+    /// Row mutation frames written to the segment (for its seal record).
+    frames: u64,
+    /// Highest sequence written to the segment (for its seal record).
+    max_sequence: u64,
 }
 
 impl Segment {
@@ -444,17 +497,28 @@ impl Segment {
         segment_bytes: u64,
         first_group_bytes: u64,
     ) -> Result<Segment> {
+        // Created under a temporary name and renamed once its header is
+        // durable: a file with a segment's name always has a valid header,
+        // so replay can call a damaged or missing one corruption.
         let path = dir.join(segment_file_name(id));
-        let file = io.create_new(&path)?;
+        let creating = dir.join(format!("{}{CREATING_SUFFIX}", segment_file_name(id)));
+        if creating.exists() {
+            std::fs::remove_file(&creating)
+                .map_err(|e| Error::io(format!("removing {}", creating.display()), e))?;
+        }
+        let file = io.create_new(&creating)?;
         let needed = SEGMENT_HEADER_BYTES as u64 + first_group_bytes;
         let capacity = segment_bytes.max(needed);
-        let allocated = needed.max(PREALLOCATE_STEP_BYTES).min(capacity);
+        let allocated =
+            allocation_for(needed).max(PREALLOCATE_STEP_BYTES.min(round_to_units(capacity)));
         let context = |what: &str| format!("{what} WAL segment {}", path.display());
         file.preallocate(allocated)
             .map_err(|e| Error::io(context("preallocating"), e))?;
         file.write_at_then_sync(0, &segment_header(id), Some(SyncKind::Data), &mut || {})
             .map_err(|e| Error::io(context("writing the header of"), e))?;
+        std::fs::rename(&creating, &path).map_err(|e| Error::io(context("naming"), e))?;
         sync_dir(dir)?;
+        let file = io.open_rw(&path)?;
         Ok(Segment {
             file,
             id,
@@ -462,17 +526,21 @@ impl Segment {
             capacity,
             allocated,
             unsynced: false,
+            frames: 0,
+            max_sequence: 0,
         })
     }
 
-    /// Makes sure the file is allocated through `end`, a step ahead.
+    /// Makes sure the file is allocated for writes up to `end` (with its
+    /// tail reserve), a step ahead.
     fn allocate_through(&mut self, end: u64) -> Result<()> {
-        if end <= self.allocated {
+        let needed = allocation_for(end);
+        if needed <= self.allocated {
             return Ok(());
         }
-        let target = end
+        let target = needed
             .max(self.allocated + PREALLOCATE_STEP_BYTES)
-            .min(self.capacity.max(end));
+            .min(round_to_units(self.capacity).max(needed));
         self.file.preallocate(target).map_err(|e| {
             Error::io(
                 format!("preallocating WAL segment {}", self.file.path().display()),
@@ -485,8 +553,11 @@ impl Segment {
 }
 
 impl Segment {
-    /// Syncs the segment and cuts it to the bytes written, so that replay
-    /// does not read preallocated zeros; a segment without frames is removed.
+    /// Writes the seal record after the last group and syncs it, then cuts
+    /// the file after it (so that replay does not read preallocated zeros)
+    /// and syncs the size; a segment without frames is removed. The seal is
+    /// durable before the cut, so a crash in between leaves a sealed
+    /// segment followed by zeros, which reads back the same.
     fn seal(&mut self, dir: &Path) -> Result<()> {
         let path = self.file.path().to_path_buf();
         if self.write_offset == SEGMENT_HEADER_BYTES as u64 {
@@ -494,13 +565,22 @@ impl Segment {
                 .map_err(|e| Error::io(format!("removing {}", path.display()), e))?;
             return sync_dir(dir);
         }
+        let seal = format::seal_frame(format::Seal {
+            frames: self.frames,
+            max_sequence: self.max_sequence,
+            data_end: self.write_offset,
+        });
+        let sealed_len = self.write_offset + seal.len() as u64;
         self.file
-            .set_len(self.write_offset)
+            .write_at(self.write_offset, &seal)
+            .and_then(|()| self.file.sync(SyncKind::Data))
+            .and_then(|()| self.file.set_len(sealed_len))
             .and_then(|()| self.file.sync(SyncKind::All))
             .map_err(|e| Error::io(format!("sealing {}", path.display()), e))?;
+        self.write_offset = sealed_len;
         self.unsynced = false;
-        self.capacity = self.write_offset;
-        self.allocated = self.write_offset;
+        self.capacity = sealed_len;
+        self.allocated = sealed_len;
         Ok(())
     }
 }
@@ -508,7 +588,10 @@ impl Segment {
 /// What the commit thread took from the filling group.
 struct Group {
     number: u64,
+    /// The frames, then the group commit record (none for a pure sync).
     bytes: Vec<u8>,
+    /// Bytes of the frames, without the commit record.
+    frame_bytes: u64,
     frames: u64,
     max_sequence: u64,
     sync: Option<SyncKind>,
@@ -582,9 +665,18 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
                     }
                 }
             }
-            let bytes = std::mem::replace(&mut state.filling, std::mem::take(&mut spare));
+            let mut bytes = std::mem::replace(&mut state.filling, std::mem::take(&mut spare));
+            let frame_bytes = bytes.len() as u64;
+            if frame_bytes > 0 {
+                // Every group ends with its commit record (see `replay.rs`).
+                // A group holds at most MAX_PENDING_BYTES plus one frame, far
+                // fewer than u32::MAX frames.
+                let frames = u32::try_from(state.filling_frames).unwrap_or(u32::MAX);
+                format::append_group_commit(&mut bytes, frames, frame_bytes);
+            }
             let group = Group {
                 number: state.filling_group,
+                frame_bytes,
                 bytes,
                 frames: state.filling_frames,
                 max_sequence: state.filling_max_sequence,
@@ -645,7 +737,7 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
                 state.written_group = group.number;
                 state.stats.groups_written += u64::from(!group.bytes.is_empty());
                 state.stats.frames_written += group.frames;
-                state.stats.bytes_written += group.bytes.len() as u64;
+                state.stats.bytes_written += group.frame_bytes;
                 if sync.is_some() {
                     state.synced_group = group.number;
                     state.stats.syncs += 1;
@@ -713,6 +805,8 @@ fn write_group(
             .write_at_then_sync(segment.write_offset, &group.bytes, sync, in_flight)
             .map_err(|e| Error::io(format!("writing {}", segment.file.path().display()), e))?;
         segment.write_offset += len;
+        segment.frames += group.frames;
+        segment.max_sequence = segment.max_sequence.max(group.max_sequence);
         segment.unsynced = sync.is_none();
     } else if let Some(kind) = sync
         && segment.unsynced
@@ -884,10 +978,11 @@ mod tests {
         assert_eq!(wal.segments().len(), 1);
         assert_eq!(len(), 2 * PREALLOCATE_STEP_BYTES);
         wal.shutdown().unwrap();
-        // Every frame reads back; the zeros after them are a clean tail.
-        let scan = replay::scan_segment(&std::fs::read(&path).unwrap());
-        assert_eq!(scan.frames.len(), 6);
-        assert_eq!(scan.end, replay::SegmentEnd::Clean);
+        // Every frame reads back from the sealed segment: six frames, each
+        // in a group of its own with its commit record, then the seal.
+        let scan = replay::scan_frames(&std::fs::read(&path).unwrap(), SEGMENT_HEADER_BYTES);
+        assert_eq!(scan.frames.len(), 6 * 2 + 1);
+        assert_eq!(scan.tail, replay::Tail::Zeros);
     }
 
     #[test]
@@ -940,7 +1035,13 @@ mod tests {
         );
         // The sealed segment is cut to its frames and deleted once flushed.
         let sealed = dir.path().join(segment_file_name(1));
-        assert!(std::fs::metadata(&sealed).unwrap().len() < 64);
+        assert_eq!(
+            std::fs::metadata(&sealed).unwrap().len(),
+            (SEGMENT_HEADER_BYTES
+                + frame(b"a").len()
+                + format::GROUP_COMMIT_FRAME_BYTES
+                + format::SEAL_FRAME_BYTES) as u64
+        );
         wal.release_through(4).unwrap();
         assert!(sealed.exists());
         wal.release_through(5).unwrap();
