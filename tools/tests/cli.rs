@@ -319,3 +319,136 @@ fn tools_refuse_what_is_not_a_database() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2), "{output:?}");
 }
+
+/// Every file under `dir` with its bytes.
+fn files_of(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut files = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(entry.path());
+            } else {
+                files.insert(entry.path(), std::fs::read(entry.path()).unwrap());
+            }
+        }
+    }
+    files
+}
+
+/// Issue 12, item 1: `verify` on a damaged manifest reports it, exits 1 and deletes nothing
+/// (it used to open the database, roll the manifest back and delete table b's HFile).
+#[test]
+fn verify_reports_a_damaged_manifest_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    shell(
+        dir.path(),
+        "create 'a', 'f'; put 'a', 'r', 'f:q', '1'; create 'b', 'f'; put 'b', 'r', 'f:q', '2'",
+    );
+    // Reopen once: the manifest becomes a snapshot whose last edit describes b.
+    shell(dir.path(), "list");
+    let current = std::fs::read_to_string(dir.path().join("CURRENT")).unwrap();
+    let manifest = dir.path().join(current.trim_end());
+    let mut bytes = std::fs::read(&manifest).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x01;
+    std::fs::write(&manifest, &bytes).unwrap();
+    let before = files_of(dir.path());
+    let output = strata().arg("verify").arg(dir.path()).output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let text = stdout(&output);
+    assert!(
+        text.contains(&format!("DAMAGE: corruption in {}", manifest.display())),
+        "{text}"
+    );
+    // Without a readable manifest every HFile is still checked on its own.
+    assert!(text.contains("HFiles: 2 file(s)"), "{text}");
+    assert_eq!(files_of(dir.path()), before, "verify changed the directory");
+    // The shell refuses to open it too, and also changes nothing.
+    let output = shell(dir.path(), "scan 'b'");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("corruption in"),
+        "{output:?}"
+    );
+    assert_eq!(
+        files_of(dir.path()),
+        before,
+        "a refused open changed the directory"
+    );
+}
+
+/// Issue 12, item 2: an acknowledged put's record damaged at the end of the newest WAL
+/// segment is reported by `verify` (with file and offset) and `wal`, changing nothing.
+#[test]
+fn verify_and_wal_report_a_damaged_last_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(
+        dir.path(),
+        DbOptions {
+            flush_on_close: false,
+            ..DbOptions::default()
+        },
+    )
+    .unwrap();
+    let table = db
+        .create_table(TableDescriptor::new("t").family(FamilyDescriptor::new("f")))
+        .unwrap();
+    table.put(&Put::new("a").add("f", "q", "1")).unwrap();
+    table.put(&Put::new("b").add("f", "q", "2")).unwrap();
+    db.close().unwrap();
+    let segment = strata::inspect::wal_segments(dir.path()).unwrap().remove(0);
+    let last = segment.records.last().unwrap();
+    let mut bytes = std::fs::read(&segment.path).unwrap();
+    bytes[last.offset as usize..last.offset as usize + 8].fill(0);
+    std::fs::write(&segment.path, &bytes).unwrap();
+    let before = files_of(dir.path());
+    let output = strata().arg("verify").arg(dir.path()).output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let expected = format!(
+        "DAMAGE: corruption in {} at offset {}: ",
+        segment.path.display(),
+        last.offset
+    );
+    assert!(stdout(&output).contains(&expected), "{}", stdout(&output));
+    let output = strata().arg("wal").arg(dir.path()).output().unwrap();
+    assert!(
+        stdout(&output).contains(&format!("DAMAGED at offset {}", last.offset)),
+        "{}",
+        stdout(&output)
+    );
+    assert_eq!(
+        files_of(dir.path()),
+        before,
+        "the tools changed the directory"
+    );
+}
+
+/// `regions` opens read-only: the WAL it replays stays as it was, nothing is flushed.
+#[test]
+fn regions_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(
+        dir.path(),
+        DbOptions {
+            flush_on_close: false,
+            ..DbOptions::default()
+        },
+    )
+    .unwrap();
+    let table = db
+        .create_table(TableDescriptor::new("t").family(FamilyDescriptor::new("f")))
+        .unwrap();
+    table.put(&Put::new("a").add("f", "q", "1")).unwrap();
+    db.close().unwrap();
+    let before = files_of(dir.path());
+    let output = strata()
+        .arg("regions")
+        .arg(dir.path())
+        .arg("t")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(files_of(dir.path()), before);
+}

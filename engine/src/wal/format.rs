@@ -12,7 +12,7 @@ pub(crate) const SEGMENT_MAGIC: &[u8; 8] = b"STRATAWL";
 /// Format version of WAL segments and manifests written by this code.
 /// Version 1 (no group commit or seal records in segments, no commit slots
 /// in manifests) is still read, with the weaker rules it had
-/// (`docs/format.md`, "Versions").
+/// (`docs/format.md`, "Reading the log back" and "Manifest").
 pub(crate) const SEGMENT_VERSION: u32 = 2;
 /// The first format version: still read, never written.
 pub(crate) const LEGACY_VERSION: u32 = 1;
