@@ -80,12 +80,11 @@ pub use ops::{
 pub use options::{
     BloomType, Compression, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_MAX_REGION_SIZE_BYTES,
     DEFAULT_MEMSTORE_FLUSH_SIZE_BYTES, DbOptions, Durability, FamilyDescriptor, IoMode,
-    MAX_PRESPLIT_REGIONS, PreSplit, TableDescriptor,
+    MAX_PRESPLIT_REGIONS, PreSplit, TableDescriptor, WalRecovery,
 };
 pub use scan::Scanner;
 pub use table::{RegionInfo, Table};
 pub use wal::WalStats;
-pub use wal::replay::WalRecovery;
 
 /// The filter model, language, kernels and plans (crate `strata-filters`).
 pub use strata_filters as filters;

@@ -8,7 +8,6 @@ use crate::cell::{DEFAULT_MAX_VALUE_BYTES, validate_family_name};
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
 use crate::keys::Salter;
-use crate::wal::replay::WalRecovery;
 
 /// How far a mutation must reach before the call returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -68,6 +67,28 @@ pub enum IoMode {
     Uring,
     /// Plain `pread`/`pwrite`/`fdatasync`.
     Sync,
+}
+
+/// What replay does when it finds damage in the WAL (`DbOptions::wal_recovery`).
+///
+/// The names follow RocksDB's WAL recovery modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WalRecovery {
+    /// Refuse to open on any damage (a damaged record, a truncated or
+    /// missing segment, a damaged header), with [`Error::Corruption`] naming
+    /// the file and offset. Only an incomplete last group of the newest
+    /// segment, which a crash during its write leaves and whose writers were
+    /// never acknowledged, is cut. The default.
+    #[default]
+    Strict,
+    /// Replay every record before the first damage and discard the rest: the
+    /// damaged segment is cut at the damage and sealed, it and every later
+    /// segment are first copied to `wal/damaged/` (nothing is deleted), and
+    /// [`crate::RecoveryReport`] says what was discarded. Acknowledged writes
+    /// after the damage are lost: this is the operator's way to open a
+    /// database whose log cannot be repaired, as RocksDB's
+    /// `kPointInTimeRecovery`.
+    PointInTime,
 }
 
 /// Options for opening a database directory.
