@@ -17,6 +17,11 @@ pub const MAX_FAMILY_NAME_BYTES: usize = 127;
 pub const MAX_QUALIFIER_BYTES: usize = 65_535;
 /// Default limit on one value: 10 MiB (a table option can change it).
 pub const DEFAULT_MAX_VALUE_BYTES: usize = 10 * 1024 * 1024;
+/// Largest timestamp a write may give a cell: `i64::MAX - 1`. `i64::MAX` is HBase's
+/// `LATEST_TIMESTAMP` and the exclusive upper bound of every time range (even
+/// [`TimeRange::ALL`]), so a cell stored there could never be read; writes refuse it with
+/// [`Error::ReservedTimestamp`].
+pub const MAX_TIMESTAMP: i64 = i64::MAX - 1;
 
 /// What a cell is: a value or one of the four delete markers.
 ///
@@ -253,10 +258,13 @@ pub(crate) fn validate_qualifier(qualifier: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Checks a timestamp is not negative.
+/// Checks a timestamp a write gives a cell or a marker: `0..=MAX_TIMESTAMP`.
 pub(crate) fn validate_timestamp(timestamp: i64) -> Result<()> {
     if timestamp < 0 {
         return Err(Error::NegativeTimestamp { timestamp });
+    }
+    if timestamp > MAX_TIMESTAMP {
+        return Err(Error::ReservedTimestamp { timestamp });
     }
     Ok(())
 }
@@ -354,6 +362,24 @@ mod tests {
         assert!(matches!(
             TimeRange::at(-2),
             Err(Error::NegativeTimestamp { .. })
+        ));
+    }
+
+    #[test]
+    fn write_timestamps_stop_below_the_end_of_every_time_range() {
+        assert!(validate_timestamp(0).is_ok());
+        assert!(validate_timestamp(MAX_TIMESTAMP).is_ok());
+        assert!(TimeRange::ALL.contains(MAX_TIMESTAMP));
+        assert!(matches!(
+            validate_timestamp(i64::MAX),
+            Err(Error::ReservedTimestamp {
+                timestamp: i64::MAX
+            })
+        ));
+        assert!(!TimeRange::ALL.contains(i64::MAX));
+        assert!(matches!(
+            validate_timestamp(-1),
+            Err(Error::NegativeTimestamp { timestamp: -1 })
         ));
     }
 

@@ -52,6 +52,11 @@ fn r01_cells_are_addressed_by_row_column_and_timestamp() {
         tbl.put(&Put::new("r").add_at("f", "q", -1, "x")),
         Err(Error::NegativeTimestamp { .. })
     ));
+    // HBase's LATEST_TIMESTAMP; the other write paths are in tests/tests/timestamps.rs.
+    assert!(matches!(
+        tbl.put(&Put::new("r").add_at("f", "q", i64::MAX, "x")),
+        Err(Error::ReservedTimestamp { .. })
+    ));
     let long = vec![b'k'; strata::MAX_ROW_KEY_BYTES + 1];
     assert!(matches!(
         tbl.put(&Put::new(&long).add("f", "q", "x")),

@@ -16,14 +16,22 @@
 //!
 //! An error does not stop the statements after it (the caller decides what a failure means:
 //! the `strata shell` binary exits non-zero at the end of a script that had one).
-//! [`run_interactive`] reads statements from a terminal with line editing and history.
+//! [`Session::run_bytes`] does the same for a script read as bytes, in which a statement
+//! holding bytes that are not UTF-8 is one more such error.
+//! [`run_interactive`] reads statements from a terminal with line editing and history;
+//! [`run_lines`] is its loop, over any [`LineEditor`].
 
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Instant;
 
+use rustyline::error::ReadlineError;
+
 use crate::exec::{CommandError, ExecOptions, Executor, Reply};
-use crate::shell::{ShellError, Span, TableLayout, needs_more_input, parse_script, took_line};
+use crate::shell::{
+    ShellError, SourceText, Span, Statement, SyntaxErrorKind, TableLayout, needs_more_input,
+    parse_script, parse_source, took_line,
+};
 
 /// Whether to keep reading input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,8 +107,26 @@ impl Session {
     /// statement was `exit` (the statements after it are not run). Only a failure to write
     /// `out` is an `Err`; command failures are printed and counted.
     pub fn run_source(&mut self, source: &str, out: &mut dyn Write) -> io::Result<Flow> {
+        self.run_statements(source, parse_script(source), out)
+    }
+
+    /// [`Session::run_source`] for input read as bytes (a script on standard input): a
+    /// statement holding bytes that are not UTF-8 fails with a syntax error at their line and
+    /// column, and the other statements run.
+    pub fn run_bytes(&mut self, input: &[u8], out: &mut dyn Write) -> io::Result<Flow> {
+        let source = SourceText::decode(input);
+        self.run_statements(source.text(), parse_source(&source), out)
+    }
+
+    /// Runs the statements parsed from `source`, printing to `out`.
+    fn run_statements(
+        &mut self,
+        source: &str,
+        statements: Vec<Result<Statement, ShellError>>,
+        out: &mut dyn Write,
+    ) -> io::Result<Flow> {
         let mut echoed_to = 0;
-        for parsed in parse_script(source) {
+        for parsed in statements {
             match parsed {
                 Ok(statement) => {
                     if self.echo {
@@ -145,6 +171,17 @@ impl Session {
             }
         }
         Ok(Flow::Continue)
+    }
+
+    /// Reports line `line` of the statement being typed, which was not UTF-8 and was
+    /// dropped with that statement: the syntax error a script gets, without the line.
+    fn report_invalid_line(&mut self, line: usize, out: &mut dyn Write) -> io::Result<()> {
+        self.failures += 1;
+        writeln!(
+            out,
+            "SyntaxError: (hbase):{line}: {}",
+            SyntaxErrorKind::InvalidUtf8
+        )
     }
 
     /// Syntax and name errors print as IRB prints them; argument errors as HBase's command
@@ -244,25 +281,90 @@ fn history_path() -> Option<PathBuf> {
 /// Most lines of history kept.
 const MAX_HISTORY_LINES: usize = 1000;
 
+/// Where the interactive shell reads its lines: the terminal's line editor in
+/// [`run_interactive`], scripted lines in tests.
+pub trait LineEditor {
+    /// Shows `prompt` and reads one line, without its line end. The errors are rustyline's:
+    /// `Interrupted` (Ctrl-C), `Eof` (Ctrl-D), `Io` of kind `InvalidData` for input that is
+    /// not UTF-8, any other for a terminal that failed.
+    fn read_line(&mut self, prompt: &str) -> Result<String, ReadlineError>;
+
+    /// Adds a statement to the history.
+    fn add_history(&mut self, statement: &str);
+
+    /// Drops the input that has arrived but was not read: after input that was not UTF-8,
+    /// the rest of its line and whatever was pasted with it.
+    fn discard_pending_input(&mut self);
+
+    /// The width of the terminal in columns; 0 when output is not a terminal.
+    fn width(&self) -> usize;
+}
+
+/// rustyline's editor on the process's terminal.
+struct TerminalEditor {
+    editor: rustyline::DefaultEditor,
+}
+
+impl LineEditor for TerminalEditor {
+    fn read_line(&mut self, prompt: &str) -> Result<String, ReadlineError> {
+        self.editor.readline(prompt)
+    }
+
+    fn add_history(&mut self, statement: &str) {
+        // A statement missing from the history is not worth stopping the session for.
+        let _ = self.editor.add_history_entry(statement);
+    }
+
+    fn discard_pending_input(&mut self) {
+        // rustyline has already dropped what it had read ahead (it reads up to 1 KiB at a
+        // time); the rest of a longer paste is still in the terminal's input queue.
+        // SAFETY: tcflush takes no pointer; it acts on standard input's descriptor, open for
+        // the whole process. On a descriptor that is not a terminal it fails with ENOTTY and
+        // changes nothing, which is fine: there is then no typed-ahead input to drop.
+        let _ = unsafe { libc::tcflush(libc::STDIN_FILENO, libc::TCIFLUSH) };
+    }
+
+    fn width(&self) -> usize {
+        terminal_width()
+    }
+}
+
 /// Reads statements from the terminal until `exit` or end of input (Ctrl-D), with line
-/// editing and history. A statement continues on the next line while it is unfinished
-/// ([`needs_more_input`]); Ctrl-C abandons the statement being typed. Errors are printed
-/// and the shell keeps going.
+/// editing and history: [`run_lines`] on rustyline's editor.
 pub fn run_interactive(session: &mut Session, banner: &str) -> Result<(), InteractiveError> {
     let config = rustyline::Config::builder()
         .max_history_size(MAX_HISTORY_LINES)
         .map_err(InteractiveError::Editor)?
         .auto_add_history(false)
         .build();
-    let mut editor: rustyline::DefaultEditor =
+    let editor: rustyline::DefaultEditor =
         rustyline::Editor::with_config(config).map_err(InteractiveError::Editor)?;
+    let mut terminal = TerminalEditor { editor };
     let history = history_path();
     if let Some(path) = &history {
         // A missing history file is normal the first time.
-        let _ = editor.load_history(path);
+        let _ = terminal.editor.load_history(path);
     }
     let mut stdout = io::stdout();
     writeln!(stdout, "{banner}").map_err(InteractiveError::Output)?;
+    let ran = run_lines(session, &mut terminal, &mut stdout);
+    if let Some(path) = &history {
+        // Losing history is not worth failing the session for.
+        let _ = terminal.editor.save_history(path);
+    }
+    ran
+}
+
+/// The interactive loop: reads lines from `editor` until `exit` or end of input, printing to
+/// `out`. A statement continues on the next line while it is unfinished
+/// ([`needs_more_input`]); Ctrl-C abandons the statement being typed. Errors are printed and
+/// the shell keeps going, also after a line that is not UTF-8: that line is one syntax error,
+/// and the statement it was part of is dropped with the input pasted after it.
+pub fn run_lines(
+    session: &mut Session,
+    editor: &mut dyn LineEditor,
+    out: &mut dyn Write,
+) -> Result<(), InteractiveError> {
     let mut statement = String::new();
     let mut number = 1u32;
     loop {
@@ -271,7 +373,7 @@ pub fn run_interactive(session: &mut Session, banner: &str) -> Result<(), Intera
         } else {
             format!("strata:{number:03}:1* ")
         };
-        match editor.readline(&prompt) {
+        match editor.read_line(&prompt) {
             Ok(text) => {
                 if !statement.is_empty() {
                     statement.push('\n');
@@ -284,30 +386,42 @@ pub fn run_interactive(session: &mut Session, banner: &str) -> Result<(), Intera
                     statement.clear();
                     continue;
                 }
-                let _ = editor.add_history_entry(statement.as_str());
+                editor.add_history(&statement);
                 let options = session.executor().options();
                 session.executor_mut().set_options(ExecOptions {
-                    layout: TableLayout::new(terminal_width()),
+                    layout: TableLayout::new(editor.width()),
                     ..options
                 });
                 let flow = session
-                    .run_source(&statement, &mut stdout)
+                    .run_source(&statement, out)
                     .map_err(InteractiveError::Output)?;
-                stdout.flush().map_err(InteractiveError::Output)?;
+                out.flush().map_err(InteractiveError::Output)?;
                 statement.clear();
                 number += 1;
                 if flow == Flow::Exit {
                     break;
                 }
             }
-            Err(rustyline::error::ReadlineError::Interrupted) => statement.clear(),
-            Err(rustyline::error::ReadlineError::Eof) => break,
+            Err(ReadlineError::Interrupted) => statement.clear(),
+            Err(ReadlineError::Eof) => break,
+            // rustyline's report of a byte sequence that is not UTF-8. Its editor holds no
+            // state from the failed line, so reading goes on with the next one.
+            Err(ReadlineError::Io(error)) if error.kind() == io::ErrorKind::InvalidData => {
+                editor.discard_pending_input();
+                let line = if statement.is_empty() {
+                    1
+                } else {
+                    statement.split('\n').count() + 1
+                };
+                statement.clear();
+                session
+                    .report_invalid_line(line, out)
+                    .map_err(InteractiveError::Output)?;
+                out.flush().map_err(InteractiveError::Output)?;
+                number += 1;
+            }
             Err(error) => return Err(InteractiveError::Editor(error)),
         }
-    }
-    if let Some(path) = &history {
-        // Losing history is not worth failing the session for.
-        let _ = editor.save_history(path);
     }
     Ok(())
 }
@@ -334,7 +448,126 @@ impl std::error::Error for InteractiveError {}
 
 #[cfg(test)]
 mod tests {
+    use std::collections::VecDeque;
+
     use super::*;
+
+    /// Lines (or rustyline errors) given in advance; the end of input after them.
+    #[derive(Default)]
+    struct ScriptedEditor {
+        lines: VecDeque<Result<String, ReadlineError>>,
+        prompts: Vec<String>,
+        history: Vec<String>,
+        discards: usize,
+    }
+
+    impl ScriptedEditor {
+        fn new(lines: Vec<Result<&str, ReadlineError>>) -> ScriptedEditor {
+            ScriptedEditor {
+                lines: lines
+                    .into_iter()
+                    .map(|line| line.map(str::to_owned))
+                    .collect(),
+                ..ScriptedEditor::default()
+            }
+        }
+    }
+
+    impl LineEditor for ScriptedEditor {
+        fn read_line(&mut self, prompt: &str) -> Result<String, ReadlineError> {
+            self.prompts.push(prompt.to_owned());
+            self.lines.pop_front().unwrap_or(Err(ReadlineError::Eof))
+        }
+
+        fn add_history(&mut self, statement: &str) {
+            self.history.push(statement.to_owned());
+        }
+
+        fn discard_pending_input(&mut self) {
+            self.discards += 1;
+        }
+
+        fn width(&self) -> usize {
+            0
+        }
+    }
+
+    /// What rustyline returns for a byte sequence that is not UTF-8 (`tty/unix.rs`,
+    /// `next_char`: `ReadlineError::from(ErrorKind::InvalidData)`).
+    fn not_utf8() -> ReadlineError {
+        ReadlineError::from(io::ErrorKind::InvalidData)
+    }
+
+    fn session(dir: &std::path::Path) -> Session {
+        let executor =
+            Executor::open(dir, strata::DbOptions::default(), ExecOptions::default()).unwrap();
+        Session::new(executor)
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_one_error_and_the_shell_goes_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut session = session(dir.path());
+        let mut editor = ScriptedEditor::new(vec![
+            Ok("create 't', 'f'"),
+            Ok("put 't', 'r1',"),
+            Err(not_utf8()),
+            Err(not_utf8()),
+            Ok("put 't', 'r2', 'f:q', 'v'"),
+            Ok("count 't'"),
+        ]);
+        let mut out = Vec::new();
+        run_lines(&mut session, &mut editor, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let error = "invalid multibyte char (UTF-8): write bytes that are not UTF-8 as \\xNN \
+                     escapes in a double-quoted string, such as \"caf\\xE9\"\n";
+        // The first bad line was the statement's second; the next one starts a statement.
+        assert!(
+            text.contains(&format!(
+                "SyntaxError: (hbase):2: {error}SyntaxError: (hbase):1: {error}"
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains("1 row(s)\n"),
+            "the unfinished put was dropped: {text}"
+        );
+        assert_eq!(session.failures(), 2);
+        assert_eq!(editor.discards, 2);
+        assert_eq!(
+            editor.prompts,
+            [
+                "strata:001:0> ",
+                "strata:002:0> ",
+                "strata:002:1* ",
+                "strata:003:0> ",
+                "strata:004:0> ",
+                "strata:005:0> ",
+                "strata:006:0> ",
+            ]
+        );
+        assert_eq!(
+            editor.history,
+            ["create 't', 'f'", "put 't', 'r2', 'f:q', 'v'", "count 't'"]
+        );
+        session.into_executor().close().unwrap();
+    }
+
+    #[test]
+    fn other_line_editor_failures_stop_the_shell() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut session = session(dir.path());
+        let broken = ReadlineError::from(io::ErrorKind::BrokenPipe);
+        let mut editor = ScriptedEditor::new(vec![Ok("list"), Err(broken), Ok("list")]);
+        let mut out = Vec::new();
+        let result = run_lines(&mut session, &mut editor, &mut out);
+        assert!(
+            matches!(result, Err(InteractiveError::Editor(_))),
+            "{result:?}"
+        );
+        assert_eq!(editor.prompts.len(), 2);
+        session.into_executor().close().unwrap();
+    }
 
     #[test]
     fn echo_prints_each_line_once() {

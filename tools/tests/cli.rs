@@ -3,7 +3,9 @@
 
 #![cfg(test)]
 
+use std::ffi::OsStr;
 use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -26,7 +28,7 @@ fn shell(data: &Path, statements: &str) -> Output {
         .unwrap()
 }
 
-fn shell_stdin(data: &Path, script: &str) -> Output {
+fn shell_stdin(data: &Path, script: impl AsRef<[u8]>) -> Output {
     let mut child = strata()
         .args(["shell", "--data"])
         .arg(data)
@@ -39,7 +41,7 @@ fn shell_stdin(data: &Path, script: &str) -> Output {
         .stdin
         .take()
         .unwrap()
-        .write_all(script.as_bytes())
+        .write_all(script.as_ref())
         .unwrap();
     child.wait_with_output().unwrap()
 }
@@ -451,4 +453,124 @@ fn regions_changes_nothing() {
         .unwrap();
     assert!(output.status.success(), "{output:?}");
     assert_eq!(files_of(dir.path()), before);
+}
+
+/// 10,000 nested `Bytes.toBytes(...)` calls used to overflow the stack and abort the shell.
+#[test]
+fn deeply_nested_calls_are_a_syntax_error_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let deep = format!(
+        "{}'x'{}",
+        "Bytes.toBytes(".repeat(5_000) + &"Bytes.toBytesBinary(".repeat(5_000),
+        ")".repeat(10_000)
+    );
+    let script = format!(
+        "create 't', 'f'\nput 't', {deep}, 'f:q', 'v'\nput 't', 'r', 'f:q', 'v'\ncount 't'\n"
+    );
+    let output = shell_stdin(dir.path(), &script);
+    let text = stdout(&output);
+    // Exit code 1 (a statement failed), not a signal.
+    assert_eq!(output.status.code(), Some(1), "{:?}", output.status);
+    assert!(
+        text.contains(
+            "SyntaxError: (hbase):2: arrays, hashes and method calls nest deeper than 32 levels\n"
+        ),
+        "{}",
+        text.get(..300).unwrap_or(&text)
+    );
+    let end = text.get(text.len().saturating_sub(100)..).unwrap_or(&text);
+    assert!(
+        end.ends_with("\n=> 1\n"),
+        "the statements after it ran: {end}"
+    );
+}
+
+/// A script is read as bytes: the statement with bytes that are not UTF-8 fails, naming its
+/// line, and the others run (it used to be refused whole, before any statement ran).
+#[test]
+fn a_script_line_that_is_not_utf8_fails_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let script: &[u8] = b"create 't', 'f'\n\
+        put 't', 'r1', 'f:q', 'v1'\n\
+        put 't', 'r2', 'f:q', 'caf\xE9'\n\
+        put 't', 'r3', 'f:q', \"caf\\xE9\"\n\
+        count 't'\n";
+    let output = shell_stdin(dir.path(), script);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let text = stdout(&output);
+    let error = format!(
+        "SyntaxError: (hbase):3: invalid multibyte char (UTF-8): write bytes that are not \
+         UTF-8 as \\xNN escapes in a double-quoted string, such as \"caf\\xE9\"\n\
+         put 't', 'r2', 'f:q', 'caf\u{FFFD}'\n{}^\n",
+        " ".repeat(26)
+    );
+    assert!(text.contains(&error), "{text}");
+    assert!(text.contains("\n2 row(s)\n"), "{text}");
+    let output = shell(dir.path(), "get 't', 'r3'");
+    assert!(stdout(&output).contains(", value=caf\\xE9\n"), "{output:?}");
+
+    // The same through -e, whose argument is bytes too.
+    let output = strata()
+        .args(["shell", "--data"])
+        .arg(dir.path())
+        .arg("-e")
+        .arg(OsStr::from_bytes(
+            b"list; put 't', 'r4', 'f:q', '\xFF'; count 't'",
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let text = stdout(&output);
+    assert!(
+        text.contains("SyntaxError: (hbase):1: invalid multibyte char (UTF-8)"),
+        "{text}"
+    );
+    assert!(text.contains("\n2 row(s)\n"), "{text}");
+}
+
+/// Issue 12, item 4: a damaged WAL refuses to open; `--wal-recovery point-in-time` is the
+/// operator's way in, and says what it discarded.
+#[test]
+fn the_shell_refuses_a_damaged_wal_unless_told_to_recover_point_in_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(
+        dir.path(),
+        DbOptions {
+            flush_on_close: false,
+            ..DbOptions::default()
+        },
+    )
+    .unwrap();
+    let table = db
+        .create_table(TableDescriptor::new("t").family(FamilyDescriptor::new("f")))
+        .unwrap();
+    for row in ["a", "b", "c"] {
+        table.put(&Put::new(row).add("f", "q", row)).unwrap();
+    }
+    db.close().unwrap();
+    let segment = strata::inspect::wal_segments(dir.path()).unwrap().remove(0);
+    let damaged = segment.records[1].offset;
+    let mut bytes = std::fs::read(&segment.path).unwrap();
+    bytes[damaged as usize + 20] ^= 0x08;
+    std::fs::write(&segment.path, &bytes).unwrap();
+
+    let output = shell(dir.path(), "scan 't'");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(stderr.contains(&format!("at offset {damaged}")), "{stderr}");
+    let output = strata()
+        .args(["shell", "--wal-recovery", "point-in-time", "--data"])
+        .arg(dir.path())
+        .args(["-e", "scan 't'"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(stderr.contains("point-in-time WAL recovery"), "{stderr}");
+    assert!(stderr.contains("wal/damaged/"), "{stderr}");
+    let text = stdout(&output);
+    assert!(
+        text.contains("1 row(s)"),
+        "only the row before the damage: {text}"
+    );
 }

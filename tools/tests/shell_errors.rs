@@ -669,11 +669,79 @@ fn nesting_is_bounded() {
     let error = parse_command(&deep).err().map(|error| error.to_string());
     assert_eq!(
         error.as_deref(),
-        Some("arrays and hashes nest deeper than 32 levels (at 1:54)")
+        Some("arrays, hashes and method calls nest deeper than 32 levels (at 1:54)")
     );
     let fine = format!("get 't', 'r', {}'f:q'{}", "[".repeat(32), "]".repeat(32));
     let parsed = parse_command(&fine).map_err(|error| error.render(&fine));
     assert!(parsed.is_ok(), "{parsed:?}");
+}
+
+#[test]
+fn method_call_nesting_is_bounded() {
+    // Each call is one level, like a bracket; 10,000 levels used to overflow the stack.
+    for method in [
+        "Bytes.toBytes",
+        "Bytes.toBytesBinary",
+        "org.apache.hadoop.hbase.util.Bytes.toBytes",
+    ] {
+        let deep = format!(
+            "put 't', {}'x'{}, 'f:q', 'v'",
+            format!("{method}(").repeat(10_000),
+            ")".repeat(10_000)
+        );
+        let error = parse_command(&deep).err().map(|error| error.to_string());
+        let column = 9 + 32 * (method.len() + 1) + method.len() + 1;
+        assert_eq!(
+            error,
+            Some(format!(
+                "arrays, hashes and method calls nest deeper than 32 levels (at 1:{column})"
+            )),
+            "{method}"
+        );
+    }
+    // Calls and brackets count together.
+    let mixed = format!(
+        "put 't', {}'x'{}, 'f:q', 'v'",
+        "Bytes.toBytes([".repeat(17),
+        "])".repeat(17)
+    );
+    let error = parse_command(&mixed).err().map(|error| error.to_string());
+    assert_eq!(
+        error.as_deref(),
+        Some("arrays, hashes and method calls nest deeper than 32 levels (at 1:263)")
+    );
+    let fine = format!(
+        "put 't', {}'x'{}, 'f:q', 'v'",
+        "Bytes.toBytes(".repeat(32),
+        ")".repeat(32)
+    );
+    let parsed = parse_command(&fine).map_err(|error| error.render(&fine));
+    assert!(parsed.is_ok(), "{parsed:?}");
+}
+
+#[test]
+fn deep_input_of_any_shape_is_an_error_not_a_stack_overflow() {
+    // Every construct that opens something, 100,000 times over. The parser must answer each
+    // with an error (or, for what does not nest, a result) without recursing per level.
+    let openers = [
+        "[",
+        "{A => ",
+        "(",
+        "Bytes.toBytes(",
+        "Bytes.toBytesBinary(",
+        "put(",
+        "'a'.",
+        "-",
+    ];
+    for opener in openers {
+        let script = format!("put 't', 'r', 'f:q', {}1\nlist\n", opener.repeat(100_000));
+        let results = parse_script(&script);
+        assert!(
+            matches!(results.first(), Some(Err(_))),
+            "{opener}: {:?}",
+            results.first().map(|result| result.as_ref().map(|_| ()))
+        );
+    }
 }
 
 #[test]

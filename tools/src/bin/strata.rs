@@ -8,12 +8,14 @@
 //! strata regions DIR TABLE
 //! ```
 
+use std::ffi::OsString;
 use std::io::{self, IsTerminal, Read, Write};
+use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use strata::DbOptions;
+use strata::{DbOptions, WalRecovery};
 use strata_tools::disk;
 use strata_tools::exec::{ExecOptions, Executor};
 use strata_tools::session::{self, Session};
@@ -48,10 +50,15 @@ enum Tool {
         data: PathBuf,
         /// Statements to run (separated by ';' or newlines) instead of reading input.
         #[arg(short = 'e', long = "execute")]
-        execute: Option<String>,
+        execute: Option<OsString>,
         /// How cell timestamps are printed.
         #[arg(long, value_enum, default_value_t = Timestamps::Millis)]
         timestamps: Timestamps,
+        /// What opening does with a damaged WAL: refuse (strict), or replay what precedes the
+        /// damage and set the rest aside under DIR/wal/damaged (point-in-time; acknowledged
+        /// writes after the damage are lost).
+        #[arg(long, value_enum, default_value_t = WalRecoveryArg::Strict)]
+        wal_recovery: WalRecoveryArg,
     },
     /// Describe one HFile: trailer, meta, index and bloom; with --cells every cell.
     Hfile {
@@ -84,6 +91,23 @@ enum Tool {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
+enum WalRecoveryArg {
+    /// Refuse to open on any damage (the default).
+    Strict,
+    /// Replay every record before the first damage; copy the rest to DIR/wal/damaged.
+    PointInTime,
+}
+
+impl From<WalRecoveryArg> for WalRecovery {
+    fn from(mode: WalRecoveryArg) -> WalRecovery {
+        match mode {
+            WalRecoveryArg::Strict => WalRecovery::Strict,
+            WalRecoveryArg::PointInTime => WalRecovery::PointInTime,
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
 enum Timestamps {
     /// Milliseconds since the epoch (HBase's default).
     Millis,
@@ -107,7 +131,8 @@ fn main() -> ExitCode {
             data,
             execute,
             timestamps,
-        } => shell(data, execute, timestamps.into()),
+            wal_recovery,
+        } => shell(data, execute, timestamps.into(), wal_recovery.into()),
         Tool::Hfile {
             file,
             cells,
@@ -140,16 +165,22 @@ fn main() -> ExitCode {
 /// `strata shell`: script from -e or standard input, or the interactive shell.
 fn shell(
     data: PathBuf,
-    execute: Option<String>,
+    execute: Option<OsString>,
     timestamps: TimestampFormat,
+    wal_recovery: WalRecovery,
 ) -> Result<ExitCode, String> {
     let interactive = execute.is_none() && io::stdin().is_terminal();
     let options = ExecOptions {
         timestamps,
         layout: TableLayout::new(session::terminal_width()),
     };
-    let executor = Executor::open(&data, DbOptions::default(), options)
+    let db_options = DbOptions {
+        wal_recovery,
+        ..DbOptions::default()
+    };
+    let executor = Executor::open(&data, db_options, options)
         .map_err(|error| format!("cannot open {}: {error}", data.display()))?;
+    report_recovery(executor.db().recovery_report());
     let mut session = Session::new(executor);
     let ran = if interactive {
         let banner = format!(
@@ -174,21 +205,36 @@ fn shell(
     }
 }
 
-/// Runs the -e statements or the script on standard input.
-fn run_script(session: &mut Session, execute: Option<String>) -> Result<(), String> {
+/// Says on stderr what opening had to discard (the library prints nothing itself).
+fn report_recovery(report: &strata::RecoveryReport) {
+    if let Some((file, offset)) = &report.wal_damage {
+        eprintln!(
+            "strata: point-in-time WAL recovery: replay stopped at damage in {} at offset \
+             {offset}; every record after it was discarded",
+            file.display()
+        );
+        for copy in &report.wal_set_aside {
+            eprintln!("strata: the discarded log is kept in {}", copy.display());
+        }
+    }
+}
+
+/// Runs the -e statements or the script on standard input. Both are read as bytes: a
+/// statement with bytes that are not UTF-8 is an error, the others run.
+fn run_script(session: &mut Session, execute: Option<OsString>) -> Result<(), String> {
     let source = match execute {
-        Some(source) => source,
+        Some(statements) => statements.into_vec(),
         None => {
-            let mut source = String::new();
+            let mut source = Vec::new();
             io::stdin()
-                .read_to_string(&mut source)
+                .read_to_end(&mut source)
                 .map_err(|error| format!("reading standard input: {error}"))?;
             source
         }
     };
     let mut stdout = io::stdout().lock();
     session
-        .run_source(&source, &mut stdout)
+        .run_bytes(&source, &mut stdout)
         .map_err(|error| format!("writing output: {error}"))?;
     stdout
         .flush()

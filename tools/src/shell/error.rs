@@ -196,11 +196,14 @@ pub enum SyntaxErrorKind {
         /// The literal as written.
         text: String,
     },
-    /// Arrays and hashes nested deeper than the parser allows.
+    /// Arrays, hashes and method calls nested deeper than the parser allows.
     TooDeep {
         /// The deepest nesting accepted.
         limit: usize,
     },
+    /// Input bytes that are not UTF-8 (Ruby's "invalid multibyte char"). The position is
+    /// the replacement character that stands for them.
+    InvalidUtf8,
     /// A character that starts no token.
     UnexpectedCharacter {
         /// The character.
@@ -232,8 +235,16 @@ impl fmt::Display for SyntaxErrorKind {
                 "integer {text} is out of range (integers are 64-bit signed, as Java's long)"
             ),
             SyntaxErrorKind::TooDeep { limit } => {
-                write!(f, "arrays and hashes nest deeper than {limit} levels")
+                write!(
+                    f,
+                    "arrays, hashes and method calls nest deeper than {limit} levels"
+                )
             }
+            SyntaxErrorKind::InvalidUtf8 => write!(
+                f,
+                "invalid multibyte char (UTF-8): write bytes that are not UTF-8 as \\xNN \
+                 escapes in a double-quoted string, such as \"caf\\xE9\""
+            ),
             SyntaxErrorKind::UnexpectedCharacter { character } => {
                 write!(
                     f,

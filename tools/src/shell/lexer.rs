@@ -2,7 +2,8 @@
 //!
 //! The lexer never stops at an error: a bad token becomes [`TokenKind::Error`] and lexing goes
 //! on after it (a string with a bad escape still ends at its closing quote), so the parser can
-//! report the error and resume at the next statement.
+//! report the error and resume at the next statement. A token or comment that holds input
+//! that was not UTF-8 (see [`SourceText`](super::SourceText)) is such an error too.
 
 use super::error::{SyntaxError, SyntaxErrorKind, UnsupportedSyntax};
 use super::span::Span;
@@ -71,9 +72,11 @@ impl TokenKind {
 }
 
 /// Splits `source` into tokens. Comments, spaces and backslash-newline continuations are
-/// dropped; newlines are kept (they end statements).
-pub(crate) fn tokenize(source: &str) -> Vec<Token> {
-    let mut lexer = Lexer::new(source);
+/// dropped; newlines are kept (they end statements). `invalid_utf8` are the spans (in order)
+/// of replacement characters that stand for bytes that were not UTF-8: the token or comment
+/// holding one becomes an [`SyntaxErrorKind::InvalidUtf8`] error.
+pub(crate) fn tokenize(source: &str, invalid_utf8: &[Span]) -> Vec<Token> {
+    let mut lexer = Lexer::new(source, invalid_utf8);
     lexer.run();
     lexer.tokens
 }
@@ -81,7 +84,7 @@ pub(crate) fn tokenize(source: &str) -> Vec<Token> {
 /// Whether `source` ends with a backslash-newline line continuation (outside strings and
 /// comments), followed by nothing but blanks: the statement goes on in the next line.
 pub(crate) fn ends_with_line_continuation(source: &str) -> bool {
-    let mut lexer = Lexer::new(source);
+    let mut lexer = Lexer::new(source, &[]);
     lexer.run();
     let rest = lexer.continuation_end.and_then(|end| source.get(end..));
     rest.is_some_and(|rest| rest.trim_matches([' ', '\t', '\r']).is_empty())
@@ -90,17 +93,20 @@ pub(crate) fn ends_with_line_continuation(source: &str) -> bool {
 struct Lexer<'a> {
     source: &'a str,
     bytes: &'a [u8],
+    /// Replacement characters standing for input that was not UTF-8, in order.
+    invalid_utf8: &'a [Span],
     offset: usize,
     tokens: Vec<Token>,
     /// The offset just after the last backslash-newline continuation.
     continuation_end: Option<usize>,
 }
 
-impl Lexer<'_> {
-    fn new(source: &str) -> Lexer<'_> {
+impl<'a> Lexer<'a> {
+    fn new(source: &'a str, invalid_utf8: &'a [Span]) -> Lexer<'a> {
         Lexer {
             source,
             bytes: source.as_bytes(),
+            invalid_utf8,
             offset: 0,
             tokens: Vec::new(),
             continuation_end: None,
@@ -122,11 +128,28 @@ impl Lexer<'_> {
             .and_then(|rest| rest.chars().next())
     }
 
+    /// Adds the token that spans from `start` to the current offset; if it holds input that
+    /// was not UTF-8, an error in its place.
     fn push(&mut self, kind: TokenKind, start: usize) {
+        let kind = match self.first_invalid_utf8(start) {
+            Some(invalid) => self.error(SyntaxErrorKind::InvalidUtf8, invalid),
+            None => kind,
+        };
         self.tokens.push(Token {
             kind,
             span: Span::new(start, self.offset),
         });
+    }
+
+    /// The first replacement for invalid UTF-8 between `start` and the current offset.
+    fn first_invalid_utf8(&self, start: usize) -> Option<Span> {
+        let first_after = self
+            .invalid_utf8
+            .partition_point(|invalid| invalid.start < start);
+        self.invalid_utf8
+            .get(first_after)
+            .filter(|invalid| invalid.start < self.offset)
+            .copied()
     }
 
     fn error(&self, kind: SyntaxErrorKind, span: Span) -> TokenKind {
@@ -142,7 +165,14 @@ impl Lexer<'_> {
                     self.offset += 1;
                     self.push(TokenKind::Newline, start);
                 }
-                b'#' => self.skip_comment(),
+                b'#' => {
+                    self.skip_comment();
+                    // Ruby reads comments as UTF-8 too.
+                    if let Some(invalid) = self.first_invalid_utf8(start) {
+                        let kind = self.error(SyntaxErrorKind::InvalidUtf8, invalid);
+                        self.push(kind, start);
+                    }
+                }
                 b'\\' if self.continues_line() => {}
                 b'\'' => {
                     let kind = self.single_quoted();
@@ -635,7 +665,7 @@ mod tests {
     use super::*;
 
     fn kinds(source: &str) -> Vec<TokenKind> {
-        tokenize(source)
+        tokenize(source, &[])
             .into_iter()
             .map(|token| token.kind)
             .collect()
@@ -713,7 +743,7 @@ mod tests {
 
     #[test]
     fn unterminated_strings_point_at_the_opening_quote() {
-        let tokens = tokenize("put 't', 'r");
+        let tokens = tokenize("put 't', 'r", &[]);
         match tokens.last().map(|token| &token.kind) {
             Some(TokenKind::Error(error)) => {
                 assert_eq!(
@@ -798,6 +828,31 @@ mod tests {
             error("9223372036854775808"),
             SyntaxErrorKind::IntegerOutOfRange { .. }
         ));
+    }
+
+    #[test]
+    fn input_that_was_not_utf8_is_an_error_where_it_is() {
+        let source = crate::shell::SourceText::decode(b"put '\xE9', \"\\\xFF\" # \xFE\n\xFF list");
+        let kinds: Vec<String> = tokenize(source.text(), source.invalid_utf8())
+            .into_iter()
+            .map(|token| match token.kind {
+                TokenKind::Error(error) => format!("{:?}@{}", error.kind, error.position),
+                other => other.describe(),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "local variable or method `put'",
+                "InvalidUtf8@1:6",
+                "','",
+                "InvalidUtf8@1:12",
+                "InvalidUtf8@1:17",
+                "end-of-line",
+                "InvalidUtf8@2:1",
+                "local variable or method `list'",
+            ]
+        );
     }
 
     #[test]

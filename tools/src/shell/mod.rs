@@ -5,7 +5,8 @@
 //!
 //! * [`parse_script`] parses a whole input (a line typed, a `-e` argument, a script read
 //!   from stdin) into one result per statement. An error in one statement does not stop the
-//!   others.
+//!   others. [`parse_source`] does the same for input read as bytes ([`SourceText`]): a
+//!   statement holding bytes that are not UTF-8 fails, the others run.
 //! * [`needs_more_input`] tells an interactive shell that the text typed so far is an
 //!   unfinished statement (open quote or bracket, trailing `,`, `=>` or `\`), so it should
 //!   read another line before parsing.
@@ -26,6 +27,8 @@
 //!   `\uXXXX` and `\u{X ...}` (UTF-8), backslash-newline (removed); an unknown escape keeps
 //!   the character (`\q` is `q`). Double-quoted strings yield bytes, not necessarily UTF-8:
 //!   `"\xff"` is the byte 0xFF. Strings may span lines. Adjacent literals concatenate.
+//!   The input itself is UTF-8: a statement with other bytes anywhere in it, even in a
+//!   comment, is a syntax error (Ruby's `invalid multibyte char (UTF-8)`).
 //! * **Numbers**: integers with `_` separators, a sign, and `0x`/`0b`/`0o`/`0d` or
 //!   leading-zero octal prefixes, within Java's `long`; floats like `1.5`, `-2e3`.
 //! * **Other values**: `true`, `false`, `nil`; constants (`VERSIONS`, `NAME`, any name
@@ -38,6 +41,8 @@
 //!   also with the `org.apache.hadoop.hbase.util.` prefix. They evaluate to byte strings.
 //!   Values may also be followed by `.to_java_bytes` or `.to_s` (no change, except that
 //!   `5.to_s` is the string `"5"`).
+//! * **Nesting**: arrays, hashes and method calls nest at most [`MAX_NESTING_DEPTH`] (32)
+//!   levels deep, counted together; deeper input is a syntax error, not a stack overflow.
 //!
 //! Not supported, each with a specific error: variables and table references
 //! (`t = get_table 't'`, `t.put ...`), symbols (`:name`), `KEY: value` hash labels, string
@@ -83,6 +88,7 @@ mod help;
 mod lexer;
 mod parser;
 mod render;
+mod source;
 mod span;
 
 pub use ast::{Call, Value, ValueKind, inspect_bytes, ruby_float_to_s};
@@ -107,6 +113,7 @@ pub use render::{
     CellKind, TableLayout, TimestampFormat, cell_text, column_text, counter_line, descriptor_text,
     format_timestamp, format_ttl, list_result_line, region_table, row_count_line, took_line,
 };
+pub use source::SourceText;
 pub use span::{Position, Span};
 
 /// One parsed statement: its command, the warnings its arguments raised (print them before
@@ -140,6 +147,17 @@ pub fn parse_script(source: &str) -> Vec<Result<Statement, ShellError>> {
     parse_calls(source)
         .into_iter()
         .map(|call| call.and_then(|call| Command::from_call(&call, source)))
+        .collect()
+}
+
+/// [`parse_script`] for input read as bytes: a statement holding bytes that were not UTF-8
+/// is a [`SyntaxErrorKind::InvalidUtf8`] error at their line and column; the others parse as
+/// usual. Spans refer to [`SourceText::text`].
+pub fn parse_source(source: &SourceText) -> Vec<Result<Statement, ShellError>> {
+    let text = source.text();
+    parser::parse_calls_marked(text, source.invalid_utf8())
+        .into_iter()
+        .map(|call| call.and_then(|call| Command::from_call(&call, text)))
         .collect()
 }
 

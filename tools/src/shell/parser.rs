@@ -17,7 +17,16 @@ use super::span::Span;
 /// Parses every statement of `source`. Empty statements (blank lines, comments) yield
 /// nothing; each other statement yields its [`Call`] or the first error in it.
 pub fn parse_calls(source: &str) -> Vec<Result<Call, ShellError>> {
-    let tokens = significant_tokens(tokenize(source));
+    parse_calls_marked(source, &[])
+}
+
+/// [`parse_calls`] for text decoded from bytes: a statement holding one of the
+/// `invalid_utf8` spans fails with [`SyntaxErrorKind::InvalidUtf8`].
+pub(crate) fn parse_calls_marked(
+    source: &str,
+    invalid_utf8: &[Span],
+) -> Vec<Result<Call, ShellError>> {
+    let tokens = significant_tokens(tokenize(source, invalid_utf8));
     let mut parser = Parser {
         source,
         tokens,
@@ -31,7 +40,7 @@ pub fn parse_calls(source: &str) -> Vec<Result<Call, ShellError>> {
 /// bracket, or right after a `,`, `=>`, `.` or a trailing backslash. An interactive shell
 /// reads another line instead of running the input.
 pub fn needs_more_input(source: &str) -> bool {
-    let tokens = tokenize(source);
+    let tokens = tokenize(source, &[]);
     let mut depth: usize = 0;
     for token in &tokens {
         match token.kind {
@@ -101,15 +110,16 @@ fn significant_tokens(tokens: Vec<Token>) -> Vec<Token> {
 /// The prefix of `Bytes` when written fully qualified.
 const BYTES_PACKAGE: &str = "org.apache.hadoop.hbase.util.";
 
-/// How deeply arrays and hashes may nest. The parser recurses once per level; the bound
-/// keeps hostile input from exhausting the stack.
+/// How deeply arrays, hashes and method calls (`Bytes.toBytes(...)`) may nest, together.
+/// The parser recurses once per level; the bound keeps hostile input from exhausting the
+/// stack.
 pub const MAX_NESTING_DEPTH: usize = 32;
 
 struct Parser<'a> {
     source: &'a str,
     tokens: Vec<Token>,
     position: usize,
-    /// Arrays and hashes open around the current token.
+    /// Arrays, hashes and method-call parentheses open around the current token.
     nesting: usize,
 }
 
@@ -403,31 +413,15 @@ impl Parser<'_> {
             TokenKind::Float(value) => ValueKind::Float(value),
             TokenKind::Ident(name) => return self.name_value(name, span),
             TokenKind::Const(name) => return self.constant_value(name, span),
-            TokenKind::LBracket | TokenKind::LBrace if self.nesting >= MAX_NESTING_DEPTH => {
-                return Err(self.syntax(
-                    SyntaxErrorKind::TooDeep {
-                        limit: MAX_NESTING_DEPTH,
-                    },
-                    span,
-                ));
-            }
             TokenKind::LBracket => {
-                self.nesting += 1;
-                let items = self.list(Some(('[', span)), false);
-                self.nesting -= 1;
-                let items = items?;
+                let items = self.nested(span, |parser| parser.list(Some(('[', span)), false))?;
                 let end = self.previous_span(span);
                 return Ok(Value {
                     kind: ValueKind::Array(items),
                     span: span.to(end),
                 });
             }
-            TokenKind::LBrace => {
-                self.nesting += 1;
-                let hash = self.hash(span);
-                self.nesting -= 1;
-                return hash;
-            }
+            TokenKind::LBrace => return self.nested(span, |parser| parser.hash(span)),
             TokenKind::Colon => {
                 return Err(self.syntax(
                     SyntaxErrorKind::Unsupported(UnsupportedSyntax::Symbol),
@@ -446,6 +440,28 @@ impl Parser<'_> {
             }
         };
         Ok(Value { kind, span })
+    }
+
+    /// Runs `parse` one nesting level deeper: inside the array, hash or method call whose
+    /// opening bracket is at `open`. Fails at `open` when that would pass
+    /// [`MAX_NESTING_DEPTH`].
+    fn nested<T>(
+        &mut self,
+        open: Span,
+        parse: impl FnOnce(&mut Self) -> Result<T, ShellError>,
+    ) -> Result<T, ShellError> {
+        if self.nesting >= MAX_NESTING_DEPTH {
+            return Err(self.syntax(
+                SyntaxErrorKind::TooDeep {
+                    limit: MAX_NESTING_DEPTH,
+                },
+                open,
+            ));
+        }
+        self.nesting += 1;
+        let parsed = parse(self);
+        self.nesting -= 1;
+        parsed
     }
 
     fn previous_span(&self, fallback: Span) -> Span {
@@ -543,7 +559,7 @@ impl Parser<'_> {
             _ => return Err(self.unexpected_next(Expected::OpenParen)),
         };
         self.position += 1;
-        let args = self.list(Some(('(', open)), false)?;
+        let args = self.nested(open, |parser| parser.list(Some(('(', open)), false))?;
         let call_span = span.to(self.previous_span(open));
         let bytes = match (args.as_slice(), binary) {
             (
