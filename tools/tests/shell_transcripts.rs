@@ -15,6 +15,10 @@
 //! `#! reopen` closes and reopens the database, `#! advance N` moves the clock N ms,
 //! `#! timestamps iso|millis` switches how timestamps print, `#! segment` only starts a new
 //! piece of input (as if typed separately, so an unbalanced quote cannot swallow the rest).
+//!
+//! With `STRATA_KEEP_DATA=DIR` each script's database directory is copied to `DIR/NAME` after
+//! the run, so that the bytes on disk of two builds can be compared
+//! (`bench/disk_fingerprint.sh`).
 
 #![cfg(test)]
 
@@ -108,8 +112,22 @@ impl Run {
     }
 }
 
+/// Copies every file under `from` into `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
 /// Runs a script and returns its normalized transcript.
-fn transcript(script: &str) -> String {
+fn transcript(name: &str, script: &str) -> String {
     let mut run = Run::new();
     let mut out = Vec::new();
     let mut segment = String::new();
@@ -142,6 +160,11 @@ fn transcript(script: &str) -> String {
             .unwrap();
     }
     run.close();
+    if let Some(keep) = std::env::var_os("STRATA_KEEP_DATA") {
+        let target = Path::new(&keep).join(name);
+        let _ = std::fs::remove_dir_all(&target);
+        copy_tree(run.dir.path(), &target);
+    }
     let text = String::from_utf8(out).unwrap();
     let took = regex::Regex::new(r"Took \d+\.\d{4} seconds").unwrap();
     let text = took.replace_all(&text, "Took X.XXXX seconds");
@@ -153,7 +176,7 @@ fn check(name: &str) {
     let script_path = scripts_dir().join(format!("{name}.hsh"));
     let expected_path = scripts_dir().join(format!("{name}.out"));
     let script = std::fs::read_to_string(&script_path).unwrap();
-    let actual = transcript(&script);
+    let actual = transcript(name, &script);
     if std::env::var_os("STRATA_REGENERATE").is_some() {
         std::fs::write(&expected_path, &actual).unwrap();
         return;
