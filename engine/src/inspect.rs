@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use std::collections::HashSet;
 
 use crate::error::{Error, Result};
-use crate::flush::{hfile_name, parse_hfile_name};
 use crate::hfile::reader::HFileReader;
 use crate::io::Io;
 use crate::manifest::{ManifestState, read_current};
+use crate::names::{CREATING_SUFFIX, DATA_DIR, WAL_DIR, hfile_name, parse_hfile_name};
 use crate::options::IoMode;
 use crate::wal::format::decode_mutation;
 use crate::wal::replay::{SegmentEnd, check_log, payload_at};
@@ -83,7 +83,7 @@ pub struct WalSegmentReport {
 /// Lists the WAL segments of the database in `db_dir` with their records,
 /// checked by the rules replay applies. Changes nothing.
 pub fn wal_segments(db_dir: impl AsRef<Path>) -> Result<Vec<WalSegmentReport>> {
-    let wal_dir = db_dir.as_ref().join("wal");
+    let wal_dir = db_dir.as_ref().join(WAL_DIR);
     let io = Io::resolve(IoMode::Auto)?;
     let mut reports = Vec::new();
     for segment in check_log(&wal_dir, io)? {
@@ -200,7 +200,7 @@ fn verify_wal(
     state: Option<&ManifestState>,
     report: &mut DirectoryReport,
 ) -> Result<()> {
-    let wal_dir = dir.join("wal");
+    let wal_dir = dir.join(WAL_DIR);
     if !wal_dir.exists() {
         return Ok(());
     }
@@ -254,7 +254,7 @@ fn verify_wal(
     if let Ok(entries) = std::fs::read_dir(&wal_dir) {
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".creating") {
+            if name.ends_with(CREATING_SUFFIX) {
                 report.notes.push(format!(
                     "{}: a segment whose creation a crash interrupted (never held a record; \
                      a writable open deletes it)",
@@ -304,7 +304,7 @@ fn verify_hfiles(
     state: Option<&ManifestState>,
     report: &mut DirectoryReport,
 ) -> Result<()> {
-    let data = dir.join("data");
+    let data = dir.join(DATA_DIR);
     let mut on_disk: Vec<(u64, PathBuf)> = match std::fs::read_dir(&data) {
         Ok(entries) => entries
             .flatten()

@@ -3,10 +3,11 @@
 
 use std::sync::Arc;
 
+use crate::cell::SeekKey;
 use crate::cell::{CellKind, CellRef};
 use crate::hfile::bloom;
 use crate::hfile::data_block::{DataBlock, DataBlockBuilder};
-use crate::memstore::{Cursor, Memstore, NewCell, SeekKey};
+use crate::memstore::{Cursor, Memstore, NewCell};
 
 /// The memstore (arena skiplist) of one store.
 pub struct MemstoreHandle {

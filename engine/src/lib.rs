@@ -33,30 +33,34 @@
 //! `docs/semantics.md`; the bytes on disk in `docs/format.md`.
 #![warn(missing_docs)]
 
-mod background;
 pub(crate) mod cache;
+mod catalog;
 mod cell;
 mod clock;
 mod codec;
 mod compaction;
 mod db;
 mod error;
-mod flush;
+mod gate;
 mod hfile;
 pub mod inspect;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod internals;
 mod io;
+mod iter;
 pub mod keys;
+mod maintenance;
 mod manifest;
 mod memstore;
 mod mvcc;
+mod names;
 mod ops;
 mod options;
 mod prefetch;
+mod read;
 mod region;
-mod scan;
+mod schema;
 mod store;
 mod table;
 mod wal;
@@ -82,7 +86,7 @@ pub use options::{
     DEFAULT_MEMSTORE_FLUSH_SIZE_BYTES, DbOptions, Durability, FamilyDescriptor, IoMode,
     MAX_PRESPLIT_REGIONS, PreSplit, TableDescriptor, WalRecovery,
 };
-pub use scan::Scanner;
+pub use read::Scanner;
 pub use table::{RegionInfo, Table};
 pub use wal::WalStats;
 

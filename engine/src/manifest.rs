@@ -25,6 +25,10 @@ use crate::codec::{DecodeError, Decoder, Encode};
 use crate::error::{Error, Result};
 use crate::hfile::FileMeta;
 use crate::io::{Io, IoFile, SyncKind, sync_dir};
+use crate::names::{
+    CURRENT_FILE, DATA_DIR, HFILE_SUFFIX, SEGMENT_SUFFIX, WAL_DIR, manifest_name,
+    parse_manifest_name,
+};
 use crate::options::{
     BloomType, Compression, Durability, FamilyDescriptor, PreSplit, TableDescriptor,
 };
@@ -35,7 +39,6 @@ use crate::wal::replay::{Tail, payload_at, scan_frames};
 
 /// Magic of manifest files.
 const MANIFEST_MAGIC: &[u8; 8] = b"STRATAMF";
-const CURRENT: &str = "CURRENT";
 
 const EDIT_CREATE_TABLE: u8 = 1;
 const EDIT_ALTER_TABLE: u8 = 2;
@@ -702,14 +705,6 @@ pub(crate) fn decode_edit(payload: &[u8]) -> Result<Edit, DecodeError> {
     Ok(edit)
 }
 
-fn manifest_name(id: u64) -> String {
-    format!("MANIFEST-{id:06}")
-}
-
-fn parse_manifest_name(name: &str) -> Option<u64> {
-    name.strip_prefix("MANIFEST-")?.parse().ok()
-}
-
 /// Offset of the first commit slot (right after the file header).
 const COMMIT_SLOTS_OFFSET: u64 = SEGMENT_HEADER_BYTES as u64;
 /// Bytes of one commit slot: generation u64, committed end u64, reserved
@@ -798,7 +793,7 @@ pub(crate) fn read_current(
     dir: &Path,
     io: Io,
 ) -> Result<Option<(u64, ManifestState, ManifestRead)>> {
-    let current_path = dir.join(CURRENT);
+    let current_path = dir.join(CURRENT_FILE);
     let text = match std::fs::read(&current_path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -841,7 +836,7 @@ pub(crate) fn read_current(
 fn check_no_orphaned_database(dir: &Path, io: Io) -> Result<()> {
     let lost = |what: String| {
         Error::corruption(
-            dir.join(CURRENT),
+            dir.join(CURRENT_FILE),
             0,
             format!(
                 "CURRENT is missing, but the directory holds {what}: the catalog that described it is lost"
@@ -855,10 +850,10 @@ fn check_no_orphaned_database(dir: &Path, io: Io) -> Result<()> {
                 .any(|e| e.file_name().to_str().is_some_and(|n| n.ends_with(suffix)))
         })
     };
-    if has_files("data", ".hfile") {
+    if has_files(DATA_DIR, HFILE_SUFFIX) {
         return Err(lost("HFiles in data/".into()));
     }
-    if has_files("wal", ".wal") {
+    if has_files(WAL_DIR, SEGMENT_SUFFIX) {
         return Err(lost("WAL segments in wal/".into()));
     }
     if let Ok(entries) = std::fs::read_dir(dir) {
@@ -897,7 +892,7 @@ impl Manifest {
     pub(crate) fn open_read_only(dir: &Path, io: Io) -> Result<Manifest> {
         let (id, state, read) = read_current(dir, io)?.ok_or_else(|| {
             Error::io(
-                format!("reading {}", dir.join(CURRENT).display()),
+                format!("reading {}", dir.join(CURRENT_FILE).display()),
                 std::io::Error::from(std::io::ErrorKind::NotFound),
             )
         })?;
@@ -970,8 +965,12 @@ impl Manifest {
         std::fs::write(&tmp, format!("{}\n", manifest_name(id)))
             .and_then(|()| std::fs::File::open(&tmp)?.sync_all())
             .map_err(|e| Error::io(format!("writing {}", tmp.display()), e))?;
-        std::fs::rename(&tmp, dir.join(CURRENT))
-            .map_err(|e| Error::io(format!("installing {}", dir.join(CURRENT).display()), e))?;
+        std::fs::rename(&tmp, dir.join(CURRENT_FILE)).map_err(|e| {
+            Error::io(
+                format!("installing {}", dir.join(CURRENT_FILE).display()),
+                e,
+            )
+        })?;
         sync_dir(dir)?;
         if let Ok(entries) = std::fs::read_dir(dir) {
             for entry in entries.flatten() {
@@ -1369,7 +1368,7 @@ mod tests {
         bytes[24..32].copy_from_slice(&checksum.to_le_bytes());
         append_frame(&mut bytes, &encode_edit(&Edit::CreateTable(table(1))));
         std::fs::write(dir.path().join("MANIFEST-000007"), &bytes).unwrap();
-        std::fs::write(dir.path().join(CURRENT), "MANIFEST-000007\n").unwrap();
+        std::fs::write(dir.path().join(CURRENT_FILE), "MANIFEST-000007\n").unwrap();
         let m = Manifest::open(dir.path(), io).unwrap();
         assert_eq!(m.state().tables[&1], table(1));
         drop(m);
@@ -1387,7 +1386,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let io = Io::with_backend(Backend::Sync);
         let _ = two_tables(dir.path(), io);
-        std::fs::remove_file(dir.path().join(CURRENT)).unwrap();
+        std::fs::remove_file(dir.path().join(CURRENT_FILE)).unwrap();
         assert!(matches!(
             Manifest::open(dir.path(), io),
             Err(Error::Corruption { .. })
@@ -1396,10 +1395,10 @@ mod tests {
         // empty manifest: that is a new database.
         let fresh = tempfile::tempdir().unwrap();
         drop(Manifest::open(fresh.path(), io).unwrap());
-        std::fs::remove_file(fresh.path().join(CURRENT)).unwrap();
+        std::fs::remove_file(fresh.path().join(CURRENT_FILE)).unwrap();
         assert!(Manifest::open(fresh.path(), io).is_ok());
         // CURRENT naming a manifest that is gone.
-        std::fs::write(dir.path().join(CURRENT), "MANIFEST-000042\n").unwrap();
+        std::fs::write(dir.path().join(CURRENT_FILE), "MANIFEST-000042\n").unwrap();
         assert!(matches!(
             Manifest::open(dir.path(), io),
             Err(Error::Corruption { .. })

@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 
-use crate::cell::{CellKind, CellRef, compare_keys};
+use crate::cell::{CellKind, CellRef, SeekKey, compare_keys};
 use crate::prefetch;
 
 /// Tallest tower; with p = 1/4 this serves ~16M cells without degrading.
@@ -57,48 +57,6 @@ struct NodeHeader {
 
 const HEADER_BYTES: usize = size_of::<NodeHeader>();
 const LINK_BYTES: usize = size_of::<AtomicPtr<NodeHeader>>();
-
-/// The key of a cell, for searching.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct SeekKey<'a> {
-    pub(crate) row: &'a [u8],
-    pub(crate) qualifier: &'a [u8],
-    pub(crate) timestamp: i64,
-    pub(crate) kind: CellKind,
-    pub(crate) sequence: u64,
-}
-
-impl<'a> SeekKey<'a> {
-    /// The smallest key of `row`: every cell of the row sorts at or after it.
-    pub(crate) fn row_start(row: &'a [u8]) -> Self {
-        SeekKey {
-            row,
-            qualifier: &[],
-            timestamp: i64::MAX,
-            kind: CellKind::DeleteFamily,
-            sequence: u64::MAX,
-        }
-    }
-
-    /// True when this is the smallest key of its row ([`SeekKey::row_start`]).
-    pub(crate) fn is_row_start(&self) -> bool {
-        self.qualifier.is_empty()
-            && self.timestamp == i64::MAX
-            && self.kind == CellKind::DeleteFamily
-            && self.sequence == u64::MAX
-    }
-
-    /// The key as a tuple for [`crate::cell::compare_keys`].
-    pub(crate) fn tuple(&self) -> (&'a [u8], &'a [u8], i64, CellKind, u64) {
-        (
-            self.row,
-            self.qualifier,
-            self.timestamp,
-            self.kind,
-            self.sequence,
-        )
-    }
-}
 
 /// A published node. Valid for as long as the memstore it came from; every
 /// accessor takes that memstore as the anchor of the borrow it returns.

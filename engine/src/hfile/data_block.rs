@@ -21,9 +21,9 @@
 use std::cmp::Ordering;
 
 use super::block::{BytesColumn, IntColumn, encode_bytes, encode_ints, width_for};
+use crate::cell::SeekKey;
 use crate::cell::{CellKind, CellRef, compare_keys};
 use crate::codec::{DecodeError, Decoder, Encode};
-use crate::memstore::SeekKey;
 
 /// Flag: every row has exactly one cell (the row-starts column is absent).
 const FLAG_ONE_CELL_PER_ROW: u32 = 1;

@@ -9,10 +9,10 @@ use super::bloom::row_hash;
 use super::reader::{FileCursor, HFileReader};
 use super::writer::{HFileWriter, WriterOptions};
 use crate::cache::BlockCache;
+use crate::cell::SeekKey;
 use crate::cell::{CellKind, CellRef, compare_keys};
 use crate::error::Error;
 use crate::io::{Backend, Io};
-use crate::memstore::SeekKey;
 use crate::options::{BloomType, Compression};
 
 type Owned = (Vec<u8>, Vec<u8>, i64, CellKind, u64, Vec<u8>);

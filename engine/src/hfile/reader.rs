@@ -11,11 +11,11 @@ use super::index::IndexBlock;
 use super::{FileInfo, FileMeta, TRAILER_BYTES, Trailer, decode_meta};
 use crate::cache::{BlockCache, CachedBlock};
 use crate::cell::CellRef;
+use crate::cell::SeekKey;
 use crate::error::{Error, Result};
+use crate::gate::RowGate;
 use crate::io::{Io, IoFile, ReadOp};
-use crate::memstore::SeekKey;
 use crate::options::BloomType;
-use crate::scan::filtering::RowGate;
 use strata_filters::Bitmap;
 use strata_filters::plan::Seek;
 

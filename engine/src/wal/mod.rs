@@ -33,6 +33,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::error::{Error, Result};
 use crate::io::{Io, IoFile, SyncKind, sync_dir};
+use crate::names::{CREATING_SUFFIX, segment_file_name};
 use crate::watermark::Watermark;
 use format::{SEGMENT_HEADER_BYTES, segment_header};
 
@@ -59,9 +60,6 @@ pub(crate) const ALLOCATION_UNIT_BYTES: u64 = 4096;
 /// Preallocated bytes a segment keeps after its last group: room for the
 /// seal record, and at least one byte that no write ever reaches.
 const TAIL_RESERVE_BYTES: u64 = format::SEAL_FRAME_BYTES as u64 + 1;
-/// Suffix of a segment being created; replay ignores such files and a
-/// writable open deletes them (they never held a record).
-const CREATING_SUFFIX: &str = ".creating";
 
 /// The allocation an unsealed segment needs to hold writes up to `end`.
 fn allocation_for(end: u64) -> u64 {
@@ -71,11 +69,6 @@ fn allocation_for(end: u64) -> u64 {
 /// `bytes` rounded up to whole allocation units.
 fn round_to_units(bytes: u64) -> u64 {
     bytes.div_ceil(ALLOCATION_UNIT_BYTES) * ALLOCATION_UNIT_BYTES
-}
-
-/// File name of segment `id` inside the WAL directory.
-pub(crate) fn segment_file_name(id: u64) -> String {
-    format!("{id:012}.wal")
 }
 
 /// Deletes the files of segments whose creation a crash interrupted (they
@@ -100,15 +93,6 @@ pub(crate) fn remove_unfinished_segments(dir: &Path) -> Result<()> {
         sync_dir(dir)?;
     }
     Ok(())
-}
-
-/// Parses a segment file name back into its id.
-pub(crate) fn parse_segment_file_name(name: &str) -> Option<u64> {
-    let digits = name.strip_suffix(".wal")?;
-    if digits.len() != 12 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
 }
 
 /// Identifies the group a writer's frames went into.
@@ -852,14 +836,6 @@ mod tests {
         let mut out = Vec::new();
         format::append_frame(&mut out, payload);
         out
-    }
-
-    #[test]
-    fn segment_names_round_trip() {
-        assert_eq!(segment_file_name(42), "000000000042.wal");
-        assert_eq!(parse_segment_file_name("000000000042.wal"), Some(42));
-        assert_eq!(parse_segment_file_name("42.wal"), None);
-        assert_eq!(parse_segment_file_name("000000000042.log"), None);
     }
 
     #[test]

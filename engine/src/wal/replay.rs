@@ -29,9 +29,10 @@ use super::format::{
     MAX_RECORD_BYTES, SEAL_FRAME_BYTES, SEGMENT_HEADER_BYTES, Seal, WalRecord, append_group_commit,
     decode_mutation, decode_record, frame_at, parse_segment_header, seal_frame,
 };
-use super::{ALLOCATION_UNIT_BYTES, SegmentInfo, parse_segment_file_name, segment_file_name};
+use super::{ALLOCATION_UNIT_BYTES, SegmentInfo};
 use crate::error::{Error, Result};
 use crate::io::{Io, SyncKind, sync_dir};
+use crate::names::{DAMAGED_WAL_DIR, parse_segment_file_name, segment_file_name};
 use crate::options::WalRecovery;
 
 /// How a segment's frames end.
@@ -490,7 +491,7 @@ fn seal_at(io: Io, segment: &CheckedSegment, max_sequence: u64) -> Result<()> {
 /// Copies a segment into `wal/damaged/` before point-in-time recovery
 /// changes or drops it; returns the copy's path.
 fn keep_copy(dir: &Path, segment: &CheckedSegment) -> Result<PathBuf> {
-    let damaged = dir.join("damaged");
+    let damaged = dir.join(DAMAGED_WAL_DIR);
     std::fs::create_dir_all(&damaged)
         .map_err(|e| Error::io(format!("creating {}", damaged.display()), e))?;
     let copy = damaged.join(segment_file_name(segment.id));

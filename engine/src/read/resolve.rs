@@ -22,15 +22,7 @@
 use std::collections::BTreeSet;
 
 use crate::cell::{Cell, CellKind, CellRef, TimeRange};
-
-/// Per-family rules from the table descriptor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct FamilyRules {
-    /// `VERSIONS`: size of the window.
-    pub(crate) max_versions: u32,
-    /// TTL in milliseconds, if any.
-    pub(crate) ttl_ms: Option<u64>,
-}
+pub(crate) use crate::schema::FamilyRules;
 
 /// Per-query rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -36,6 +36,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use crate::cell::SeekKey;
 use crate::cell::{CellKind, CellRef};
 use crate::db::DbInner;
 use crate::error::Result;
@@ -43,12 +44,11 @@ use crate::hfile::FileMeta;
 use crate::hfile::reader::HFileReader;
 use crate::hfile::writer::HFileWriter;
 use crate::io::sync_dir;
+use crate::iter::merge::MergedSources;
+use crate::iter::source::{CellSource, FileSource, LevelSource};
 use crate::manifest::Edit;
-use crate::memstore::SeekKey;
 use crate::options::{DbOptions, FamilyDescriptor};
 use crate::region::Region;
-use crate::scan::merge::MergedSources;
-use crate::scan::source::{CellSource, FileSource, LevelSource};
 use crate::store::{LEVELS, Store, StoreVersion};
 
 /// What one compaction rewrites.
@@ -392,7 +392,7 @@ pub(crate) fn run(
     // sibling's rows too, and compaction is what drops them.
     merged.seek(&SeekKey::row_start(region.start()))?;
     let filter = CompactionFilter::new(family, db.now_ms(), pick.bottommost);
-    let options = crate::flush::writer_options(family, db.options.bloom_bits_per_key);
+    let options = crate::maintenance::flush::writer_options(family, db.options.bloom_bits_per_key);
     let mut outputs: Vec<(std::path::PathBuf, Arc<HFileReader>)> = Vec::new();
     let mut writer: Option<(HFileWriter, std::path::PathBuf, u64)> = None;
     let mut buffer = RowBuffer::default();
@@ -416,7 +416,7 @@ pub(crate) fn run(
             }
             if writer.is_none() {
                 let id = db.allocate_file_id();
-                let path = db.data_dir().join(crate::flush::hfile_name(id));
+                let path = db.data_dir().join(crate::names::hfile_name(id));
                 *writer = Some((
                     HFileWriter::create(db.io, &path, options.clone())?,
                     path,

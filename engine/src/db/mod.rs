@@ -27,27 +27,25 @@ use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock};
 
-use crate::background::Background;
 use crate::cache::{BlockCache, CacheStats};
+use crate::catalog::{TableInner, TableState};
 use crate::compaction;
 use crate::error::{Error, Result};
-use crate::flush::{self, parse_hfile_name};
 use crate::hfile::reader::HFileReader;
 use crate::io::{Backend, Io};
+use crate::maintenance::flush;
+use crate::maintenance::pool::Background;
 use crate::manifest::{Edit, Manifest, RegionRecord, TableRecord};
 use crate::memstore::NewCell;
 use crate::mvcc::{Mvcc, RowLocks};
+use crate::names::{DATA_DIR, LOCK_FILE, WAL_DIR, hfile_name, parse_hfile_name};
 use crate::options::{DbOptions, TableDescriptor, validate_table_name};
 use crate::region::Region;
 use crate::store::{LEVELS, Store};
-use crate::table::{Table, TableInner, TableState};
+use crate::table::Table;
 use crate::wal::replay::{ReplayMode, ReplaySummary, replay};
 use crate::wal::{Wal, WalStats};
 
-/// Name of the WAL directory inside the database directory.
-const WAL_DIR: &str = "wal";
-/// Name of the HFile directory inside the database directory.
-const DATA_DIR: &str = "data";
 /// How often a stalled writer rechecks its condition.
 const STALL_POLL: Duration = Duration::from_millis(10);
 /// Writes to a region wait while its memstores hold this many times the flush size.
@@ -710,7 +708,7 @@ impl std::fmt::Debug for Db {
 /// for a read-only open (which creates nothing: without a `LOCK` file there
 /// is no lock to take, and `None` is returned).
 fn lock_directory(dir: &Path, read_only: bool) -> Result<Option<File>> {
-    let path = dir.join("LOCK");
+    let path = dir.join(LOCK_FILE);
     let opened = if read_only {
         std::fs::File::open(&path)
     } else {
@@ -757,7 +755,7 @@ fn build_region(
     for (family_id, family) in record.family_ids.iter().zip(record.descriptor.families()) {
         let mut levels: Vec<Vec<Arc<HFileReader>>> = vec![Vec::new(); LEVELS];
         for file in region.files.iter().filter(|f| f.family_id == *family_id) {
-            let path = data_dir.join(flush::hfile_name(file.meta.id));
+            let path = data_dir.join(hfile_name(file.meta.id));
             let reader = HFileReader::open(
                 io,
                 &path,

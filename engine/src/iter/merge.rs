@@ -3,9 +3,9 @@
 use std::cmp::Ordering;
 
 use super::source::CellSource;
+use crate::cell::SeekKey;
 use crate::cell::{CellRef, compare_keys};
 use crate::error::Result;
-use crate::memstore::SeekKey;
 
 /// The sources of one store merged in store order, showing only cells whose
 /// sequence is at most the read point.

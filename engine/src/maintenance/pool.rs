@@ -14,10 +14,10 @@ use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 
+use crate::catalog::TableInner;
 use crate::db::DbInner;
 use crate::options::DbOptions;
 use crate::region::Region;
-use crate::table::TableInner;
 
 enum Job {
     Flush(Arc<TableInner>, Arc<Region>),

@@ -4,10 +4,11 @@
 use std::sync::Arc;
 
 use crate::cell::CellRef;
+use crate::cell::SeekKey;
 use crate::error::Result;
+use crate::gate::RowGate;
 use crate::hfile::reader::{FileCursor, HFileReader};
-use crate::memstore::{Cursor, Memstore, SeekKey};
-use crate::scan::filtering::RowGate;
+use crate::memstore::{Cursor, Memstore};
 
 /// A positioned, forward-iterable run of cells in store order
 /// (row ASC, qualifier ASC, timestamp DESC, kind DESC, sequence DESC).

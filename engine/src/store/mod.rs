@@ -18,10 +18,10 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
+use crate::gate::RowGate;
 use crate::hfile::reader::HFileReader;
+use crate::iter::source::{CellSource, FileSource, LevelSource, MemstoreSource};
 use crate::memstore::{Memstore, NewCell};
-use crate::scan::filtering::RowGate;
-use crate::scan::source::{CellSource, FileSource, LevelSource, MemstoreSource};
 
 /// Number of levels (L0..L6).
 pub(crate) const LEVELS: usize = 7;

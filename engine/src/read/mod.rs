@@ -5,35 +5,25 @@
 //! A get is a scan of one row.
 
 pub(crate) mod filtering;
-pub(crate) mod merge;
 pub(crate) mod resolve;
-pub(crate) mod source;
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 use std::ops::Bound;
 use std::sync::Arc;
 
+use crate::catalog::TableState;
+use crate::cell::SeekKey;
 use crate::cell::{Cell, RowResult, TimeRange, compare_keys, prefix_successor, validate_row};
 use crate::error::{Error, Result};
-use crate::memstore::SeekKey;
+use crate::gate::RowGate;
+use crate::iter::merge::MergedSources;
 use crate::ops::{ColumnSelection, Get, Scan};
 use crate::region::Region;
+use crate::schema::{FamilyPlan, family_plan};
 use crate::store::{ReadScope, Store};
-use crate::table::TableState;
-use filtering::{FilterSetup, FilterStage, RowGate, Verdict};
-use merge::MergedSources;
-use resolve::{FamilyRules, QueryRules, Resolver};
+use filtering::{FilterSetup, FilterStage, Verdict};
+use resolve::{QueryRules, Resolver};
 use strata_filters::plan::Seek;
-
-/// One family a read touches.
-#[derive(Debug, Clone)]
-pub(crate) struct FamilyPlan {
-    pub(crate) id: u32,
-    pub(crate) name: Vec<u8>,
-    pub(crate) rules: FamilyRules,
-    /// Selected qualifiers; `None` = the whole family.
-    pub(crate) columns: Option<BTreeSet<Vec<u8>>>,
-}
 
 /// Everything a read needs to know, fixed when it starts.
 #[derive(Debug, Clone)]
@@ -88,37 +78,6 @@ fn attach_filter(
 
 fn time_range(min: i64, max: i64) -> Result<TimeRange> {
     TimeRange::new(min, max)
-}
-
-fn family_plan(
-    id: u32,
-    family: &crate::options::FamilyDescriptor,
-    columns: Option<BTreeSet<Vec<u8>>>,
-) -> FamilyPlan {
-    FamilyPlan {
-        id,
-        name: family.name().as_bytes().to_vec(),
-        rules: FamilyRules {
-            max_versions: family.get_max_versions(),
-            ttl_ms: family.ttl_ms(),
-        },
-        columns,
-    }
-}
-
-/// The plan of every family of a table, sorted by name (kept in its
-/// [`TableState`] so that reads of whole rows share it).
-pub(crate) fn all_family_plans(
-    descriptor: &crate::options::TableDescriptor,
-    family_ids: &[u32],
-) -> Arc<[FamilyPlan]> {
-    let mut plans: Vec<FamilyPlan> = family_ids
-        .iter()
-        .zip(descriptor.families())
-        .map(|(id, family)| family_plan(*id, family, None))
-        .collect();
-    plans.sort_by(|a, b| a.name.cmp(&b.name));
-    plans.into()
 }
 
 fn family_plans(state: &TableState, columns: &ColumnSelection) -> Result<Arc<[FamilyPlan]>> {

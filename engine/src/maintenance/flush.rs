@@ -20,33 +20,20 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use crate::catalog::TableInner;
+use crate::cell::SeekKey;
 use crate::db::DbInner;
 use crate::error::{Error, Result};
 use crate::hfile::reader::HFileReader;
 use crate::hfile::writer::{HFileWriter, WriterOptions};
 use crate::io::sync_dir;
+use crate::iter::merge::MergedSources;
+use crate::iter::source::{CellSource, MemstoreSource};
 use crate::manifest::Edit;
-use crate::memstore::SeekKey;
+use crate::names::hfile_name;
 use crate::options::FamilyDescriptor;
 use crate::region::Region;
-use crate::scan::merge::MergedSources;
-use crate::scan::source::{CellSource, MemstoreSource};
 use crate::store::Store;
-use crate::table::TableInner;
-
-/// File name of HFile `id` inside the data directory.
-pub(crate) fn hfile_name(id: u64) -> String {
-    format!("{id:012}.hfile")
-}
-
-/// Parses an HFile name back into its id.
-pub(crate) fn parse_hfile_name(name: &str) -> Option<u64> {
-    let digits = name.strip_suffix(".hfile")?;
-    if digits.len() != 12 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
-}
 
 /// How a family's files are written.
 pub(crate) fn writer_options(family: &FamilyDescriptor, bloom_bits_per_key: u32) -> WriterOptions {
@@ -200,16 +187,4 @@ pub(crate) fn flush_region(db: &DbInner, table: &TableInner, region: &Arc<Region
         });
     }
     Ok(true)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hfile_names_round_trip() {
-        assert_eq!(hfile_name(42), "000000000042.hfile");
-        assert_eq!(parse_hfile_name("000000000042.hfile"), Some(42));
-        assert_eq!(parse_hfile_name("42.hfile"), None);
-    }
 }

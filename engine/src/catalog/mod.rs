@@ -1,0 +1,93 @@
+//! The catalog: every open table, each with its schema and regions at one
+//! moment ([`TableState`], replaced as a whole by alter and split).
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use parking_lot::RwLock;
+
+use crate::options::{FamilyDescriptor, TableDescriptor};
+use crate::region::Region;
+use crate::schema::{FamilyPlan, all_family_plans};
+
+/// A table's schema and regions at one moment; replaced as a whole on alter.
+pub(crate) struct TableState {
+    pub(crate) descriptor: TableDescriptor,
+    /// Id of each family, in the descriptor's order.
+    pub(crate) family_ids: Vec<u32>,
+    /// Regions sorted by start key; the first starts at the empty key and
+    /// each ends where the next starts.
+    pub(crate) regions: Vec<Arc<Region>>,
+    /// The plan of every family, sorted by name: what a read of all columns
+    /// shares instead of building its own.
+    pub(crate) all_families: Arc<[FamilyPlan]>,
+}
+
+impl TableState {
+    /// The state of a table with `descriptor`, whose families have
+    /// `family_ids` (in the descriptor's order), cut into `regions`.
+    pub(crate) fn new(
+        descriptor: TableDescriptor,
+        family_ids: Vec<u32>,
+        regions: Vec<Arc<Region>>,
+    ) -> TableState {
+        let all_families = all_family_plans(&descriptor, &family_ids);
+        TableState {
+            descriptor,
+            family_ids,
+            regions,
+            all_families,
+        }
+    }
+
+    /// Whether any family expires cells (reads then need the clock).
+    pub(crate) fn has_ttl(&self) -> bool {
+        self.all_families.iter().any(|f| f.rules.ttl_ms.is_some())
+    }
+
+    /// The family named `name`, with its id.
+    pub(crate) fn family(&self, name: &[u8]) -> Option<(u32, &FamilyDescriptor)> {
+        self.family_ids
+            .iter()
+            .zip(self.descriptor.families())
+            .find(|(_, f)| f.name().as_bytes() == name)
+            .map(|(id, f)| (*id, f))
+    }
+
+    /// The family with id `id`.
+    pub(crate) fn family_by_id(&self, id: u32) -> Option<(u32, &FamilyDescriptor)> {
+        self.family_ids
+            .iter()
+            .zip(self.descriptor.families())
+            .find(|(fid, _)| **fid == id)
+            .map(|(id, f)| (*id, f))
+    }
+
+    /// Index of the region holding `row`.
+    pub(crate) fn region_index_for(&self, row: &[u8]) -> usize {
+        if self.regions.len() == 1 {
+            // Every table starts as one region: no key comparison needed.
+            return 0;
+        }
+        self.regions
+            .partition_point(|r| r.start() <= row)
+            .saturating_sub(1)
+    }
+
+    /// The region holding `row`.
+    pub(crate) fn region_for(&self, row: &[u8]) -> Option<&Arc<Region>> {
+        self.regions.get(self.region_index_for(row))
+    }
+}
+
+/// The shared part of a table, behind every [`Table`] handle.
+pub(crate) struct TableInner {
+    pub(crate) id: u64,
+    pub(crate) name: String,
+    pub(crate) state: RwLock<Arc<TableState>>,
+    pub(crate) dropped: AtomicBool,
+    pub(crate) enabled: AtomicBool,
+    /// Mutations hold it shared from reading the state to committing; a
+    /// region split holds it exclusively while it retires the parent.
+    pub(crate) split_gate: RwLock<()>,
+}
