@@ -168,8 +168,26 @@ pub enum Error {
     },
     /// A flush or compaction failed and writes cannot proceed until it succeeds.
     BackgroundFailed {
-        /// The failure.
-        reason: String,
+        /// The failure, as the job met it.
+        source: Box<Error>,
+    },
+    /// The table has no region with this id (a split replaces a region by
+    /// its daughters, which get new ids).
+    RegionNotFound {
+        /// The table.
+        table: String,
+        /// The region id asked for.
+        region_id: u64,
+    },
+    /// A split key that is not strictly inside the region it would split
+    /// (at or before its start, at or after its end).
+    SplitKeyOutsideRegion {
+        /// The split key.
+        key: Vec<u8>,
+        /// The region's inclusive start key (empty: the table's start).
+        start: Vec<u8>,
+        /// The region's exclusive end key (empty: the table's end).
+        end: Vec<u8>,
     },
     /// A file's content failed a checksum or does not parse.
     Corruption {
@@ -234,6 +252,7 @@ impl Error {
                 | Error::CounterOverflow { .. }
                 | Error::InvalidOption { .. }
                 | Error::InvalidFilter { .. }
+                | Error::SplitKeyOutsideRegion { .. }
         )
     }
 }
@@ -290,7 +309,8 @@ impl fmt::Display for Error {
                     f,
                     "timestamp {timestamp} is reserved (HBase's LATEST_TIMESTAMP): write \
                      timestamps are 0..={}; leave it out to write at the current time",
-                    crate::cell::MAX_TIMESTAMP
+                    // `cell::MAX_TIMESTAMP`; errors sit below cells and name no cell item.
+                    i64::MAX - 1
                 )
             }
             Error::InvalidTimeRange { min, max } => {
@@ -352,9 +372,19 @@ impl fmt::Display for Error {
                     "the write-ahead log failed earlier ({reason}); reopen the database"
                 )
             }
-            Error::BackgroundFailed { reason } => {
-                write!(f, "background flush or compaction failed: {reason}")
+            Error::BackgroundFailed { source } => {
+                write!(f, "a background flush or compaction failed: {source}")
             }
+            Error::RegionNotFound { table, region_id } => {
+                write!(f, "table '{table}' has no region {region_id}")
+            }
+            Error::SplitKeyOutsideRegion { key, start, end } => write!(
+                f,
+                "split key '{}' is not strictly inside the region ['{}', '{}')",
+                printable(key),
+                printable(start),
+                printable(end)
+            ),
             Error::Corruption {
                 file,
                 offset,

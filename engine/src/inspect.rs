@@ -270,7 +270,7 @@ fn verify_wal(
 /// size against the manifest's record when there is one.
 fn check_hfile(
     io: Io,
-    cache: &std::sync::Arc<crate::cache::BlockCache>,
+    cache: &std::sync::Arc<crate::hfile::cache::BlockCache>,
     path: &Path,
     id: u64,
     expected_size: Option<u64>,
@@ -317,7 +317,7 @@ fn verify_hfiles(
         Err(e) => return Err(Error::io(format!("listing {}", data.display()), e)),
     };
     on_disk.sort();
-    let cache = std::sync::Arc::new(crate::cache::BlockCache::new(0));
+    let cache = std::sync::Arc::new(crate::hfile::cache::BlockCache::new(0));
     let Some(state) = state else {
         // Without a catalog, check each file on its own.
         for (id, path) in &on_disk {
@@ -418,7 +418,7 @@ pub fn hfile(path: impl AsRef<Path>, with_cells: bool) -> Result<(HFileReport, V
     use crate::hfile::reader::FileCursor;
     let path = path.as_ref();
     let io = Io::resolve(IoMode::Auto)?;
-    let cache = std::sync::Arc::new(crate::cache::BlockCache::new(0));
+    let cache = std::sync::Arc::new(crate::hfile::cache::BlockCache::new(0));
     let reader = std::sync::Arc::new(HFileReader::open(io, path, 0, cache, false)?);
     let (meta, info) = (reader.meta().clone(), reader.info().clone());
     let report = HFileReport {

@@ -33,14 +33,15 @@
 //! `docs/semantics.md`; the bytes on disk in `docs/format.md`.
 #![warn(missing_docs)]
 
-pub(crate) mod cache;
 mod catalog;
 mod cell;
 mod clock;
 mod codec;
 mod compaction;
+mod core;
 mod db;
 mod error;
+mod file_meta;
 mod gate;
 mod hfile;
 pub mod inspect;
@@ -67,7 +68,6 @@ mod wal;
 mod watermark;
 mod write;
 
-pub use cache::CacheStats;
 pub use cell::{
     Cell, CellKind, DEFAULT_MAX_VALUE_BYTES, MAX_FAMILY_NAME_BYTES, MAX_QUALIFIER_BYTES,
     MAX_ROW_KEY_BYTES, MAX_TIMESTAMP, RowResult, TimeRange,
@@ -75,6 +75,7 @@ pub use cell::{
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use db::{Db, DbStats, RecoveryReport, VerifyReport};
 pub use error::{Error, Result};
+pub use hfile::cache::CacheStats;
 pub use io::{Backend as IoBackend, IO_ENV_VAR};
 pub use ops::{
     Append, BatchOp, BatchResult, CheckAction, CheckAndMutate, CheckAndMutateBuilder,

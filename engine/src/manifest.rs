@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use crate::codec::{DecodeError, Decoder, Encode};
 use crate::error::{Error, Result};
-use crate::hfile::FileMeta;
+use crate::file_meta::FileMeta;
 use crate::io::{Io, IoFile, SyncKind, sync_dir};
 use crate::names::{
     CURRENT_FILE, DATA_DIR, HFILE_SUFFIX, SEGMENT_SUFFIX, WAL_DIR, manifest_name,

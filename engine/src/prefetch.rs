@@ -16,7 +16,7 @@ pub(crate) const CACHE_LINE_BYTES: usize = 64;
 pub(crate) fn line(ptr: *const u8) {
     #[cfg(target_arch = "x86_64")]
     {
-        use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
         // SAFETY: SSE is part of the x86-64 baseline, so the instruction
         // exists on every CPU this code runs on; a prefetch reads no memory
         // the program can observe and cannot fault, even for an address

@@ -111,7 +111,7 @@ fn splitting_at_the_middle_and_bad_keys() {
     );
     assert!(matches!(
         table.split(Some(regions[1].start_key.as_slice())),
-        Err(Error::InvalidOption { .. })
+        Err(Error::SplitKeyOutsideRegion { .. })
     ));
     table.split_region(regions[0].id, Some(b"k00100")).unwrap();
     assert_eq!(table.regions().unwrap().len(), 3);

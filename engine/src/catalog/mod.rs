@@ -1,6 +1,7 @@
 //! The catalog: every open table, each with its schema and regions at one
 //! moment ([`TableState`], replaced as a whole by alter and split).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
@@ -90,4 +91,56 @@ pub(crate) struct TableInner {
     /// Mutations hold it shared from reading the state to committing; a
     /// region split holds it exclusively while it retires the parent.
     pub(crate) split_gate: RwLock<()>,
+}
+
+/// Every open table, by name.
+#[derive(Default)]
+pub(crate) struct Catalog {
+    tables: RwLock<BTreeMap<String, Arc<TableInner>>>,
+}
+
+impl Catalog {
+    /// A catalog of `tables`.
+    pub(crate) fn new(tables: BTreeMap<String, Arc<TableInner>>) -> Catalog {
+        Catalog {
+            tables: RwLock::new(tables),
+        }
+    }
+
+    /// The table named `name`.
+    pub(crate) fn get(&self, name: &str) -> Option<Arc<TableInner>> {
+        self.tables.read().get(name).cloned()
+    }
+
+    /// True when a table named `name` exists.
+    pub(crate) fn contains(&self, name: &str) -> bool {
+        self.tables.read().contains_key(name)
+    }
+
+    /// Table names in ascending order.
+    pub(crate) fn names(&self) -> Vec<String> {
+        self.tables.read().keys().cloned().collect()
+    }
+
+    /// Adds a table.
+    pub(crate) fn insert(&self, table: Arc<TableInner>) {
+        self.tables.write().insert(table.name.clone(), table);
+    }
+
+    /// Removes the table named `name`.
+    pub(crate) fn remove(&self, name: &str) -> Option<Arc<TableInner>> {
+        self.tables.write().remove(name)
+    }
+
+    /// Every region of every table, with its table.
+    pub(crate) fn all_regions(&self) -> Vec<(Arc<TableInner>, Arc<Region>)> {
+        self.tables
+            .read()
+            .values()
+            .flat_map(|t| {
+                let regions = t.state.read().regions.clone();
+                regions.into_iter().map(move |r| (t.clone(), r))
+            })
+            .collect()
+    }
 }

@@ -8,10 +8,10 @@ use proptest::prelude::*;
 use super::bloom::row_hash;
 use super::reader::{FileCursor, HFileReader};
 use super::writer::{HFileWriter, WriterOptions};
-use crate::cache::BlockCache;
 use crate::cell::SeekKey;
 use crate::cell::{CellKind, CellRef, compare_keys};
 use crate::error::Error;
+use crate::hfile::cache::BlockCache;
 use crate::io::{Backend, Io};
 use crate::options::{BloomType, Compression};
 

@@ -11,6 +11,7 @@
 
 pub(crate) mod block;
 pub(crate) mod bloom;
+pub(crate) mod cache;
 pub(crate) mod data_block;
 pub(crate) mod index;
 pub(crate) mod reader;
@@ -22,6 +23,7 @@ mod file_tests;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::codec::{DecodeError, Decoder, Encode};
+pub(crate) use crate::file_meta::FileMeta;
 use crate::options::{BloomType, Compression};
 use block::BlockHandle;
 
@@ -33,32 +35,6 @@ pub(crate) const HFILE_VERSION: u32 = 1;
 pub(crate) const TRAILER_BYTES: usize = 64;
 /// Most entries in one index block; more make a two-level index.
 pub(crate) const MAX_INDEX_ENTRIES: usize = 1024;
-
-/// What a file holds, as its meta block and the manifest record it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct FileMeta {
-    pub(crate) id: u64,
-    /// Size of the file in bytes.
-    pub(crate) size: u64,
-    pub(crate) first_row: Vec<u8>,
-    pub(crate) last_row: Vec<u8>,
-    pub(crate) min_timestamp: i64,
-    pub(crate) max_timestamp: i64,
-    pub(crate) min_sequence: u64,
-    pub(crate) max_sequence: u64,
-    pub(crate) cells: u64,
-    pub(crate) rows: u64,
-    /// Delete markers among the cells.
-    pub(crate) markers: u64,
-}
-
-impl FileMeta {
-    /// True when the file's rows may intersect `[lo, hi]` (inclusive; `None` = unbounded).
-    pub(crate) fn overlaps(&self, lo: Option<&[u8]>, hi: Option<&[u8]>) -> bool {
-        lo.is_none_or(|lo| self.last_row.as_slice() >= lo)
-            && hi.is_none_or(|hi| self.first_row.as_slice() <= hi)
-    }
-}
 
 /// The file-level facts of the meta block besides [`FileMeta`].
 #[derive(Debug, Clone, PartialEq, Eq)]

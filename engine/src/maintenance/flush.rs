@@ -9,53 +9,119 @@
 //!    meanwhile: the frozen memstores stay readable).
 //! 4. Sync the files and the directory, then record the files and `S` as
 //!    the region's flushed sequence in the manifest (synced).
-//! 5. Swap the files in for the frozen memstores, free the memory, and
-//!    delete the WAL segments no region needs any more.
+//! 5. Swap the files in for the frozen memstores and free the memory. (The
+//!    supervisor then deletes the WAL segments no region needs any more.)
 //!
 //! A crash before step 4 leaves unreferenced files (deleted at the next
 //! open) and the WAL still holding the mutations; after it, replay skips
 //! the region's mutations <= `S`, which are all in the files.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use crate::catalog::TableInner;
 use crate::cell::SeekKey;
-use crate::db::DbInner;
+use crate::core::Services;
 use crate::error::{Error, Result};
-use crate::hfile::reader::HFileReader;
-use crate::hfile::writer::{HFileWriter, WriterOptions};
+use crate::file_meta::FileMeta;
 use crate::io::sync_dir;
 use crate::iter::merge::MergedSources;
 use crate::iter::source::{CellSource, MemstoreSource};
 use crate::manifest::Edit;
-use crate::names::hfile_name;
 use crate::options::FamilyDescriptor;
 use crate::region::Region;
 use crate::store::Store;
+use crate::store::output::{NewFile, OutputFile, remove_new_files};
 
-/// How a family's files are written.
-pub(crate) fn writer_options(family: &FamilyDescriptor, bloom_bits_per_key: u32) -> WriterOptions {
-    WriterOptions {
-        family: family.name().as_bytes().to_vec(),
-        block_size: family.get_block_size_bytes() as usize,
-        compression: family.get_compression(),
-        bloom: family.get_bloom(),
-        bloom_bits_per_key,
+/// Flushes every memstore of `region`. Returns false when there was
+/// nothing to flush.
+pub(crate) fn flush_region(
+    services: &Services,
+    table: &TableInner,
+    region: &Arc<Region>,
+) -> Result<bool> {
+    services.check_writable()?;
+    let _flushing = region.schedule.lock_flushes();
+    region.schedule.flush_dequeued();
+    let stores = region.stores();
+    if stores.iter().all(|s| s.memstore_cells() == 0) {
+        return Ok(false);
     }
+    let boundary = freeze(services, &stores);
+    let written = write_stores(services, table, &stores, boundary)?;
+    sync_dir(&services.data_dir())?;
+    let files: Vec<(u32, FileMeta)> = written
+        .iter()
+        .filter_map(|(store, file)| {
+            file.as_ref()
+                .map(|f| (store.family_id(), f.reader.meta().clone()))
+        })
+        .collect();
+    services.record(&Edit::Flush {
+        table_id: region.table_id(),
+        region_id: region.id(),
+        flushed_sequence: boundary,
+        files,
+    })?;
+    install(services, region, written, boundary);
+    if table.dropped.load(Ordering::Acquire) {
+        return Err(Error::TableNotFound {
+            table: table.name.clone(),
+        });
+    }
+    Ok(true)
 }
 
-/// A file written but not yet installed.
-pub(crate) struct NewFile {
-    pub(crate) path: PathBuf,
-    pub(crate) reader: Arc<HFileReader>,
+/// Step 1 and 2: freezes every store's active memstore at the highest
+/// sequence handed out, and waits until every mutation up to it inserted.
+fn freeze(services: &Services, stores: &[Arc<Store>]) -> u64 {
+    let boundary = services.mvcc.at_sequence_boundary(|boundary| {
+        for store in stores {
+            store.freeze(boundary);
+        }
+        boundary
+    });
+    services.mvcc.wait_visible(boundary);
+    boundary
+}
+
+/// Step 3: one file per store from its frozen memstores up to `boundary`
+/// (none for a store without cells). On failure the files written so far
+/// are removed.
+fn write_stores(
+    services: &Services,
+    table: &TableInner,
+    stores: &[Arc<Store>],
+    boundary: u64,
+) -> Result<Vec<(Arc<Store>, Option<NewFile>)>> {
+    let state = table.state.read().clone();
+    let mut written: Vec<(Arc<Store>, Option<NewFile>)> = Vec::new();
+    for store in stores {
+        let Some((_, family)) = state.family_by_id(store.family_id()) else {
+            continue;
+        };
+        let version = store.version();
+        let sources: Vec<Box<dyn CellSource>> = version
+            .frozen
+            .iter()
+            .filter(|f| f.up_to <= boundary)
+            .map(|f| Box::new(MemstoreSource::new(f.memstore.clone())) as Box<dyn CellSource>)
+            .collect();
+        match write_file(services, family, sources) {
+            Ok(file) => written.push((store.clone(), file)),
+            Err(e) => {
+                remove_new_files(written.iter().filter_map(|(_, f)| f.as_ref()));
+                return Err(e);
+            }
+        }
+    }
+    Ok(written)
 }
 
 /// Writes the cells of `sources` (merged, all visible) into a new file;
 /// `None` when there are no cells.
-pub(crate) fn write_file(
-    db: &DbInner,
+fn write_file(
+    services: &Services,
     family: &FamilyDescriptor,
     sources: Vec<Box<dyn CellSource>>,
 ) -> Result<Option<NewFile>> {
@@ -64,127 +130,36 @@ pub(crate) fn write_file(
     if merged.current().is_none() {
         return Ok(None);
     }
-    let id = db.allocate_file_id();
-    let path = db.data_dir().join(hfile_name(id));
-    let mut writer = HFileWriter::create(
-        db.io,
-        &path,
-        writer_options(family, db.options.bloom_bits_per_key),
-    )?;
+    let mut output = OutputFile::create(services, family)?;
     let written = (|| -> Result<()> {
         while let Some(cell) = merged.current() {
-            writer.add(&cell)?;
+            output.add(&cell)?;
             merged.advance()?;
         }
         Ok(())
     })();
     if let Err(e) = written {
-        writer.abandon();
+        output.abandon();
         return Err(e);
     }
-    let meta = writer.finish(id)?;
-    let reader = HFileReader::open(
-        db.io,
-        &path,
-        meta.id,
-        db.cache.clone(),
-        family.is_block_cache_enabled(),
-    )?;
-    db.stats
-        .bytes_flushed_or_compacted
-        .fetch_add(meta.size, Ordering::Relaxed);
-    Ok(Some(NewFile {
-        path,
-        reader: Arc::new(reader),
-    }))
+    output.finish(services).map(Some)
 }
 
-/// Flushes every memstore of `region`. Returns false when there was nothing
-/// to flush.
-pub(crate) fn flush_region(db: &DbInner, table: &TableInner, region: &Arc<Region>) -> Result<bool> {
-    db.check_writable()?;
-    let _flushing = region.flush_lock.lock();
-    region.flush_queued.store(false, Ordering::Release);
-    let stores = region.stores();
-    if stores.iter().all(|s| s.memstore_cells() == 0) {
-        return Ok(false);
-    }
-    let state = table.state.read().clone();
-    let boundary = db.mvcc.at_sequence_boundary(|boundary| {
-        for store in &stores {
-            store.freeze(boundary);
-        }
-        boundary
-    });
-    db.mvcc.wait_visible(boundary);
-
-    // Write one file per store from its frozen memstores.
-    let mut written: Vec<(Arc<Store>, Option<NewFile>)> = Vec::new();
-    let outcome = (|| -> Result<()> {
-        for store in &stores {
-            let Some((_, family)) = state.family_by_id(store.family_id()) else {
-                continue;
-            };
-            let version = store.version();
-            let sources: Vec<Box<dyn CellSource>> = version
-                .frozen
-                .iter()
-                .filter(|f| f.up_to <= boundary)
-                .map(|f| Box::new(MemstoreSource::new(f.memstore.clone())) as Box<dyn CellSource>)
-                .collect();
-            written.push((store.clone(), write_file(db, family, sources)?));
-        }
-        Ok(())
-    })();
-    if let Err(e) = outcome {
-        for (_, file) in written.into_iter().filter_map(|(s, f)| f.map(|f| (s, f))) {
-            let _ = std::fs::remove_file(&file.path);
-        }
-        return Err(e);
-    }
-    sync_dir(&db.data_dir())?;
-
-    let files: Vec<(u32, crate::hfile::FileMeta)> = written
-        .iter()
-        .filter_map(|(store, file)| {
-            file.as_ref()
-                .map(|f| (store.family_id(), f.reader.meta().clone()))
-        })
-        .collect();
-    db.record(&Edit::Flush {
-        table_id: region.table_id(),
-        region_id: region.id(),
-        flushed_sequence: boundary,
-        files,
-    })?;
-
-    // Install: files in, frozen memstores out.
+/// Step 5: the files replace the frozen memstores in each store's version,
+/// and the memory they held is released.
+fn install(
+    services: &Services,
+    region: &Region,
+    written: Vec<(Arc<Store>, Option<NewFile>)>,
+    boundary: u64,
+) {
     let mut freed = 0u64;
     for (store, file) in written {
-        store.update(|version| {
-            version.frozen.retain(|f| {
-                let flushed = f.up_to <= boundary;
-                if flushed {
-                    freed += f.memstore.allocated_bytes();
-                }
-                !flushed
-            });
-            if let Some(file) = file
-                && let Some(l0) = version.levels.first_mut()
-            {
-                l0.insert(0, file.reader);
-            }
-        });
+        freed += store.transition(|version| version.with_flushed(boundary, file.map(|f| f.reader)));
     }
     region.set_flushed_sequence(boundary);
     region.add_memstore_bytes(-(freed as i64));
-    db.release_memstore_bytes(freed);
+    services.release_memstore_bytes(freed);
     region.refresh_l0_files();
-    db.stats.flushes.fetch_add(1, Ordering::Relaxed);
-    if table.dropped.load(Ordering::Acquire) {
-        return Err(Error::TableNotFound {
-            table: table.name.clone(),
-        });
-    }
-    Ok(true)
+    services.counters.flushes.fetch_add(1, Ordering::Relaxed);
 }

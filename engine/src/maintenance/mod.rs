@@ -1,6 +1,253 @@
-//! Maintenance: the jobs that keep a region's stores in shape (flush,
-//! split; compaction jobs live in `crate::compaction`) and the worker pool
-//! that runs them.
+//! Maintenance: the jobs that keep regions in shape, and the supervisor that
+//! decides what runs next.
+//!
+//! * [`flush`]: a region's memstores become L0 files;
+//! * [`split`]: a region becomes two daughters;
+//! * compaction jobs and picking live in `crate::compaction`;
+//! * [`stall`]: what a write waits for before it may go on;
+//! * [`pool`]: the worker threads and their queue.
+//!
+//! The [`Supervisor`] owns the pool. Jobs take the services core and return
+//! what they did; the supervisor decides the follow-ups: after a flush,
+//! compact if the region's stores score high enough, split if the region grew
+//! past its size, and release the WAL segments no region needs any more.
+//! Workers hold a weak reference to the supervisor, never to the database.
+//! A job's failure is kept, typed, for [`Supervisor::last_error`] (which
+//! `Db::stats` counts and stalled writers return), never printed.
 
 pub(crate) mod flush;
 pub(crate) mod pool;
+pub(crate) mod split;
+pub(crate) mod stall;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::catalog::{Catalog, TableInner};
+use crate::compaction;
+use crate::core::Services;
+use crate::error::Result;
+use crate::region::Region;
+use pool::Pool;
+
+/// After a flush, a WAL segment holding at least this many bytes, all of
+/// them flushed, is sealed and deleted (smaller ones wait until they fill
+/// or another flush), in bytes.
+const WAL_ROLL_MIN_BYTES: u64 = 1024 * 1024;
+
+/// Decides and schedules the maintenance of every region of a database.
+pub(crate) struct Supervisor {
+    services: Arc<Services>,
+    catalog: Arc<Catalog>,
+    pool: Arc<Pool>,
+    /// A flush for memory pressure is queued (avoids rescanning regions on
+    /// every write).
+    memory_flush_pending: AtomicBool,
+}
+
+impl Supervisor {
+    /// A supervisor of the regions of `catalog`, whose workers are started
+    /// by [`Supervisor::start`].
+    pub(crate) fn new(services: Arc<Services>, catalog: Arc<Catalog>) -> Supervisor {
+        Supervisor {
+            pool: Arc::new(Pool::new(services.options.clone())),
+            services,
+            catalog,
+            memory_flush_pending: AtomicBool::new(false),
+        }
+    }
+
+    /// Starts the workers (they hold the supervisor weakly).
+    pub(crate) fn start(self: &Arc<Self>) -> Result<()> {
+        self.pool
+            .start(
+                Arc::downgrade(self),
+                self.services.options.background_threads,
+            )
+            .map_err(|e| crate::error::Error::io("starting background workers", e))
+    }
+
+    /// The services the jobs run with.
+    pub(crate) fn services(&self) -> &Arc<Services> {
+        &self.services
+    }
+
+    /// Schedules the work a region may need after open (replay filled its
+    /// memstores, its stores may need compaction).
+    pub(crate) fn schedule_after_open(&self) {
+        for (table, region) in self.catalog.all_regions() {
+            let flush_size = table
+                .state
+                .read()
+                .descriptor
+                .get_memstore_flush_size_bytes();
+            if region.memstore_bytes() >= flush_size {
+                self.pool.schedule_flush(&table, &region);
+            }
+            if compaction::region_score(&region, &self.services.options) >= 1.0 {
+                self.pool.schedule_compaction(&table, &region);
+            }
+        }
+    }
+
+    /// Flushes `region` now (in the caller's thread) and schedules what the
+    /// flush makes necessary.
+    pub(crate) fn flush(&self, table: &Arc<TableInner>, region: &Arc<Region>) -> Result<()> {
+        if table.dropped.load(Ordering::Acquire) || region.schedule.is_retired() {
+            return Ok(());
+        }
+        let flushed = flush::flush_region(&self.services, table, region);
+        self.memory_flush_pending.store(false, Ordering::Release);
+        if flushed? {
+            self.after_flush(table, region)?;
+        }
+        Ok(())
+    }
+
+    /// After a flush of `region`: compact if its stores score high enough,
+    /// split if it grew past the table's region size, and release the WAL
+    /// segments every region has flushed past.
+    fn after_flush(&self, table: &Arc<TableInner>, region: &Arc<Region>) -> Result<()> {
+        if compaction::region_score(region, &self.services.options) >= 1.0 {
+            self.pool.schedule_compaction(table, region);
+        }
+        let max_region_size = table.state.read().descriptor.get_max_region_size_bytes();
+        if !region.has_shared_files() && region.own_file_bytes() > max_region_size {
+            self.pool.schedule_split(table, region);
+        }
+        self.release_wal()
+    }
+
+    /// Deletes the WAL segments every region has flushed past.
+    fn release_wal(&self) -> Result<()> {
+        // Mutations still being applied have sequences above the read point.
+        let mut bound = self.services.mvcc.read_point();
+        for (_, region) in self.catalog.all_regions() {
+            if region.memstore_cells() > 0 {
+                bound = bound.min(region.flushed_sequence());
+            }
+        }
+        // Everything in the segment being written is flushed: start a new
+        // one so this one can go too, instead of holding up to a segment of
+        // dead log on disk until it fills.
+        let wal = self.services.wal()?;
+        let (current_bytes, current_max_sequence) = wal.current_segment();
+        if current_bytes >= WAL_ROLL_MIN_BYTES && current_max_sequence <= bound {
+            wal.roll()?;
+        }
+        wal.release_through(bound)
+    }
+
+    /// Splits `region` at `key` (default: its middle key) now, holding its
+    /// compaction slot; see [`split::split_region`]. Returns false when
+    /// there was nothing to split.
+    pub(crate) fn split(
+        &self,
+        table: &Arc<TableInner>,
+        region: &Arc<Region>,
+        key: Option<Vec<u8>>,
+    ) -> Result<bool> {
+        self.services.check_writable()?;
+        let _gate = table.split_gate.write();
+        let present = table
+            .state
+            .read()
+            .regions
+            .iter()
+            .any(|r| Arc::ptr_eq(r, region));
+        if !present || region.schedule.is_retired() {
+            return Ok(false);
+        }
+        let _slot = region
+            .schedule
+            .wait_for_compaction_slot(|| self.services.is_closed())?;
+        let Some(daughters) = split::split_region(&self.services, table, region, key)? else {
+            return Ok(false);
+        };
+        // Compaction rewrites the shared files into each daughter's own.
+        for daughter in &daughters {
+            self.pool.schedule_compaction(table, daughter);
+        }
+        Ok(true)
+    }
+
+    /// Runs one background compaction of the most urgent store of `region`
+    /// (the caller holds its slot); returns whether the region has more to
+    /// compact.
+    pub(crate) fn compact_once(
+        &self,
+        table: &Arc<TableInner>,
+        region: &Arc<Region>,
+    ) -> Result<bool> {
+        if table.dropped.load(Ordering::Acquire)
+            || self.services.is_closed()
+            || self.services.options.read_only
+            || region.schedule.is_retired()
+        {
+            return Ok(false);
+        }
+        let state = table.state.read().clone();
+        compaction::compact_most_urgent(&self.services, &state, region)
+    }
+
+    /// Compacts `region` now, in the caller's thread, after waiting for its
+    /// compaction slot (a queued or running background compaction gives it
+    /// back when done). A minor compaction moves L0 into L1 and then follows
+    /// the scores; a major one rewrites each store into one sorted run at
+    /// its deepest level.
+    pub(crate) fn compact_now(
+        &self,
+        table: &Arc<TableInner>,
+        region: &Arc<Region>,
+        major: bool,
+    ) -> Result<()> {
+        self.services.check_writable()?;
+        let _slot = region
+            .schedule
+            .wait_for_compaction_slot(|| self.services.is_closed())?;
+        let state = table.state.read().clone();
+        compaction::compact_region_now(&self.services, &state, region, major)
+    }
+
+    /// Waits until no job is queued or running.
+    pub(crate) fn wait_idle(&self) {
+        self.pool.wait_idle();
+    }
+
+    /// The last failure of a background job, if any.
+    pub(crate) fn last_error(&self) -> Option<crate::error::Error> {
+        self.pool.last_error()
+    }
+
+    /// Stops taking jobs, lets running ones finish, joins the workers.
+    pub(crate) fn shutdown(&self) {
+        self.pool.shutdown();
+    }
+
+    /// Runs one job a worker took from the queue.
+    fn run(&self, job: pool::Job) -> Result<()> {
+        match job {
+            pool::Job::Flush(table, region) => self.flush(&table, &region),
+            pool::Job::Split(table, region) => {
+                let outcome = self.split(&table, &region, None);
+                region.schedule.split_dequeued();
+                outcome.map(|_| ())
+            }
+            pool::Job::Compact(table, region) => {
+                let outcome = self.compact_once(&table, &region);
+                region.schedule.give_back_compaction_slot();
+                // More to do: look again (the score is recomputed then).
+                if let Ok(true) = outcome {
+                    self.pool.schedule_compaction(&table, &region);
+                }
+                outcome.map(|_| ())
+            }
+        }
+    }
+}
+
+impl Drop for Supervisor {
+    fn drop(&mut self) {
+        self.pool.shutdown();
+    }
+}

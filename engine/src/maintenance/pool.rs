@@ -1,10 +1,14 @@
-//! The shared worker pool that runs flushes and compactions.
+//! The worker pool that runs flushes, splits and compactions.
 //!
-//! Flushes run before compactions (they free memory and unblock writers);
-//! among queued compactions the region whose stores score highest runs
-//! first. A region has at most one compaction queued or running at a time;
-//! a flush may run alongside it (flushes only add L0 files, compactions
-//! only replace the files they picked).
+//! Flushes run before splits and compactions (they free memory and unblock
+//! writers); among queued compactions the region whose stores score highest
+//! runs first. A region has at most one compaction queued or running at a
+//! time (its compaction slot, see `RegionSchedule`). Queues are bounded by
+//! the regions: each region is queued at most once per kind of job.
+//!
+//! Workers share the pool and hold the supervisor weakly, upgrading it only
+//! while they run a job, so dropping the last database handle drops the
+//! supervisor, whose drop shuts the pool down and ends them.
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
@@ -14,12 +18,14 @@ use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 
+use super::Supervisor;
 use crate::catalog::TableInner;
-use crate::db::DbInner;
+use crate::error::Error;
 use crate::options::DbOptions;
 use crate::region::Region;
 
-enum Job {
+/// A job a worker runs.
+pub(crate) enum Job {
     Flush(Arc<TableInner>, Arc<Region>),
     Compact(Arc<TableInner>, Arc<Region>),
     Split(Arc<TableInner>, Arc<Region>),
@@ -32,26 +38,33 @@ struct Queue {
     compactions: Vec<(Arc<TableInner>, Arc<Region>)>,
     running: usize,
     shutdown: bool,
-    /// The last failure of a background job, for stats and stalled writers.
-    last_error: Option<String>,
+    /// The last failure of a background job.
+    last_error: Option<Error>,
 }
 
-/// The worker pool. Workers hold the pool, not the database: they upgrade
-/// their weak database handle only while running a job, so dropping the
-/// last `Db` handle ends them.
-pub(crate) struct Background {
+impl Queue {
+    fn is_idle(&self) -> bool {
+        self.running == 0
+            && self.flushes.is_empty()
+            && self.splits.is_empty()
+            && self.compactions.is_empty()
+    }
+}
+
+/// The queue and the workers.
+pub(crate) struct Pool {
     options: DbOptions,
     queue: Mutex<Queue>,
     /// Workers wait here for jobs.
     work: Condvar,
-    /// Writers and `wait_idle` wait here for jobs to finish.
+    /// `wait_idle` and stalled writers wait here for jobs to finish.
     progress: Condvar,
     threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
-impl Background {
+impl Pool {
     pub(crate) fn new(options: DbOptions) -> Self {
-        Background {
+        Pool {
             options,
             queue: Mutex::new(Queue::default()),
             work: Condvar::new(),
@@ -60,20 +73,20 @@ impl Background {
         }
     }
 
-    /// Starts `threads` workers for `db`.
+    /// Starts `threads` workers for `supervisor`.
     pub(crate) fn start(
         self: &Arc<Self>,
-        db: Weak<DbInner>,
+        supervisor: Weak<Supervisor>,
         threads: usize,
     ) -> std::io::Result<()> {
         let mut handles = self.threads.lock();
         for i in 0..threads {
-            let db = db.clone();
+            let supervisor = supervisor.clone();
             let pool = self.clone();
             handles.push(
                 std::thread::Builder::new()
                     .name(format!("strata-bg-{i}"))
-                    .spawn(move || worker(&pool, &db))?,
+                    .spawn(move || worker(&pool, &supervisor))?,
             );
         }
         Ok(())
@@ -81,7 +94,7 @@ impl Background {
 
     /// Queues a flush of `region` unless one is queued already.
     pub(crate) fn schedule_flush(&self, table: &Arc<TableInner>, region: &Arc<Region>) {
-        if region.flush_queued.swap(true, Ordering::AcqRel) {
+        if !region.schedule.queue_flush() {
             return;
         }
         let mut q = self.queue.lock();
@@ -92,14 +105,16 @@ impl Background {
         self.work.notify_one();
     }
 
-    /// Queues a compaction check of `region` unless one is queued or running.
+    /// Queues a compaction check of `region` unless one is queued or
+    /// running (it takes the region's compaction slot until it has run).
     pub(crate) fn schedule_compaction(&self, table: &Arc<TableInner>, region: &Arc<Region>) {
-        if region.compaction_queued.swap(true, Ordering::AcqRel) {
+        if !region.schedule.reserve_compaction_slot() {
             return;
         }
         let mut q = self.queue.lock();
         if q.shutdown {
-            region.compaction_queued.store(false, Ordering::Release);
+            drop(q);
+            region.schedule.give_back_compaction_slot();
             return;
         }
         q.compactions.push((table.clone(), region.clone()));
@@ -108,7 +123,7 @@ impl Background {
 
     /// Queues a split of `region` at its middle key unless one is queued.
     pub(crate) fn schedule_split(&self, table: &Arc<TableInner>, region: &Arc<Region>) {
-        if region.split_queued.swap(true, Ordering::AcqRel) {
+        if !region.schedule.queue_split() {
             return;
         }
         let mut q = self.queue.lock();
@@ -122,50 +137,52 @@ impl Background {
     /// Waits until no job is queued or running.
     pub(crate) fn wait_idle(&self) {
         let mut q = self.queue.lock();
-        while !q.shutdown
-            && (q.running > 0
-                || !q.flushes.is_empty()
-                || !q.splits.is_empty()
-                || !q.compactions.is_empty())
-        {
+        while !q.shutdown && !q.is_idle() {
             self.progress.wait(&mut q);
         }
     }
 
-    /// Waits up to `timeout` for a job to finish (writers stalled on
-    /// background work poll their condition around this).
+    /// Waits up to `timeout` for a job to finish (stalled writers recheck
+    /// their condition around this).
     pub(crate) fn wait_progress(&self, timeout: Duration) {
         let mut q = self.queue.lock();
         let _ = self.progress.wait_for(&mut q, timeout);
     }
 
     /// The last failure of a background job, if any.
-    pub(crate) fn last_error(&self) -> Option<String> {
+    pub(crate) fn last_error(&self) -> Option<Error> {
         self.queue.lock().last_error.clone()
     }
 
     /// True when nothing is queued or running.
     pub(crate) fn is_idle(&self) -> bool {
-        let q = self.queue.lock();
-        q.running == 0 && q.flushes.is_empty() && q.splits.is_empty() && q.compactions.is_empty()
+        self.queue.lock().is_idle()
     }
 
-    /// Stops taking jobs, lets running ones finish, joins the workers.
+    /// Stops taking jobs, drops the queued ones (giving their regions'
+    /// slots back), lets running ones finish, joins the workers.
     pub(crate) fn shutdown(&self) {
-        {
+        let dropped = {
             let mut q = self.queue.lock();
             q.shutdown = true;
-            for (_, region) in q.compactions.drain(..) {
-                region.compaction_queued.store(false, Ordering::Release);
-            }
-            for (_, region) in q.flushes.drain(..) {
-                region.flush_queued.store(false, Ordering::Release);
-            }
-            for (_, region) in q.splits.drain(..) {
-                region.split_queued.store(false, Ordering::Release);
-            }
+            let dropped = (
+                q.compactions.drain(..).collect::<Vec<_>>(),
+                q.flushes.drain(..).collect::<Vec<_>>(),
+                q.splits.drain(..).collect::<Vec<_>>(),
+            );
             self.work.notify_all();
             self.progress.notify_all();
+            dropped
+        };
+        let (compactions, flushes, splits) = dropped;
+        for (_, region) in compactions {
+            region.schedule.give_back_compaction_slot();
+        }
+        for (_, region) in flushes {
+            region.schedule.flush_dequeued();
+        }
+        for (_, region) in splits {
+            region.schedule.split_dequeued();
         }
         let handles: Vec<JoinHandle<()>> = std::mem::take(&mut *self.threads.lock());
         let me = std::thread::current().id();
@@ -210,7 +227,7 @@ impl Background {
         }
     }
 
-    fn finished(&self, error: Option<String>) {
+    fn finished(&self, error: Option<Error>) {
         let mut q = self.queue.lock();
         q.running -= 1;
         if let Some(e) = error {
@@ -220,38 +237,22 @@ impl Background {
     }
 }
 
-fn worker(pool: &Background, db: &Weak<DbInner>) {
+fn worker(pool: &Pool, supervisor: &Weak<Supervisor>) {
     while let Some(job) = pool.next_job() {
-        let Some(db) = db.upgrade() else {
+        // The supervisor is kept alive only while a job runs.
+        let Some(supervisor) = supervisor.upgrade() else {
             pool.finished(None);
             return;
         };
-        let error = match job {
-            Job::Flush(table, region) => db.run_flush(&table, &region).err(),
-            Job::Split(table, region) => {
-                let outcome = db.split_region(&table, &region, None);
-                region.split_queued.store(false, Ordering::Release);
-                outcome.err()
-            }
-            Job::Compact(table, region) => {
-                let outcome = db.run_compaction(&table, &region);
-                region.compaction_queued.store(false, Ordering::Release);
-                match outcome {
-                    // More to do: look again (the score is recomputed then).
-                    Ok(true) => {
-                        pool.schedule_compaction(&table, &region);
-                        None
-                    }
-                    Ok(false) => None,
-                    Err(e) => Some(e),
-                }
-            }
-        };
-        drop(db);
-        let message = error.map(|e| {
-            eprintln!("strata: background job failed: {e}");
-            e.to_string()
-        });
-        pool.finished(message);
+        let outcome = supervisor.run(job);
+        if outcome.is_err() {
+            supervisor
+                .services()
+                .counters
+                .background_failures
+                .fetch_add(1, Ordering::Relaxed);
+        }
+        drop(supervisor);
+        pool.finished(outcome.err());
     }
 }

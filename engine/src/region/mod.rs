@@ -1,12 +1,15 @@
 //! A region: the rows `[start, end)` of one table, one store per family,
-//! and the bookkeeping flushes and compactions of the region need.
+//! the region's counters, and its scheduling state ([`RegionSchedule`]).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::RwLock;
 
 use crate::store::{Store, StoreVersion};
+pub(crate) use schedule::RegionSchedule;
+
+mod schedule;
 
 /// A key range of a table with its stores.
 pub(crate) struct Region {
@@ -23,16 +26,9 @@ pub(crate) struct Region {
     memstore_bytes: AtomicU64,
     /// Most L0 files any store of the region has (drives write stalls).
     l0_files: AtomicUsize,
-    /// Serializes flushes of the region.
-    pub(crate) flush_lock: Mutex<()>,
-    /// A flush is queued or running.
-    pub(crate) flush_queued: AtomicBool,
-    /// A compaction is queued or running (one per region at a time).
-    pub(crate) compaction_queued: AtomicBool,
-    /// A split is queued.
-    pub(crate) split_queued: AtomicBool,
-    /// Split into daughters: takes no more flushes or compactions.
-    pub(crate) retired: AtomicBool,
+    /// Which jobs are queued or running for the region, and the locks
+    /// that keep them apart.
+    pub(crate) schedule: RegionSchedule,
 }
 
 impl Region {
@@ -60,11 +56,7 @@ impl Region {
             flushed_sequence: AtomicU64::new(flushed_sequence),
             memstore_bytes: AtomicU64::new(0),
             l0_files: AtomicUsize::new(l0),
-            flush_lock: Mutex::new(()),
-            flush_queued: AtomicBool::new(false),
-            compaction_queued: AtomicBool::new(false),
-            split_queued: AtomicBool::new(false),
-            retired: AtomicBool::new(false),
+            schedule: RegionSchedule::default(),
         }
     }
 

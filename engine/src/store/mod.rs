@@ -20,48 +20,15 @@ use parking_lot::{Mutex, RwLock};
 
 use crate::gate::RowGate;
 use crate::hfile::reader::HFileReader;
+pub(crate) use version::StoreVersion;
+
+pub(crate) mod output;
+mod version;
 use crate::iter::source::{CellSource, FileSource, LevelSource, MemstoreSource};
-use crate::memstore::{Memstore, NewCell};
+use crate::memstore::NewCell;
 
 /// Number of levels (L0..L6).
 pub(crate) const LEVELS: usize = 7;
-
-/// A memstore waiting to be flushed.
-#[derive(Clone)]
-pub(crate) struct FrozenMemstore {
-    pub(crate) memstore: Arc<Memstore>,
-    /// The memstore owns sequences in `(after, up_to]`.
-    pub(crate) after: u64,
-    pub(crate) up_to: u64,
-}
-
-/// One consistent state of a store.
-#[derive(Clone)]
-pub(crate) struct StoreVersion {
-    pub(crate) active: Arc<Memstore>,
-    pub(crate) active_after: u64,
-    /// Oldest first.
-    pub(crate) frozen: Vec<FrozenMemstore>,
-    /// `levels[0]` newest first; the others sorted by first row.
-    pub(crate) levels: Vec<Vec<Arc<HFileReader>>>,
-}
-
-impl StoreVersion {
-    /// Every file of every level.
-    pub(crate) fn files(&self) -> impl Iterator<Item = (usize, &Arc<HFileReader>)> {
-        self.levels
-            .iter()
-            .enumerate()
-            .flat_map(|(level, files)| files.iter().map(move |f| (level, f)))
-    }
-
-    /// Bytes of the files of `level`.
-    pub(crate) fn level_bytes(&self, level: usize) -> u64 {
-        self.levels
-            .get(level)
-            .map_or(0, |files| files.iter().map(|f| f.meta().size).sum())
-    }
-}
 
 /// What part of a store a read needs, for pruning files.
 #[derive(Debug, Clone, Copy)]
@@ -99,17 +66,15 @@ impl Store {
         after: u64,
         levels: Vec<Vec<Arc<HFileReader>>>,
     ) -> Self {
-        let mut levels = levels;
-        levels.resize_with(LEVELS, Vec::new);
+        Store::with_version(family_id, family_name, StoreVersion::new(after, levels))
+    }
+
+    /// A store starting from `version` (a split daughter's).
+    pub(crate) fn with_version(family_id: u32, family_name: &[u8], version: StoreVersion) -> Self {
         Store {
             family_id,
             family_name: family_name.to_vec(),
-            version: RwLock::new(Arc::new(StoreVersion {
-                active: Arc::new(Memstore::new()),
-                active_after: after,
-                frozen: Vec::new(),
-                levels,
-            })),
+            version: RwLock::new(Arc::new(version)),
             compact_pointers: Mutex::new(vec![Vec::new(); LEVELS]),
         }
     }
@@ -141,12 +106,19 @@ impl Store {
         self.version.read().clone()
     }
 
-    /// Replaces the version through `edit` (flush and compaction installs).
-    pub(crate) fn update(&self, edit: impl FnOnce(&mut StoreVersion)) {
+    /// Replaces the version by the one `transition` makes of it (one of
+    /// [`StoreVersion`]'s `with_*` transitions), under the version lock so
+    /// that no other transition interleaves; returns what the transition
+    /// returned besides the version.
+    pub(crate) fn transition<R>(
+        &self,
+        transition: impl FnOnce(&StoreVersion) -> (StoreVersion, R),
+    ) -> R {
         let mut guard = self.version.write();
-        let mut next = StoreVersion::clone(&guard);
-        edit(&mut next);
+        let (next, outcome) = transition(&guard);
+        next.debug_check_levels();
         *guard = Arc::new(next);
+        outcome
     }
 
     /// Inserts one mutation's cells (all with `sequence`) into the memstore
@@ -178,15 +150,7 @@ impl Store {
     /// writer holding a sequence <= `boundary` may still be about to insert
     /// into it. Must run inside [`crate::mvcc::Mvcc::at_sequence_boundary`].
     pub(crate) fn freeze(&self, boundary: u64) {
-        self.update(|next| {
-            next.frozen.push(FrozenMemstore {
-                memstore: next.active.clone(),
-                after: next.active_after,
-                up_to: boundary,
-            });
-            next.active = Arc::new(Memstore::new());
-            next.active_after = boundary;
-        });
+        self.transition(|version| (version.with_frozen(boundary), ()));
     }
 
     /// Bytes of memory held by memstores.

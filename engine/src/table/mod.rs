@@ -16,9 +16,10 @@ use crate::catalog::{TableInner, TableState};
 use crate::cell::{
     Cell, CellKind, RowResult, validate_qualifier, validate_row, validate_timestamp,
 };
-use crate::db::DbInner;
+use crate::core::Services;
 use crate::error::{Error, Result};
 use crate::hfile::reader::HFileReader;
+use crate::maintenance::Supervisor;
 use crate::ops::{
     Append, BatchOp, BatchResult, CheckAction, CheckAndMutate, CheckAndMutateResult, CompareOp,
     Condition, Delete, DeleteEntry, Get, Increment, Mutation, Put, RowMutations, Scan,
@@ -73,7 +74,8 @@ pub struct RegionInfo {
 /// A handle to one table. Cheap to clone; every clone sees the same table.
 #[derive(Clone)]
 pub struct Table {
-    pub(crate) db: Arc<DbInner>,
+    pub(crate) services: Arc<Services>,
+    pub(crate) supervisor: Arc<Supervisor>,
     pub(crate) inner: Arc<TableInner>,
 }
 
@@ -153,7 +155,7 @@ impl Table {
 
     /// The table's state for metadata reads (works while disabled).
     fn metadata(&self) -> Result<Arc<TableState>> {
-        if self.db.is_closed() {
+        if self.services.is_closed() {
             return Err(Error::Closed);
         }
         if self.inner.dropped.load(Ordering::Acquire) {
@@ -397,7 +399,7 @@ impl Table {
     }
 
     fn lock_row(&self, row: &[u8]) -> crate::mvcc::RowLockGuard<'_> {
-        self.db.row_locks.lock(self.inner.id, [row])
+        self.services.row_locks.lock(self.inner.id, [row])
     }
 
     /// Throttles (holding no lock), then takes the split gate and the
@@ -417,7 +419,7 @@ impl Table {
     /// take writes: L0 too deep, memstores full.
     fn throttle(&self, state: &TableState, row: &[u8]) -> Result<()> {
         let region = Self::region(state, row)?;
-        self.db.before_write(
+        self.supervisor.before_write(
             &self.inner,
             region,
             state.descriptor.get_memstore_flush_size_bytes(),
@@ -427,12 +429,13 @@ impl Table {
     /// Commits `rows` (whose rows the caller locked) and schedules the
     /// flushes the written regions now need.
     fn commit_and_notify(&self, state: &TableState, rows: &[PreparedRow]) -> Result<()> {
-        commit(&self.db, rows)?;
+        commit(&self.services, rows)?;
         let flush_size = state.descriptor.get_memstore_flush_size_bytes();
         let mut last = None;
         for row in rows {
             if last != Some(row.region.id()) {
-                self.db.after_write(&self.inner, &row.region, flush_size);
+                self.supervisor
+                    .after_write(&self.inner, &row.region, flush_size);
                 last = Some(row.region.id());
             }
         }
@@ -442,7 +445,7 @@ impl Table {
     /// Writes a put. Returns once it is visible (and, with `SyncWal`, durable).
     pub fn put(&self, put: &Put) -> Result<()> {
         let (_gate, state) = self.writable(&put.row)?;
-        let prepared = self.prepare_put(&state, put, self.db.now_ms())?;
+        let prepared = self.prepare_put(&state, put, self.services.now_ms())?;
         let _lock = self.lock_row(&put.row);
         self.commit_and_notify(&state, std::slice::from_ref(&prepared))
     }
@@ -451,7 +454,7 @@ impl Table {
     /// any is invalid nothing is written. Each row is atomic on its own.
     pub fn put_many(&self, puts: &[Put]) -> Result<()> {
         let state = self.state()?;
-        let now = self.db.now_ms();
+        let now = self.services.now_ms();
         for put in puts {
             self.prepare_put(&state, put, now)?;
         }
@@ -463,7 +466,7 @@ impl Table {
                 .map(|p| self.prepare_put(&state, p, now))
                 .collect::<Result<Vec<_>>>()?;
             let _locks = self
-                .db
+                .services
                 .row_locks
                 .lock(self.inner.id, prepared.iter().map(|p| p.row.as_slice()));
             self.commit_and_notify(&state, &prepared)?;
@@ -476,7 +479,7 @@ impl Table {
         let (_gate, state) = self.writable(&delete.row)?;
         Self::validate_delete(&state, delete)?;
         let _lock = self.lock_row(&delete.row);
-        let prepared = self.prepare_delete(&state, delete, self.db.now_ms())?;
+        let prepared = self.prepare_delete(&state, delete, self.services.now_ms())?;
         self.commit_and_notify(&state, std::slice::from_ref(&prepared))
     }
 
@@ -488,7 +491,7 @@ impl Table {
                 cells: Vec::new(),
             });
         }
-        let mut plan = plan_get(state, get, self.db.mvcc.read_point(), now_ms)?;
+        let mut plan = plan_get(state, get, self.services.mvcc.read_point(), now_ms)?;
         if let Some(row) = read_row(region, &plan)? {
             return Ok(row);
         }
@@ -514,7 +517,11 @@ impl Table {
     /// looks at it, so for a table with no TTL family the clock is not read
     /// (it showed in profiles of gets of absent rows) and 0 stands in.
     fn read_now_ms(&self, state: &TableState) -> i64 {
-        if state.has_ttl() { self.db.now_ms() } else { 0 }
+        if state.has_ttl() {
+            self.services.now_ms()
+        } else {
+            0
+        }
     }
 
     /// True when the get would return at least one cell.
@@ -547,7 +554,7 @@ impl Table {
         let plan = plan_scan(
             &state,
             scan,
-            self.db.mvcc.read_point(),
+            self.services.mvcc.read_point(),
             self.read_now_ms(&state),
         )?;
         Scanner::new(state, plan)
@@ -661,7 +668,7 @@ impl Table {
     }
 
     fn increment_locked(&self, state: &TableState, increment: &Increment) -> Result<RowResult> {
-        let now = self.db.now_ms();
+        let now = self.services.now_ms();
         let overflow = |family: &[u8], qualifier: &[u8]| Error::CounterOverflow {
             family: String::from_utf8_lossy(family).into_owned(),
             qualifier: qualifier.to_vec(),
@@ -713,7 +720,7 @@ impl Table {
     }
 
     fn append_locked(&self, state: &TableState, append: &Append) -> Result<RowResult> {
-        let now = self.db.now_ms();
+        let now = self.services.now_ms();
         let (columns, suffixes) = Self::merge_columns(
             &append.columns,
             |a: &Vec<u8>, b: &Vec<u8>| Some([a.as_slice(), b.as_slice()].concat()),
@@ -775,7 +782,7 @@ impl Table {
     }
 
     fn mutate_row_locked(&self, state: &TableState, mutations: &RowMutations) -> Result<()> {
-        let now = self.db.now_ms();
+        let now = self.services.now_ms();
         let region = Self::region(state, &mutations.row)?;
         let mut cells = CellsByFamily::default();
         for m in &mutations.mutations {
@@ -845,7 +852,7 @@ impl Table {
                 found: action_row.clone(),
             });
         }
-        let now = self.db.now_ms();
+        let now = self.services.now_ms();
         // Validate the action fully before taking the lock.
         match &check.action {
             CheckAction::Put(p) => {
@@ -886,12 +893,12 @@ impl Table {
         }
         let result = match &check.action {
             CheckAction::Put(p) => {
-                let prepared = self.prepare_put(&state, p, self.db.now_ms())?;
+                let prepared = self.prepare_put(&state, p, self.services.now_ms())?;
                 self.commit_and_notify(&state, std::slice::from_ref(&prepared))?;
                 None
             }
             CheckAction::Delete(d) => {
-                let prepared = self.prepare_delete(&state, d, self.db.now_ms())?;
+                let prepared = self.prepare_delete(&state, d, self.services.now_ms())?;
                 self.commit_and_notify(&state, std::slice::from_ref(&prepared))?;
                 None
             }
@@ -912,7 +919,12 @@ impl Table {
     /// cell is copied. The scan's limit applies; its batch size does not.
     pub fn count(&self, scan: &Scan) -> Result<u64> {
         let state = self.state()?;
-        let mut plan = plan_scan(&state, scan, self.db.mvcc.read_point(), self.db.now_ms())?;
+        let mut plan = plan_scan(
+            &state,
+            scan,
+            self.services.mvcc.read_point(),
+            self.services.now_ms(),
+        )?;
         plan.batch = None;
         plan.query.count_only = plan.filter.is_none() && !plan.query.raw;
         let mut n = 0;
@@ -932,9 +944,14 @@ impl Table {
     /// sharing one WAL sync. Returns the number of rows deleted.
     pub fn delete_where(&self, scan: &Scan, timestamp: Option<i64>) -> Result<u64> {
         let state = self.state()?;
-        let timestamp = timestamp.unwrap_or(self.db.now_ms());
+        let timestamp = timestamp.unwrap_or(self.services.now_ms());
         validate_timestamp(timestamp)?;
-        let mut plan = plan_scan(&state, scan, self.db.mvcc.read_point(), self.db.now_ms())?;
+        let mut plan = plan_scan(
+            &state,
+            scan,
+            self.services.mvcc.read_point(),
+            self.services.now_ms(),
+        )?;
         plan.batch = None;
         let mut pending: Vec<Delete> = Vec::new();
         let mut deleted = 0;
@@ -977,13 +994,13 @@ impl Table {
             return Ok(());
         };
         let (_gate, state) = self.writable(&first.row)?;
-        let now = self.db.now_ms();
+        let now = self.services.now_ms();
         let prepared = deletes
             .iter()
             .map(|d| self.prepare_delete(&state, d, now))
             .collect::<Result<Vec<_>>>()?;
         let _locks = self
-            .db
+            .services
             .row_locks
             .lock(self.inner.id, prepared.iter().map(|p| p.row.as_slice()));
         self.commit_and_notify(&state, &prepared)
@@ -995,7 +1012,7 @@ impl Table {
     pub fn get_many(&self, gets: &[Get]) -> Result<Vec<RowResult>> {
         let state = self.state()?;
         let now = self.read_now_ms(&state);
-        let read_point = self.db.mvcc.read_point();
+        let read_point = self.services.mvcc.read_point();
         let mut wanted: Vec<(Arc<HFileReader>, usize)> = Vec::new();
         // Planned once: the same plans read the rows after the prefetch.
         let mut planned = Vec::with_capacity(gets.len());
@@ -1035,7 +1052,7 @@ impl Table {
     pub fn flush(&self) -> Result<()> {
         let state = self.state()?;
         for region in &state.regions {
-            self.db.run_flush(&self.inner, region)?;
+            self.supervisor.flush(&self.inner, region)?;
         }
         Ok(())
     }
@@ -1044,7 +1061,7 @@ impl Table {
     pub fn flush_region(&self, region_id: u64) -> Result<()> {
         let state = self.state()?;
         let region = Self::region_by_id(&state, region_id)?;
-        self.db.run_flush(&self.inner, region)
+        self.supervisor.flush(&self.inner, region)
     }
 
     /// Compacts every region: L0 into L1, then whatever the level sizes ask
@@ -1052,7 +1069,7 @@ impl Table {
     pub fn compact(&self) -> Result<()> {
         let state = self.state()?;
         for region in &state.regions {
-            self.db.compact_now(&self.inner, region, false)?;
+            self.supervisor.compact_now(&self.inner, region, false)?;
         }
         Ok(())
     }
@@ -1062,7 +1079,7 @@ impl Table {
     pub fn major_compact(&self) -> Result<()> {
         let state = self.state()?;
         for region in &state.regions {
-            self.db.compact_now(&self.inner, region, true)?;
+            self.supervisor.compact_now(&self.inner, region, true)?;
         }
         Ok(())
     }
@@ -1071,7 +1088,7 @@ impl Table {
     pub fn compact_region(&self, region_id: u64, major: bool) -> Result<()> {
         let state = self.state()?;
         let region = Self::region_by_id(&state, region_id)?;
-        self.db.compact_now(&self.inner, region, major)
+        self.supervisor.compact_now(&self.inner, region, major)
     }
 
     /// Splits regions (HBase `split`): with no key, every region at its
@@ -1082,12 +1099,12 @@ impl Table {
         match key {
             Some(key) => {
                 let region = Self::region(&state, key)?;
-                self.db
-                    .split_region(&self.inner, region, Some(key.to_vec()))?;
+                self.supervisor
+                    .split(&self.inner, region, Some(key.to_vec()))?;
             }
             None => {
                 for region in &state.regions {
-                    self.db.split_region(&self.inner, region, None)?;
+                    self.supervisor.split(&self.inner, region, None)?;
                 }
             }
         }
@@ -1098,8 +1115,8 @@ impl Table {
     pub fn split_region(&self, region_id: u64, key: Option<&[u8]>) -> Result<()> {
         let state = self.state()?;
         let region = Self::region_by_id(&state, region_id)?;
-        self.db
-            .split_region(&self.inner, region, key.map(<[u8]>::to_vec))?;
+        self.supervisor
+            .split(&self.inner, region, key.map(<[u8]>::to_vec))?;
         Ok(())
     }
 
@@ -1108,12 +1125,9 @@ impl Table {
             .regions
             .iter()
             .find(|r| r.id() == region_id)
-            .ok_or_else(|| Error::InvalidOption {
-                name: "region",
-                reason: format!(
-                    "table '{}' has no region {region_id}",
-                    state.descriptor.name()
-                ),
+            .ok_or_else(|| Error::RegionNotFound {
+                table: state.descriptor.name().to_owned(),
+                region_id,
             })
     }
 
@@ -1163,7 +1177,7 @@ impl Table {
             Ok(writable) => writable,
             Err(e) => return puts.iter().map(|_| Err(e.clone())).collect(),
         };
-        let now = self.db.now_ms();
+        let now = self.services.now_ms();
         let mut outcomes: Vec<Result<BatchResult>> = Vec::with_capacity(puts.len());
         let mut prepared = Vec::new();
         for put in puts {
@@ -1177,7 +1191,7 @@ impl Table {
         }
         let committed = {
             let _locks = self
-                .db
+                .services
                 .row_locks
                 .lock(self.inner.id, prepared.iter().map(|p| p.row.as_slice()));
             self.commit_and_notify(&state, &prepared)

@@ -197,6 +197,36 @@ pub(crate) struct LoggedMutation<'a> {
     pub(crate) families: Vec<(u32, Vec<LoggedCell<'a>>)>,
 }
 
+/// Bytes of a row mutation payload before its row and families: kind u8,
+/// region id u64, sequence u64, row length u16, family count u16.
+const MUTATION_FIXED_BYTES: usize = 1 + 8 + 8 + 2 + 2;
+/// Bytes of a family's header in a row mutation: family id u32, cell count u32.
+const FAMILY_FIXED_BYTES: usize = 4 + 4;
+/// Bytes of a cell in a row mutation besides its qualifier and value: kind
+/// u8, timestamp i64, qualifier length u32, value length u32.
+const CELL_FIXED_BYTES: usize = 1 + 8 + 4 + 4;
+
+/// The exact size of the payload [`encode_mutation`] writes for a row of
+/// `row_bytes` whose families hold cells of `(qualifier bytes, value
+/// bytes)`, so that writers can size buffers and check limits before they
+/// encode.
+pub(crate) fn mutation_payload_bytes<F, C>(row_bytes: usize, families: F) -> usize
+where
+    F: Iterator<Item = C>,
+    C: Iterator<Item = (usize, usize)>,
+{
+    MUTATION_FIXED_BYTES
+        + row_bytes
+        + families
+            .map(|cells| {
+                FAMILY_FIXED_BYTES
+                    + cells
+                        .map(|(qualifier, value)| CELL_FIXED_BYTES + qualifier + value)
+                        .sum::<usize>()
+            })
+            .sum::<usize>()
+}
+
 /// Encodes the payload of a row mutation; `families` yields
 /// `(family_id, cells)` with cells as `(kind, timestamp, qualifier, value)`.
 pub(crate) fn encode_mutation<'a, F, C>(
@@ -385,6 +415,16 @@ mod tests {
             42,
             b"row",
             vec![(1u32, cells_a.into_iter()), (3u32, cells_b.into_iter())].into_iter(),
+        );
+        assert_eq!(
+            payload.len(),
+            mutation_payload_bytes(
+                3,
+                [vec![(1, 1)], vec![(0, 0), (1, 2)]]
+                    .into_iter()
+                    .map(|cells| cells.into_iter())
+            ),
+            "the size is worked out exactly"
         );
         let m = decode_mutation(&payload).unwrap();
         assert_eq!(m.region_id, 7);

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use crate::cell::CellKind;
-use crate::db::DbInner;
+use crate::core::Services;
 use crate::error::{Error, Result};
 use crate::io::SyncKind;
 use crate::memstore::NewCell;
@@ -22,6 +22,7 @@ use crate::region::Region;
 use crate::store::Store;
 use crate::wal::format::{
     FRAME_HEADER_BYTES, MAX_RECORD_BYTES, begin_frame, encode_mutation, finish_frame,
+    mutation_payload_bytes,
 };
 
 /// One cell of a prepared mutation.
@@ -50,18 +51,12 @@ pub(crate) struct PreparedRow {
 impl PreparedRow {
     /// Bytes the WAL payload of this row takes (exactly what `encode_mutation` writes).
     pub(crate) fn encoded_len(&self) -> usize {
-        let cells: usize = self
-            .families
-            .iter()
-            .map(|f| {
-                8 + f
-                    .cells
-                    .iter()
-                    .map(|c| 17 + c.qualifier.len() + c.value.len())
-                    .sum::<usize>()
-            })
-            .sum();
-        1 + 8 + 8 + 2 + self.row.len() + 2 + cells
+        mutation_payload_bytes(
+            self.row.len(),
+            self.families
+                .iter()
+                .map(|f| f.cells.iter().map(|c| (c.qualifier.len(), c.value.len()))),
+        )
     }
 
     /// Rejects rows whose WAL record would exceed the limit.
@@ -94,15 +89,15 @@ fn stronger(a: Option<SyncKind>, b: Option<SyncKind>) -> Option<SyncKind> {
 }
 
 /// Logs and applies `rows`; each row becomes visible atomically, in order.
-pub(crate) fn commit(db: &DbInner, rows: &[PreparedRow]) -> Result<()> {
+pub(crate) fn commit(services: &Services, rows: &[PreparedRow]) -> Result<()> {
     if rows.is_empty() {
         return Ok(());
     }
-    db.check_writable()?;
+    services.check_writable()?;
     let count = rows.len() as u64;
-    let first = db.mvcc.begin(count);
-    if let Err(e) = log(db, rows, first) {
-        db.mvcc.complete(first, count);
+    let first = services.mvcc.begin(count);
+    if let Err(e) = log(services, rows, first) {
+        services.mvcc.complete(first, count);
         return Err(e);
     }
     let mut grown_total = 0u64;
@@ -124,15 +119,17 @@ pub(crate) fn commit(db: &DbInner, rows: &[PreparedRow]) -> Result<()> {
         row.region.add_memstore_bytes(grown as i64);
         grown_total += grown;
     }
-    db.memstore_bytes.fetch_add(grown_total, Ordering::Relaxed);
-    db.mvcc.complete(first, count);
-    db.mvcc.wait_visible(first + count - 1);
+    services
+        .memstore_bytes
+        .fetch_add(grown_total, Ordering::Relaxed);
+    services.mvcc.complete(first, count);
+    services.mvcc.wait_visible(first + count - 1);
     Ok(())
 }
 
 /// Appends the WAL frames of `rows` (sequences from `first`) and waits for
 /// the sync when any row's durability asks for it.
-fn log(db: &DbInner, rows: &[PreparedRow], first: u64) -> Result<()> {
+fn log(services: &Services, rows: &[PreparedRow], first: u64) -> Result<()> {
     // Sized up front and encoded in place: growing the buffers cell by cell
     // and copying each payload into its frame were ~5% of a small put.
     let wal_bytes: usize = rows
@@ -176,7 +173,7 @@ fn log(db: &DbInner, rows: &[PreparedRow], first: u64) -> Result<()> {
     if frame_count == 0 {
         return Ok(());
     }
-    let wal = db.wal()?;
+    let wal = services.wal()?;
     let ticket = wal.append(&frames, frame_count, max_sequence, sync)?;
     if sync.is_some() {
         wal.wait(ticket)?;

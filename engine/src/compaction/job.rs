@@ -1,0 +1,263 @@
+//! One compaction job: merge the picked files of a store, apply the drop
+//! rules row by row, write the outputs (cut between rows at
+//! `target_file_bytes`), commit them in the manifest, install them in the
+//! store's version, and delete the inputs no region references any more.
+//!
+//! A crash before the manifest edit leaves orphan outputs (deleted at the
+//! next open) and the inputs in place; after it, the outputs in place and
+//! orphan inputs.
+
+use std::sync::atomic::Ordering;
+
+use super::filter::{CompactionFilter, Decision};
+use super::pick::Pick;
+use crate::cell::{CellKind, CellRef, SeekKey};
+use crate::core::Services;
+use crate::error::Result;
+use crate::file_meta::FileMeta;
+use crate::io::sync_dir;
+use crate::iter::merge::MergedSources;
+use crate::iter::source::{CellSource, FileSource, LevelSource};
+use crate::manifest::Edit;
+use crate::options::FamilyDescriptor;
+use crate::region::Region;
+use crate::store::Store;
+use crate::store::output::{NewFile, OutputFile, remove_new_files};
+
+/// Cells of one row the bottommost filter looks at together; a wider row
+/// keeps every marker instead.
+pub(crate) const MAX_BUFFERED_ROW_CELLS: usize = 1 << 20;
+
+/// One buffered cell without its row: qualifier, timestamp, kind, sequence, value.
+type BufferedCell = (Vec<u8>, i64, CellKind, u64, Vec<u8>);
+
+/// A row's cells copied out of the merge, waiting for the filter.
+#[derive(Default)]
+struct RowBuffer {
+    cells: Vec<BufferedCell>,
+    row: Vec<u8>,
+    /// The row outgrew the buffer: its markers are all kept.
+    overflowed: bool,
+}
+
+impl RowBuffer {
+    fn refs(&self) -> Vec<CellRef<'_>> {
+        self.cells
+            .iter()
+            .map(|(q, ts, kind, seq, value)| CellRef {
+                row: &self.row,
+                qualifier: q,
+                timestamp: *ts,
+                kind: *kind,
+                sequence: *seq,
+                value,
+            })
+            .collect()
+    }
+}
+
+/// Runs `pick` on `store` of `region`; returns the files it wrote.
+pub(crate) fn run(
+    services: &Services,
+    region: &Region,
+    store: &Store,
+    family: &FamilyDescriptor,
+    pick: &Pick,
+) -> Result<Vec<FileMeta>> {
+    let removed: Vec<u64> = pick.inputs().map(|f| f.meta().id).collect();
+    if pick.is_trivial_move() && pick.upper.iter().all(|f| region.owns(f.meta())) {
+        return move_down(services, region, store, pick, &removed);
+    }
+    let mut merged = merge_inputs(pick);
+    // Only the region's own rows: after a split its files may hold the
+    // sibling's rows too, and compaction is what drops them.
+    merged.seek(&SeekKey::row_start(region.start()))?;
+    let filter = CompactionFilter::new(family, services.now_ms(), pick.bottommost);
+    let mut outputs = Outputs {
+        services,
+        family,
+        current: None,
+        done: Vec::new(),
+    };
+    if let Err(e) = rewrite(&mut merged, region, &filter, &mut outputs) {
+        outputs.abandon();
+        return Err(e);
+    }
+    sync_dir(&services.data_dir())?;
+    let new_files = outputs.done;
+    let metas: Vec<FileMeta> = new_files.iter().map(|f| f.reader.meta().clone()).collect();
+    commit(services, region, store, pick, &removed, &metas)?;
+    store.transition(|version| {
+        let outputs = new_files.iter().map(|f| f.reader.clone()).collect();
+        (
+            version.with_compacted(&removed, pick.output_level, outputs),
+            (),
+        )
+    });
+    region.refresh_l0_files();
+    // The inputs are no longer referenced by the manifest; readers that
+    // still hold them keep reading through their open descriptors.
+    services.delete_unreferenced(pick.inputs());
+    services
+        .counters
+        .compactions
+        .fetch_add(1, Ordering::Relaxed);
+    Ok(metas)
+}
+
+/// A lone file that overlaps nothing below moves down without rewriting.
+fn move_down(
+    services: &Services,
+    region: &Region,
+    store: &Store,
+    pick: &Pick,
+    removed: &[u64],
+) -> Result<Vec<FileMeta>> {
+    let metas: Vec<FileMeta> = pick.upper.iter().map(|f| f.meta().clone()).collect();
+    commit(services, region, store, pick, removed, &metas)?;
+    store.transition(|version| {
+        (
+            version.with_compacted(removed, pick.output_level, pick.upper.clone()),
+            (),
+        )
+    });
+    region.refresh_l0_files();
+    Ok(metas)
+}
+
+/// The inputs as one merge, newest data first: L0 files (newest first),
+/// then the upper level, then the lower.
+fn merge_inputs(pick: &Pick) -> MergedSources {
+    let mut sources: Vec<Box<dyn CellSource>> = Vec::new();
+    if pick.level == 0 {
+        for f in &pick.upper {
+            sources.push(Box::new(FileSource::for_compaction(f.clone())));
+        }
+    } else {
+        sources.push(Box::new(LevelSource::for_compaction(pick.upper.clone())));
+    }
+    if !pick.lower.is_empty() {
+        let mut lower = pick.lower.clone();
+        lower.sort_by(|a, b| a.meta().first_row.cmp(&b.meta().first_row));
+        sources.push(Box::new(LevelSource::for_compaction(lower)));
+    }
+    MergedSources::new(sources, u64::MAX)
+}
+
+/// Streams the region's rows of the merge through the drop rules into the
+/// outputs, a row (or, for a very wide row, a buffer) at a time.
+fn rewrite(
+    merged: &mut MergedSources,
+    region: &Region,
+    filter: &CompactionFilter,
+    outputs: &mut Outputs<'_>,
+) -> Result<()> {
+    let mut buffer = RowBuffer::default();
+    while let Some(cell) = merged.current() {
+        if !region.end().is_empty() && cell.row >= region.end() {
+            break;
+        }
+        if cell.row != buffer.row.as_slice() {
+            outputs.emit(&mut buffer, filter)?;
+            buffer.row.clear();
+            buffer.row.extend_from_slice(cell.row);
+            buffer.overflowed = false;
+        } else if buffer.cells.len() >= MAX_BUFFERED_ROW_CELLS {
+            // A very wide row: decide what is buffered with every marker
+            // kept, and keep the rest of the row's markers too.
+            buffer.overflowed = true;
+            outputs.emit(&mut buffer, filter)?;
+        }
+        buffer.cells.push((
+            cell.qualifier.to_vec(),
+            cell.timestamp,
+            cell.kind,
+            cell.sequence,
+            cell.value.to_vec(),
+        ));
+        merged.advance()?;
+    }
+    outputs.emit(&mut buffer, filter)?;
+    outputs.finish_current()
+}
+
+/// The files a compaction writes.
+struct Outputs<'a> {
+    services: &'a Services,
+    family: &'a FamilyDescriptor,
+    current: Option<OutputFile>,
+    done: Vec<NewFile>,
+}
+
+impl Outputs<'_> {
+    /// Writes the buffered cells the filter keeps, starting a new output
+    /// between rows once the current one reached `target_file_bytes`.
+    fn emit(&mut self, buffer: &mut RowBuffer, filter: &CompactionFilter) -> Result<()> {
+        let refs = buffer.refs();
+        let decisions = filter.decide_row(&refs, buffer.overflowed);
+        for (cell, decision) in refs.iter().zip(decisions) {
+            if decision == Decision::Drop {
+                continue;
+            }
+            let full = self.current.as_ref().is_some_and(|w| {
+                w.estimated_bytes() >= self.services.options.target_file_bytes
+                    && w.last_row() != cell.row
+            });
+            if full {
+                self.finish_current()?;
+            }
+            let output = match &mut self.current {
+                Some(output) => output,
+                None => self
+                    .current
+                    .insert(OutputFile::create(self.services, self.family)?),
+            };
+            if decision == Decision::Ghost {
+                output.add(&CellRef {
+                    value: &[],
+                    ..*cell
+                })?;
+            } else {
+                output.add(cell)?;
+            }
+        }
+        buffer.cells.clear();
+        Ok(())
+    }
+
+    fn finish_current(&mut self) -> Result<()> {
+        if let Some(output) = self.current.take() {
+            self.done.push(output.finish(self.services)?);
+        }
+        Ok(())
+    }
+
+    /// Removes everything written (the job failed).
+    fn abandon(self) {
+        if let Some(output) = self.current {
+            output.abandon();
+        }
+        remove_new_files(&self.done);
+    }
+}
+
+/// Records the compaction in the manifest (synced).
+fn commit(
+    services: &Services,
+    region: &Region,
+    store: &Store,
+    pick: &Pick,
+    removed: &[u64],
+    metas: &[FileMeta],
+) -> Result<()> {
+    services.record(&Edit::Compaction {
+        table_id: region.table_id(),
+        region_id: region.id(),
+        family_id: store.family_id(),
+        removed: removed.to_vec(),
+        added: metas
+            .iter()
+            .map(|m| (pick.output_level as u8, m.clone()))
+            .collect(),
+    })
+}

@@ -1,0 +1,206 @@
+//! The services core: everything a database's jobs share, built once at
+//! open, and nothing above the store layer. Flush, compaction, split and the
+//! write path take it as an argument; the table and database handles sit on
+//! top of it.
+//!
+//! It holds the directory (and its lock), the options, the I/O back end and
+//! the block cache, the manifest log with the id allocation it does, MVCC,
+//! the WAL, the row locks, the memory budget of the memstores, the counters,
+//! and the closed flag.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use parking_lot::{Mutex, MutexGuard};
+
+use crate::error::{Error, Result};
+use crate::hfile::cache::BlockCache;
+use crate::hfile::reader::HFileReader;
+use crate::io::Io;
+use crate::manifest::{Edit, Manifest};
+use crate::mvcc::{Mvcc, RowLocks};
+use crate::names::DATA_DIR;
+use crate::options::DbOptions;
+use crate::wal::Wal;
+
+/// Counters the engine's threads update, read by `Db::stats`.
+#[derive(Default)]
+pub(crate) struct Counters {
+    /// Flushes completed since open.
+    pub(crate) flushes: AtomicU64,
+    /// Compactions completed since open.
+    pub(crate) compactions: AtomicU64,
+    /// Bytes of HFiles written by flushes and compactions, since open.
+    pub(crate) bytes_flushed_or_compacted: AtomicU64,
+    /// Microseconds writers spent stalled.
+    pub(crate) stall_micros: AtomicU64,
+    /// Background jobs that failed since open.
+    pub(crate) background_failures: AtomicU64,
+}
+
+/// The services of one open database.
+pub(crate) struct Services {
+    pub(crate) dir: PathBuf,
+    pub(crate) options: DbOptions,
+    pub(crate) io: Io,
+    pub(crate) cache: Arc<BlockCache>,
+    pub(crate) mvcc: Mvcc,
+    pub(crate) row_locks: RowLocks,
+    /// Bytes of memory held by every memstore together (the memory budget
+    /// `DbOptions::global_memstore_limit_bytes` bounds).
+    pub(crate) memstore_bytes: AtomicU64,
+    pub(crate) counters: Counters,
+    manifest: Mutex<Manifest>,
+    /// `None` when the database is open read-only.
+    wal: Option<Wal>,
+    closed: AtomicBool,
+    /// The directory lock, held until close (`None` for a read-only open
+    /// of a directory without a `LOCK` file).
+    lock_file: Mutex<Option<File>>,
+}
+
+impl Services {
+    /// Assembles the services of a database whose parts `Db::open` built.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        dir: PathBuf,
+        options: DbOptions,
+        io: Io,
+        cache: Arc<BlockCache>,
+        manifest: Manifest,
+        wal: Option<Wal>,
+        last_sequence: u64,
+        memstore_bytes: u64,
+        lock_file: Option<File>,
+    ) -> Services {
+        Services {
+            dir,
+            options,
+            io,
+            cache,
+            mvcc: Mvcc::new(last_sequence),
+            row_locks: RowLocks::new(),
+            memstore_bytes: AtomicU64::new(memstore_bytes),
+            counters: Counters::default(),
+            manifest: Mutex::new(manifest),
+            wal,
+            closed: AtomicBool::new(false),
+            lock_file: Mutex::new(lock_file),
+        }
+    }
+
+    /// True once the database was closed.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// Marks the database closed: every handle fails from now on.
+    pub(crate) fn mark_closed(&self) {
+        self.closed.store(true, Ordering::Release);
+    }
+
+    /// Fails with [`Error::Closed`] once the database is closed.
+    pub(crate) fn check_open(&self) -> Result<()> {
+        if self.is_closed() {
+            return Err(Error::Closed);
+        }
+        Ok(())
+    }
+
+    /// Fails with [`Error::Closed`] or [`Error::ReadOnly`] unless the
+    /// database may change.
+    pub(crate) fn check_writable(&self) -> Result<()> {
+        self.check_open()?;
+        if self.options.read_only {
+            return Err(Error::ReadOnly);
+        }
+        Ok(())
+    }
+
+    /// The WAL, or [`Error::ReadOnly`].
+    pub(crate) fn wal(&self) -> Result<&Wal> {
+        self.wal.as_ref().ok_or(Error::ReadOnly)
+    }
+
+    /// The WAL when the database is writable.
+    pub(crate) fn wal_if_writable(&self) -> Option<&Wal> {
+        self.wal.as_ref()
+    }
+
+    /// "Now" in milliseconds, from the database's clock.
+    pub(crate) fn now_ms(&self) -> i64 {
+        self.options.clock.now_ms()
+    }
+
+    /// Where HFiles live.
+    pub(crate) fn data_dir(&self) -> PathBuf {
+        self.dir.join(DATA_DIR)
+    }
+
+    /// The database directory.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The manifest, locked: catalog changes that must see and change the
+    /// catalog atomically (create, alter, drop) hold it across both.
+    pub(crate) fn manifest(&self) -> MutexGuard<'_, Manifest> {
+        self.manifest.lock()
+    }
+
+    /// Reserves an HFile id (made durable by the edit that adds the file).
+    pub(crate) fn allocate_file_id(&self) -> u64 {
+        self.manifest.lock().allocate_file_id()
+    }
+
+    /// Records a catalog change durably.
+    pub(crate) fn record(&self, edit: &Edit) -> Result<()> {
+        self.manifest.lock().record(edit)
+    }
+
+    /// Counts memory freed by a flush or a dropped store.
+    pub(crate) fn release_memstore_bytes(&self, bytes: u64) {
+        let _ = self
+            .memstore_bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                Some(v.saturating_sub(bytes))
+            });
+    }
+
+    /// Deletes the files of `files` that no region references any more
+    /// (after a split, two regions share their parent's files).
+    pub(crate) fn delete_unreferenced<'a>(
+        &self,
+        files: impl Iterator<Item = &'a Arc<HFileReader>>,
+    ) {
+        let live = self.manifest.lock().state().live_files();
+        for file in files {
+            if !live.contains(&file.meta().id) {
+                let _ = std::fs::remove_file(file.path());
+            }
+        }
+    }
+
+    /// Syncs and stops the WAL (close).
+    pub(crate) fn shutdown_wal(&self) -> Result<()> {
+        self.wal.as_ref().map_or(Ok(()), Wal::shutdown)
+    }
+
+    /// Releases the directory lock (close).
+    pub(crate) fn release_lock(&self) {
+        self.lock_file.lock().take();
+    }
+}
+
+impl Drop for Services {
+    /// The last handle of the database is gone: nothing is written after
+    /// this, and what the WAL holds is synced.
+    fn drop(&mut self) {
+        self.mark_closed();
+        if let Some(wal) = &self.wal {
+            let _ = wal.shutdown();
+        }
+    }
+}

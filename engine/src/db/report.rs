@@ -1,0 +1,141 @@
+//! What a database reports about itself: counters, what opening found, and
+//! a check of every block of every HFile.
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+
+use super::Db;
+use crate::error::{Error, Result};
+use crate::hfile::cache::CacheStats;
+use crate::io::Backend;
+use crate::wal::{Wal, WalStats};
+
+/// Counters describing a database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DbStats {
+    /// Bytes of memory held by all memstores.
+    pub memstore_bytes: u64,
+    /// The highest sequence number handed out.
+    pub last_sequence: u64,
+    /// Group commit counters of the WAL.
+    pub wal: WalStats,
+    /// The I/O back end in use.
+    pub io_backend: Backend,
+    /// Block cache counters.
+    pub cache: CacheStats,
+    /// Flushes completed since open.
+    pub flushes: u64,
+    /// Compactions completed since open.
+    pub compactions: u64,
+    /// Bytes of HFiles written by flushes and compactions since open.
+    pub hfile_bytes_written: u64,
+    /// HFiles in the database and their total size in bytes.
+    pub files: u64,
+    /// Total size of the HFiles in bytes.
+    pub file_bytes: u64,
+    /// Microseconds writers spent stalled (slowed down or waiting).
+    pub stall_micros: u64,
+    /// Background flushes, compactions and splits that failed since open;
+    /// [`Db::background_error`] holds the last failure.
+    pub background_failures: u64,
+}
+
+/// What replay found on open.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RecoveryReport {
+    /// Row mutations replayed from the WAL.
+    pub records_replayed: u64,
+    /// Records skipped: already flushed, or their table or family dropped.
+    pub records_skipped: u64,
+    /// Where a torn WAL tail was cut, if one was.
+    pub torn_tail: Option<(PathBuf, u64)>,
+    /// Files deleted because no manifest entry referenced them.
+    pub orphan_files_deleted: u64,
+    /// An edit appended to the manifest after its last commit that did not
+    /// read back whole: a crash cut its append short, and nothing acted on
+    /// it. The manifest file and the edit's offset.
+    pub manifest_torn_tail: Option<(PathBuf, u64)>,
+    /// With [`crate::WalRecovery::PointInTime`]: the damaged WAL segment and
+    /// the offset where replay stopped. Every record after it was discarded.
+    pub wal_damage: Option<(PathBuf, u64)>,
+    /// Copies, under `wal/damaged/`, of the segments point-in-time recovery
+    /// cut or set aside, as they were before.
+    pub wal_set_aside: Vec<PathBuf>,
+}
+
+/// What [`Db::verify`] found.
+#[derive(Debug, Clone, Default)]
+pub struct VerifyReport {
+    /// HFiles checked.
+    pub files: u64,
+    /// Data blocks checked.
+    pub blocks: u64,
+    /// Every problem found, each naming its file and offset.
+    pub problems: Vec<Error>,
+}
+
+impl Db {
+    /// Checks every block of every HFile of the database.
+    pub fn verify(&self) -> Result<VerifyReport> {
+        self.check_open()?;
+        let mut report = VerifyReport::default();
+        let mut seen = std::collections::HashSet::new();
+        for (_, region) in self.inner.catalog.all_regions() {
+            for store in region.stores() {
+                for (_, file) in store.version().files() {
+                    if !seen.insert(file.meta().id) {
+                        continue;
+                    }
+                    report.files += 1;
+                    report.blocks += file.block_count() as u64;
+                    report.problems.extend(file.verify());
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    /// Counters describing the database.
+    pub fn stats(&self) -> DbStats {
+        let (mut files, mut file_bytes) = (0, 0);
+        let mut seen = std::collections::HashSet::new();
+        for (_, region) in self.inner.catalog.all_regions() {
+            for store in region.stores() {
+                for (_, file) in store.version().files() {
+                    // Regions share files after a split: count each once.
+                    if seen.insert(file.meta().id) {
+                        files += 1;
+                        file_bytes += file.meta().size;
+                    }
+                }
+            }
+        }
+        let services = &self.inner.services;
+        let s = &services.counters;
+        DbStats {
+            memstore_bytes: services.memstore_bytes.load(Ordering::Relaxed),
+            last_sequence: services.mvcc.last_sequence(),
+            wal: services
+                .wal_if_writable()
+                .map(Wal::stats)
+                .unwrap_or_default(),
+            io_backend: services.io.backend(),
+            cache: services.cache.stats(),
+            flushes: s.flushes.load(Ordering::Relaxed),
+            compactions: s.compactions.load(Ordering::Relaxed),
+            hfile_bytes_written: s.bytes_flushed_or_compacted.load(Ordering::Relaxed),
+            files,
+            file_bytes,
+            stall_micros: s.stall_micros.load(Ordering::Relaxed),
+            background_failures: s.background_failures.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The last failure of a background flush, compaction or split, as the
+    /// job met it (also counted in [`DbStats::background_failures`]). A
+    /// writer stalled behind a failed job gets it as
+    /// [`Error::BackgroundFailed`].
+    pub fn background_error(&self) -> Option<Error> {
+        self.inner.supervisor.last_error()
+    }
+}

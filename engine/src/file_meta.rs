@@ -1,0 +1,28 @@
+//! [`FileMeta`]: the summary of an HFile that its meta block holds and the
+//! manifest records for every file of every store. It sits below both.
+
+/// What a file holds, as its meta block and the manifest record it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FileMeta {
+    pub(crate) id: u64,
+    /// Size of the file in bytes.
+    pub(crate) size: u64,
+    pub(crate) first_row: Vec<u8>,
+    pub(crate) last_row: Vec<u8>,
+    pub(crate) min_timestamp: i64,
+    pub(crate) max_timestamp: i64,
+    pub(crate) min_sequence: u64,
+    pub(crate) max_sequence: u64,
+    pub(crate) cells: u64,
+    pub(crate) rows: u64,
+    /// Delete markers among the cells.
+    pub(crate) markers: u64,
+}
+
+impl FileMeta {
+    /// True when the file's rows may intersect `[lo, hi]` (inclusive; `None` = unbounded).
+    pub(crate) fn overlaps(&self, lo: Option<&[u8]>, hi: Option<&[u8]>) -> bool {
+        lo.is_none_or(|lo| self.last_row.as_slice() >= lo)
+            && hi.is_none_or(|hi| self.first_row.as_slice() <= hi)
+    }
+}

@@ -1,0 +1,137 @@
+//! Write stalls: what a write waits for before it may go on, and the
+//! flushes a write's growth makes necessary.
+//!
+//! Before a write to a region: flushes are scheduled when the region's
+//! memstores or all memstores together pass their limits; the writer slows
+//! down gradually (half a millisecond per L0 file past
+//! `l0_slowdown_files`) and waits while the region's memstores hold
+//! [`MEMSTORE_BLOCK_MULTIPLIER`] times its flush size, while all memstores
+//! hold one and a half times the global limit, or while L0 is at
+//! `l0_stop_files`. A stalled writer rechecks whenever a background job
+//! finishes, at least every [`STALL_RECHECK`]; it gives up with
+//! [`Error::BackgroundFailed`] when the pool is idle after a failure (no job
+//! will make room).
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use super::Supervisor;
+use crate::catalog::TableInner;
+use crate::error::{Error, Result};
+use crate::region::Region;
+
+/// Writes to a region wait while its memstores hold this many times the
+/// flush size.
+const MEMSTORE_BLOCK_MULTIPLIER: u64 = 4;
+/// Longest a stalled writer waits before it rechecks its condition.
+const STALL_RECHECK: Duration = Duration::from_millis(10);
+
+impl Supervisor {
+    /// Called before a write to `region`: schedules flushes the memory
+    /// limits ask for, slows the writer down while L0 is deep, and makes it
+    /// wait while L0 or memory are at their hard limits.
+    pub(crate) fn before_write(
+        &self,
+        table: &Arc<TableInner>,
+        region: &Arc<Region>,
+        flush_size: u64,
+    ) -> Result<()> {
+        let started = Instant::now();
+        let o = &self.services.options;
+        loop {
+            let l0 = region.l0_files();
+            let region_blocked =
+                region.memstore_bytes() >= flush_size.saturating_mul(MEMSTORE_BLOCK_MULTIPLIER);
+            let global = self.services.memstore_bytes.load(Ordering::Relaxed);
+            let global_blocked = global
+                >= o.global_memstore_limit_bytes
+                    .saturating_add(o.global_memstore_limit_bytes / 2);
+            if region_blocked {
+                self.pool.schedule_flush(table, region);
+            }
+            if global >= o.global_memstore_limit_bytes {
+                self.flush_largest_region();
+            }
+            if l0 >= o.l0_stop_files {
+                self.pool.schedule_compaction(table, region);
+            }
+            if !(region_blocked || global_blocked || l0 >= o.l0_stop_files) {
+                if l0 >= o.l0_slowdown_files {
+                    // Gradual: each L0 file past the slowdown mark adds half a millisecond.
+                    let extra = (l0 - o.l0_slowdown_files + 1) as u64;
+                    std::thread::sleep(Duration::from_micros(500 * extra));
+                }
+                break;
+            }
+            self.services.check_open()?;
+            if let Some(failure) = self.pool.last_error()
+                && self.pool.is_idle()
+            {
+                return Err(Error::BackgroundFailed {
+                    source: Box::new(failure),
+                });
+            }
+            self.pool.wait_progress(STALL_RECHECK);
+        }
+        let waited = started.elapsed().as_micros();
+        if waited > 0 {
+            self.services
+                .counters
+                .stall_micros
+                .fetch_add(u64::try_from(waited).unwrap_or(u64::MAX), Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Called after a write grew `region`'s memstores.
+    pub(crate) fn after_write(
+        &self,
+        table: &Arc<TableInner>,
+        region: &Arc<Region>,
+        flush_size: u64,
+    ) {
+        if region.memstore_bytes() >= flush_size {
+            self.pool.schedule_flush(table, region);
+        }
+        if self
+            .services
+            .wal_if_writable()
+            .is_some_and(|wal| wal.segment_count() > self.services.options.max_wal_segments)
+        {
+            self.flush_regions_pinning_the_wal();
+        }
+    }
+
+    fn flush_largest_region(&self) {
+        if self.memory_flush_pending.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let largest = self
+            .catalog
+            .all_regions()
+            .into_iter()
+            .max_by_key(|(_, r)| r.memstore_bytes());
+        match largest {
+            Some((table, region)) if region.memstore_bytes() > 0 => {
+                self.pool.schedule_flush(&table, &region)
+            }
+            _ => self.memory_flush_pending.store(false, Ordering::Release),
+        }
+    }
+
+    fn flush_regions_pinning_the_wal(&self) {
+        let Some(oldest) = self
+            .services
+            .wal_if_writable()
+            .and_then(crate::wal::Wal::oldest_segment_max_sequence)
+        else {
+            return;
+        };
+        for (table, region) in self.catalog.all_regions() {
+            if region.memstore_cells() > 0 && region.flushed_sequence() < oldest {
+                self.pool.schedule_flush(&table, &region);
+            }
+        }
+    }
+}

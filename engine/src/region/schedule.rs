@@ -1,0 +1,181 @@
+//! A region's scheduling state, owned by one type: which jobs are queued or
+//! running for it, and the locks that keep its jobs apart.
+//!
+//! * Flush: at most one queued (`flush_queued`, cleared when the flush
+//!   starts), and flushes of one region run one at a time (`flush_lock`).
+//! * Compaction slot: one compaction of the region at a time. A queued
+//!   background compaction takes the slot when it is queued and gives it back
+//!   when it has run; a compaction or split the caller runs now waits for the
+//!   slot (woken when it is given back, no polling) and holds it while it
+//!   runs. A flush may run alongside: flushes only add L0 files, compactions
+//!   only replace the files they picked.
+//! * Split: at most one queued (`split_queued`).
+//! * Retired: a split replaced the region by its daughters; it takes no more
+//!   jobs.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use parking_lot::{Condvar, Mutex, MutexGuard};
+
+use crate::error::{Error, Result};
+
+/// See the module documentation.
+#[derive(Default)]
+pub(crate) struct RegionSchedule {
+    flush_queued: AtomicBool,
+    flush_lock: Mutex<()>,
+    /// True while the compaction slot is taken.
+    compaction_taken: Mutex<bool>,
+    /// Signalled whenever the compaction slot is given back.
+    compaction_freed: Condvar,
+    split_queued: AtomicBool,
+    retired: AtomicBool,
+}
+
+/// The compaction slot, held by a caller running a compaction or split now;
+/// given back when dropped.
+pub(crate) struct CompactionSlot<'a> {
+    schedule: &'a RegionSchedule,
+}
+
+impl Drop for CompactionSlot<'_> {
+    fn drop(&mut self) {
+        self.schedule.give_back_compaction_slot();
+    }
+}
+
+impl RegionSchedule {
+    /// Marks a flush queued; false when one was queued already.
+    pub(crate) fn queue_flush(&self) -> bool {
+        !self.flush_queued.swap(true, Ordering::AcqRel)
+    }
+
+    /// Forgets a queued flush (it starts now, or the queue was dropped).
+    pub(crate) fn flush_dequeued(&self) {
+        self.flush_queued.store(false, Ordering::Release);
+    }
+
+    /// Serializes flushes of the region: held for the whole flush.
+    pub(crate) fn lock_flushes(&self) -> MutexGuard<'_, ()> {
+        self.flush_lock.lock()
+    }
+
+    /// Takes the compaction slot for a background compaction about to be
+    /// queued; false when it is taken (one is queued or running).
+    pub(crate) fn reserve_compaction_slot(&self) -> bool {
+        let mut taken = self.compaction_taken.lock();
+        if *taken {
+            return false;
+        }
+        *taken = true;
+        true
+    }
+
+    /// Gives the compaction slot back (a queued compaction ran, or was
+    /// dropped) and wakes whoever waits for it.
+    pub(crate) fn give_back_compaction_slot(&self) {
+        *self.compaction_taken.lock() = false;
+        self.compaction_freed.notify_all();
+    }
+
+    /// Waits for the compaction slot and takes it; fails with
+    /// [`Error::Closed`] when `closed` says the database closed meanwhile
+    /// (closing drops the queued compactions, which gives their slots back).
+    pub(crate) fn wait_for_compaction_slot(
+        &self,
+        closed: impl Fn() -> bool,
+    ) -> Result<CompactionSlot<'_>> {
+        let mut taken = self.compaction_taken.lock();
+        while *taken {
+            if closed() {
+                return Err(Error::Closed);
+            }
+            self.compaction_freed.wait(&mut taken);
+        }
+        if closed() {
+            return Err(Error::Closed);
+        }
+        *taken = true;
+        Ok(CompactionSlot { schedule: self })
+    }
+
+    /// Marks a split queued; false when one was queued already.
+    pub(crate) fn queue_split(&self) -> bool {
+        !self.split_queued.swap(true, Ordering::AcqRel)
+    }
+
+    /// Forgets a queued split (it ran, or the queue was dropped).
+    pub(crate) fn split_dequeued(&self) {
+        self.split_queued.store(false, Ordering::Release);
+    }
+
+    /// Marks the region replaced by its daughters.
+    pub(crate) fn retire(&self) {
+        self.retired.store(true, Ordering::Release);
+    }
+
+    /// True once a split replaced the region.
+    pub(crate) fn is_retired(&self) -> bool {
+        self.retired.load(Ordering::Acquire)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    #[test]
+    fn a_waiter_gets_the_compaction_slot_when_the_queued_job_gives_it_back() {
+        let schedule = Arc::new(RegionSchedule::default());
+        assert!(schedule.reserve_compaction_slot());
+        assert!(!schedule.reserve_compaction_slot(), "one at a time");
+        let waiter = {
+            let schedule = schedule.clone();
+            std::thread::spawn(move || {
+                let _slot = schedule.wait_for_compaction_slot(|| false).unwrap();
+                assert!(!schedule.reserve_compaction_slot(), "held by the waiter");
+            })
+        };
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(!waiter.is_finished(), "waits while the slot is taken");
+        schedule.give_back_compaction_slot();
+        waiter.join().unwrap();
+        assert!(schedule.reserve_compaction_slot(), "given back on drop");
+    }
+
+    #[test]
+    fn a_closed_database_stops_the_wait() {
+        let schedule = RegionSchedule::default();
+        assert!(schedule.reserve_compaction_slot());
+        let closed = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| {
+                schedule
+                    .wait_for_compaction_slot(|| closed.load(Ordering::Acquire))
+                    .map(|_| ())
+            });
+            std::thread::sleep(Duration::from_millis(20));
+            closed.store(true, Ordering::Release);
+            schedule.give_back_compaction_slot();
+            assert!(matches!(waiter.join().unwrap(), Err(Error::Closed)));
+        });
+    }
+
+    #[test]
+    fn flushes_and_splits_queue_once() {
+        let schedule = RegionSchedule::default();
+        assert!(schedule.queue_flush());
+        assert!(!schedule.queue_flush());
+        schedule.flush_dequeued();
+        assert!(schedule.queue_flush());
+        assert!(schedule.queue_split());
+        assert!(!schedule.queue_split());
+        schedule.split_dequeued();
+        assert!(schedule.queue_split());
+        assert!(!schedule.is_retired());
+        schedule.retire();
+        assert!(schedule.is_retired());
+    }
+}

@@ -1,0 +1,108 @@
+//! The one way flush and compaction write a new HFile for a store: an id from
+//! the manifest's allocation, the file named for it in the data directory,
+//! the family's block size, compression and bloom, and on finish the file
+//! opened for reading through the block cache and counted in the stats.
+//!
+//! A file written here is not part of the database until the manifest edit
+//! that adds it commits; until then a crash leaves it an orphan, which the
+//! next open deletes, and a failure removes it at once.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use crate::cell::CellRef;
+use crate::core::Services;
+use crate::error::Result;
+use crate::hfile::reader::HFileReader;
+use crate::hfile::writer::{HFileWriter, WriterOptions};
+use crate::names::hfile_name;
+use crate::options::FamilyDescriptor;
+
+/// How a family's files are written.
+pub(crate) fn writer_options(family: &FamilyDescriptor, bloom_bits_per_key: u32) -> WriterOptions {
+    WriterOptions {
+        family: family.name().as_bytes().to_vec(),
+        block_size: family.get_block_size_bytes() as usize,
+        compression: family.get_compression(),
+        bloom: family.get_bloom(),
+        bloom_bits_per_key,
+    }
+}
+
+/// An HFile being written.
+pub(crate) struct OutputFile {
+    writer: HFileWriter,
+    path: PathBuf,
+    id: u64,
+    block_cache: bool,
+}
+
+/// A file written and opened, not yet installed in any store.
+pub(crate) struct NewFile {
+    pub(crate) path: PathBuf,
+    pub(crate) reader: Arc<HFileReader>,
+}
+
+impl OutputFile {
+    /// Starts a new file of `family`.
+    pub(crate) fn create(services: &Services, family: &FamilyDescriptor) -> Result<OutputFile> {
+        let id = services.allocate_file_id();
+        let path = services.data_dir().join(hfile_name(id));
+        let options = writer_options(family, services.options.bloom_bits_per_key);
+        let writer = HFileWriter::create(services.io, &path, options)?;
+        Ok(OutputFile {
+            writer,
+            path,
+            id,
+            block_cache: family.is_block_cache_enabled(),
+        })
+    }
+
+    /// Appends a cell (cells come in store order; the writer checks it).
+    pub(crate) fn add(&mut self, cell: &CellRef<'_>) -> Result<()> {
+        self.writer.add(cell)
+    }
+
+    /// Bytes the file will take if finished now (an estimate).
+    pub(crate) fn estimated_bytes(&self) -> u64 {
+        self.writer.estimated_bytes()
+    }
+
+    /// The row of the last cell added.
+    pub(crate) fn last_row(&self) -> &[u8] {
+        self.writer.last_row()
+    }
+
+    /// Finishes the file (synced), opens it for reading and counts its bytes.
+    pub(crate) fn finish(self, services: &Services) -> Result<NewFile> {
+        let meta = self.writer.finish(self.id)?;
+        services
+            .counters
+            .bytes_flushed_or_compacted
+            .fetch_add(meta.size, Ordering::Relaxed);
+        let reader = HFileReader::open(
+            services.io,
+            &self.path,
+            self.id,
+            services.cache.clone(),
+            self.block_cache,
+        )?;
+        Ok(NewFile {
+            path: self.path,
+            reader: Arc::new(reader),
+        })
+    }
+
+    /// Gives up on the file and removes it.
+    pub(crate) fn abandon(self) {
+        self.writer.abandon();
+    }
+}
+
+/// Removes files written by a job that failed before its manifest edit.
+pub(crate) fn remove_new_files<'a>(files: impl IntoIterator<Item = &'a NewFile>) {
+    for file in files {
+        let _ = std::fs::remove_file(&file.path);
+    }
+}

@@ -1,0 +1,157 @@
+//! A store's state at one moment, replaced as a whole (copy on write), and
+//! the transitions flush, compaction and split make of it. Each transition
+//! returns a new version that keeps the level invariants, which debug builds
+//! check after every transition:
+//!
+//! * L0 holds flushed files newest first (their highest sequences do not
+//!   grow along the level);
+//! * every deeper level is sorted by first row, and its files are disjoint
+//!   (each file's last row is below the next file's first row).
+
+use std::sync::Arc;
+
+use crate::hfile::reader::HFileReader;
+use crate::memstore::Memstore;
+
+use super::LEVELS;
+
+/// A memstore waiting to be flushed.
+#[derive(Clone)]
+pub(crate) struct FrozenMemstore {
+    pub(crate) memstore: Arc<Memstore>,
+    /// The memstore owns sequences in `(after, up_to]`.
+    pub(crate) after: u64,
+    pub(crate) up_to: u64,
+}
+
+/// One consistent state of a store.
+#[derive(Clone)]
+pub(crate) struct StoreVersion {
+    pub(crate) active: Arc<Memstore>,
+    pub(crate) active_after: u64,
+    /// Oldest first.
+    pub(crate) frozen: Vec<FrozenMemstore>,
+    /// `levels[0]` newest first; the others sorted by first row.
+    pub(crate) levels: Vec<Vec<Arc<HFileReader>>>,
+}
+
+impl StoreVersion {
+    /// Every file of every level.
+    pub(crate) fn files(&self) -> impl Iterator<Item = (usize, &Arc<HFileReader>)> {
+        self.levels
+            .iter()
+            .enumerate()
+            .flat_map(|(level, files)| files.iter().map(move |f| (level, f)))
+    }
+
+    /// Bytes of the files of `level`.
+    pub(crate) fn level_bytes(&self, level: usize) -> u64 {
+        self.levels
+            .get(level)
+            .map_or(0, |files| files.iter().map(|f| f.meta().size).sum())
+    }
+}
+
+impl StoreVersion {
+    /// The first version of a store: an empty active memstore taking
+    /// sequences above `after`, and `levels` (L0 newest first, the others
+    /// sorted by first row).
+    pub(crate) fn new(after: u64, mut levels: Vec<Vec<Arc<HFileReader>>>) -> StoreVersion {
+        levels.resize_with(LEVELS, Vec::new);
+        let version = StoreVersion {
+            active: Arc::new(Memstore::new()),
+            active_after: after,
+            frozen: Vec::new(),
+            levels,
+        };
+        version.debug_check_levels();
+        version
+    }
+
+    /// The active memstore frozen at `boundary` (a flush starts), a new one
+    /// taking later sequences.
+    pub(crate) fn with_frozen(&self, boundary: u64) -> StoreVersion {
+        let mut next = self.clone();
+        next.frozen.push(FrozenMemstore {
+            memstore: self.active.clone(),
+            after: self.active_after,
+            up_to: boundary,
+        });
+        next.active = Arc::new(Memstore::new());
+        next.active_after = boundary;
+        next
+    }
+
+    /// A flush through `boundary` done: the frozen memstores it wrote leave,
+    /// `file` (if the flush wrote one) becomes the newest L0 file. Also
+    /// returns the bytes of memory the memstores held.
+    pub(crate) fn with_flushed(
+        &self,
+        boundary: u64,
+        file: Option<Arc<HFileReader>>,
+    ) -> (StoreVersion, u64) {
+        let mut next = self.clone();
+        let mut freed = 0u64;
+        next.frozen.retain(|f| {
+            let flushed = f.up_to <= boundary;
+            if flushed {
+                freed += f.memstore.allocated_bytes();
+            }
+            !flushed
+        });
+        if let Some(file) = file
+            && let Some(l0) = next.levels.first_mut()
+        {
+            l0.insert(0, file);
+        }
+        (next, freed)
+    }
+
+    /// A compaction done: the files `removed` leave every level, `outputs`
+    /// join `output_level` in key order.
+    pub(crate) fn with_compacted(
+        &self,
+        removed: &[u64],
+        output_level: usize,
+        outputs: Vec<Arc<HFileReader>>,
+    ) -> StoreVersion {
+        let mut next = self.clone();
+        for level in next.levels.iter_mut() {
+            level.retain(|f| !removed.contains(&f.meta().id));
+        }
+        if let Some(level) = next.levels.get_mut(output_level) {
+            level.extend(outputs);
+            level.sort_by(|a, b| a.meta().first_row.cmp(&b.meta().first_row));
+        }
+        next
+    }
+
+    /// The first version of a daughter of a split of the store this is a
+    /// version of: the parent's files (shared until compaction rewrites them),
+    /// fresh memstores above the parent's flushed sequence `after`.
+    pub(crate) fn with_split(&self, after: u64) -> StoreVersion {
+        StoreVersion::new(after, self.levels.clone())
+    }
+
+    /// Asserts the level invariants (debug builds only).
+    pub(crate) fn debug_check_levels(&self) {
+        if !cfg!(debug_assertions) {
+            return;
+        }
+        if let Some(l0) = self.levels.first() {
+            debug_assert!(
+                l0.windows(2)
+                    .all(|w| w[0].meta().max_sequence >= w[1].meta().max_sequence),
+                "L0 must hold its files newest first"
+            );
+        }
+        for (level, files) in self.levels.iter().enumerate().skip(1) {
+            debug_assert!(
+                files
+                    .windows(2)
+                    .all(|w| w[0].meta().last_row < w[1].meta().first_row),
+                "L{level} must be sorted by first row and disjoint"
+            );
+        }
+    }
+}
