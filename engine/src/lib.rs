@@ -31,42 +31,74 @@
 //!
 //! The rules reads follow (versions, deletes, TTL, time ranges) are in
 //! `docs/semantics.md`; the bytes on disk in `docs/format.md`.
+//!
+//! # Layers
+//!
+//! The engine's modules form layers that point one way: a module imports
+//! its own layer and the layers below it, never one above, and modules of
+//! one layer form no import cycle (`engine/tests/layers.rs` checks both;
+//! `docs/architecture.md` draws the data flows through them). Top first:
+//!
+//! | layer | modules | job |
+//! |---|---|---|
+//! | facade | `inspect`, `internals` | read-only views for tools and benchmarks |
+//! | db | `db` | the database handle: open, catalog operations, reports, close |
+//! | table | `table` | the table handle: routing rows to regions, every data operation |
+//! | operations | `read`, `write`, `maintenance` | the read path; the write path; flush, split, stalls and the supervisor of background work |
+//! | regions | `catalog`, `compaction`, `region` | the tables and their states; compaction picking and jobs; a key range and its scheduling state |
+//! | schema | `schema` | what a descriptor means for reads and jobs: family rules and plans |
+//! | store | `store` | one family of one region: its versions and their transitions, and the output file writer |
+//! | core | `core` | the services every job shares, built once at open |
+//! | parts | `iter`, `memstore`, `hfile` | cell sources and their merge; the memstore; HFiles and their block cache |
+//! | services | `wal`, `manifest`, `mvcc`, `io` | the log, the catalog's durable record, sequences and the read point, I/O |
+//! | foundation | `cell`, `error`, `codec`, `clock`, `options`, `ops`, `keys`, `prefetch`, `watermark`, `names`, `gate`, `file_meta` | values, errors and helpers every layer may use |
 #![warn(missing_docs)]
 
-mod catalog;
-mod cell;
-mod clock;
-mod codec;
-mod compaction;
-mod core;
-mod db;
-mod error;
-mod file_meta;
-mod gate;
-mod hfile;
+// facade
 pub mod inspect;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod internals;
-mod io;
-mod iter;
-pub mod keys;
+// db
+mod db;
+// table
+mod table;
+// operations
 mod maintenance;
-mod manifest;
+mod read;
+mod write;
+// regions
+mod catalog;
+mod compaction;
+mod region;
+// schema
+mod schema;
+// store
+mod store;
+// core
+mod core;
+// parts
+mod hfile;
+mod iter;
 mod memstore;
+// services
+mod io;
+mod manifest;
 mod mvcc;
+mod wal;
+// foundation
+mod cell;
+mod clock;
+mod codec;
+mod error;
+mod file_meta;
+mod gate;
+pub mod keys;
 mod names;
 mod ops;
 mod options;
 mod prefetch;
-mod read;
-mod region;
-mod schema;
-mod store;
-mod table;
-mod wal;
 mod watermark;
-mod write;
 
 pub use cell::{
     Cell, CellKind, DEFAULT_MAX_VALUE_BYTES, MAX_FAMILY_NAME_BYTES, MAX_QUALIFIER_BYTES,
@@ -76,7 +108,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use db::{Db, DbStats, RecoveryReport, VerifyReport};
 pub use error::{Error, Result};
 pub use hfile::cache::CacheStats;
-pub use io::{Backend as IoBackend, IO_ENV_VAR};
+pub use io::{Backend as IoBackend, IO_ENV_VAR, io_fallback_reason};
 pub use ops::{
     Append, BatchOp, BatchResult, CheckAction, CheckAndMutate, CheckAndMutateBuilder,
     CheckAndMutateResult, ColumnSelection, CompareOp, Condition, Delete, Get, Increment, Mutation,

@@ -53,6 +53,15 @@ impl StrataEngine {
                 ..defaults
             },
         )?;
+        // strata prints nothing itself: say once why it runs on the sync back end.
+        static FALLBACK_NOTICE: std::sync::Once = std::sync::Once::new();
+        if let Some(reason) = strata::io_fallback_reason() {
+            FALLBACK_NOTICE.call_once(|| {
+                eprintln!(
+                    "strata-bench: io_uring unavailable ({reason}); strata uses the sync back end"
+                );
+            });
+        }
         // STRATA_IO wins over the option inside strata; a run labelled with
         // one back end must not silently measure the other.
         if let Some(wanted) = settings.io {

@@ -1,12 +1,13 @@
 //! The catalog: every open table, each with its schema and regions at one
 //! moment ([`TableState`], replaced as a whole by alter and split).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use parking_lot::RwLock;
 
+use crate::hfile::reader::HFileReader;
 use crate::options::{FamilyDescriptor, TableDescriptor};
 use crate::region::Region;
 use crate::schema::{FamilyPlan, all_family_plans};
@@ -142,5 +143,23 @@ impl Catalog {
                 regions.into_iter().map(move |r| (t.clone(), r))
             })
             .collect()
+    }
+
+    /// Every HFile of every store of every region, each once (after a
+    /// split, sibling regions share their parent's files until compaction
+    /// rewrites them).
+    pub(crate) fn distinct_files(&self) -> Vec<Arc<HFileReader>> {
+        let mut seen = HashSet::new();
+        let mut files = Vec::new();
+        for (_, region) in self.all_regions() {
+            for store in region.stores() {
+                for (_, file) in store.version().files() {
+                    if seen.insert(file.meta().id) {
+                        files.push(file.clone());
+                    }
+                }
+            }
+        }
+        files
     }
 }

@@ -94,7 +94,7 @@ impl Db {
 
     /// Flushes memstores (unless `flush_on_close` is off), syncs the WAL,
     /// stops background work and releases the directory. Every handle of
-    /// this database fails with [`Error::Closed`] afterwards.
+    /// this database fails with [`crate::Error::Closed`] afterwards.
     pub fn close(&self) -> Result<()> {
         let services = &self.inner.services;
         if services.is_closed() {

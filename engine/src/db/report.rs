@@ -79,37 +79,19 @@ impl Db {
     pub fn verify(&self) -> Result<VerifyReport> {
         self.check_open()?;
         let mut report = VerifyReport::default();
-        let mut seen = std::collections::HashSet::new();
-        for (_, region) in self.inner.catalog.all_regions() {
-            for store in region.stores() {
-                for (_, file) in store.version().files() {
-                    if !seen.insert(file.meta().id) {
-                        continue;
-                    }
-                    report.files += 1;
-                    report.blocks += file.block_count() as u64;
-                    report.problems.extend(file.verify());
-                }
-            }
+        for file in self.inner.catalog.distinct_files() {
+            report.files += 1;
+            report.blocks += file.block_count() as u64;
+            report.problems.extend(file.verify());
         }
         Ok(report)
     }
 
     /// Counters describing the database.
     pub fn stats(&self) -> DbStats {
-        let (mut files, mut file_bytes) = (0, 0);
-        let mut seen = std::collections::HashSet::new();
-        for (_, region) in self.inner.catalog.all_regions() {
-            for store in region.stores() {
-                for (_, file) in store.version().files() {
-                    // Regions share files after a split: count each once.
-                    if seen.insert(file.meta().id) {
-                        files += 1;
-                        file_bytes += file.meta().size;
-                    }
-                }
-            }
-        }
+        let all_files = self.inner.catalog.distinct_files();
+        let files = all_files.len() as u64;
+        let file_bytes = all_files.iter().map(|f| f.meta().size).sum();
         let services = &self.inner.services;
         let s = &services.counters;
         DbStats {

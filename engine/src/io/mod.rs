@@ -73,6 +73,15 @@ pub(crate) struct ReadOp<'a> {
     pub(crate) buf: &'a mut [u8],
 }
 
+/// Why this process uses the sync I/O back end although io_uring was wanted
+/// (`IoMode::Auto` found that a ring cannot be set up: ENOSYS, EPERM, a
+/// sysctl or seccomp), or `None` when it did not fall back. strata prints
+/// nothing itself; a program that wants to tell its user, as the `strata`
+/// binaries do, prints this once after opening a database.
+pub fn io_fallback_reason() -> Option<&'static str> {
+    uring::fallback_reason()
+}
+
 impl Io {
     /// Picks the back end: `STRATA_IO` first, then `mode`.
     pub(crate) fn resolve(mode: IoMode) -> Result<Io> {
@@ -103,7 +112,7 @@ impl Io {
             IoMode::Auto => match uring::probe() {
                 Ok(()) => Backend::Uring,
                 Err(e) => {
-                    uring::warn_fallback_once(&e);
+                    uring::note_fallback(&e);
                     Backend::Sync
                 }
             },

@@ -8,7 +8,7 @@
 
 use std::cell::RefCell;
 use std::io;
-use std::sync::Once;
+use std::sync::OnceLock;
 
 use io_uring::{IoUring, Probe, opcode, squeue, types};
 
@@ -31,14 +31,21 @@ thread_local! {
     static RING: RefCell<RingSlot> = const { RefCell::new(RingSlot::Untried) };
 }
 
-static FALLBACK_WARNING: Once = Once::new();
+/// Why io_uring could not be used, the first time a ring failed to set up
+/// in this process (`IoMode::Auto` then falls back to the sync back end).
+static FALLBACK_REASON: OnceLock<String> = OnceLock::new();
 
-/// Says once per process that io_uring is not usable and the sync back end
-/// is used instead.
-pub(super) fn warn_fallback_once(error: &io::Error) {
-    FALLBACK_WARNING.call_once(|| {
-        eprintln!("strata: io_uring unavailable ({error}); using the sync I/O back end");
-    });
+/// Records, once per process, that io_uring is not usable and the sync back
+/// end is used instead. The library prints nothing: [`fallback_reason`]
+/// tells whoever asks (the binaries print it).
+pub(super) fn note_fallback(error: &io::Error) {
+    let _ = FALLBACK_REASON.set(error.to_string());
+}
+
+/// Why this process uses the sync back end where io_uring was wanted, if it
+/// does.
+pub(super) fn fallback_reason() -> Option<&'static str> {
+    FALLBACK_REASON.get().map(String::as_str)
 }
 
 /// Checks that a ring can be created and supports the opcodes strata uses.
@@ -69,7 +76,7 @@ fn with_ring<R>(f: impl FnOnce(&mut IoUring) -> io::Result<R>) -> Option<io::Res
             *slot = match IoUring::new(RING_ENTRIES) {
                 Ok(ring) => RingSlot::Ready(Box::new(ring)),
                 Err(e) => {
-                    warn_fallback_once(&e);
+                    note_fallback(&e);
                     RingSlot::Unavailable
                 }
             };
@@ -162,7 +169,9 @@ unsafe fn run_overlapping(
                         ));
                     }
                     // The kernel still holds buffers we borrowed; returning
-                    // now would let it write into freed memory.
+                    // now would let it write into freed memory. The process
+                    // ends here, so this one line on stderr is the only way
+                    // left to say why (the one place the library prints).
                     eprintln!("strata: io_uring_enter failed with I/O in flight ({e}); aborting");
                     std::process::abort();
                 }

@@ -205,8 +205,12 @@ fn shell(
     }
 }
 
-/// Says on stderr what opening had to discard (the library prints nothing itself).
+/// Says on stderr what opening had to fall back to or discard (the library prints nothing
+/// itself).
 fn report_recovery(report: &strata::RecoveryReport) {
+    if let Some(reason) = strata::io_fallback_reason() {
+        eprintln!("strata: io_uring unavailable ({reason}); using the sync I/O back end");
+    }
     if let Some((file, offset)) = &report.wal_damage {
         eprintln!(
             "strata: point-in-time WAL recovery: replay stopped at damage in {} at offset \

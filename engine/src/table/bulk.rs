@@ -1,0 +1,247 @@
+//! Operations over many rows: `put_many`, `batch`, `get_many`, and the
+//! scans that run inside the engine (`count`, `delete_where`).
+
+use std::sync::Arc;
+
+use super::Table;
+use crate::cell::{RowResult, validate_timestamp};
+use crate::error::{Error, Result};
+use crate::hfile::reader::HFileReader;
+use crate::ops::{BatchOp, BatchResult, Delete, Get, Put, Scan};
+use crate::read::{Scanner, plan_get, plan_scan, read_row};
+use crate::store::Store;
+
+/// Most rows committed together by one `put_many` or batch group.
+const MAX_ROWS_PER_COMMIT: usize = 1024;
+
+impl Table {
+    /// Writes many puts with one WAL sync. Every put is validated first; if
+    /// any is invalid nothing is written. Each row is atomic on its own.
+    pub fn put_many(&self, puts: &[Put]) -> Result<()> {
+        let state = self.state()?;
+        let now = self.services.now_ms();
+        for put in puts {
+            self.prepare_put(&state, put, now)?;
+        }
+        for chunk in puts.chunks(MAX_ROWS_PER_COMMIT) {
+            let Some(first) = chunk.first() else { continue };
+            let (_gate, state) = self.writable(&first.row)?;
+            let prepared = chunk
+                .iter()
+                .map(|p| self.prepare_put(&state, p, now))
+                .collect::<Result<Vec<_>>>()?;
+            let _locks = self
+                .services
+                .row_locks
+                .lock(self.inner.id, prepared.iter().map(|p| p.row.as_slice()));
+            self.commit_and_notify(&state, &prepared)?;
+        }
+        Ok(())
+    }
+
+    /// Counts the rows a scan returns, inside the engine: without a filter no
+    /// cell is copied. The scan's limit applies; its batch size does not.
+    pub fn count(&self, scan: &Scan) -> Result<u64> {
+        let state = self.state()?;
+        let mut plan = plan_scan(
+            &state,
+            scan,
+            self.services.mvcc.read_point(),
+            self.services.now_ms(),
+        )?;
+        plan.batch = None;
+        plan.query.count_only = plan.filter.is_none() && !plan.query.raw;
+        let mut n = 0;
+        for row in Scanner::new(state, plan)? {
+            row?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// Deletes, inside the engine and in one pass, every row the scan
+    /// returns (filters included): the whole row when the scan selects no
+    /// columns, otherwise the selected families and the selected columns the
+    /// row has. Markers get `timestamp` (default: now), so versions written
+    /// later with larger timestamps survive. Each row is deleted atomically
+    /// and durably per the table's durability; rows are committed in groups
+    /// sharing one WAL sync. Returns the number of rows deleted.
+    pub fn delete_where(&self, scan: &Scan, timestamp: Option<i64>) -> Result<u64> {
+        let state = self.state()?;
+        let timestamp = timestamp.unwrap_or(self.services.now_ms());
+        validate_timestamp(timestamp)?;
+        let mut plan = plan_scan(
+            &state,
+            scan,
+            self.services.mvcc.read_point(),
+            self.services.now_ms(),
+        )?;
+        plan.batch = None;
+        let mut pending: Vec<Delete> = Vec::new();
+        let mut deleted = 0;
+        for row in Scanner::new(state.clone(), plan)? {
+            let row = row?;
+            let mut delete = Delete::new(&row.row).timestamp(timestamp);
+            for (family, qualifiers) in scan.columns.families() {
+                match qualifiers {
+                    None => delete = delete.family_up_to(family, timestamp),
+                    Some(wanted) => {
+                        let mut present: Vec<&[u8]> = row
+                            .cells
+                            .iter()
+                            .filter(|c| c.family == family && wanted.contains(&c.qualifier))
+                            .map(|c| c.qualifier.as_slice())
+                            .collect();
+                        present.dedup();
+                        for q in present {
+                            delete = delete.column_all_versions_up_to(family, q, timestamp);
+                        }
+                    }
+                }
+            }
+            if scan.columns.is_all() || !delete.entries.is_empty() {
+                pending.push(delete);
+                deleted += 1;
+            }
+            if pending.len() >= MAX_ROWS_PER_COMMIT {
+                self.delete_group(&pending)?;
+                pending.clear();
+            }
+        }
+        self.delete_group(&pending)?;
+        Ok(deleted)
+    }
+
+    /// Commits deletes (without latest-version entries) sharing one WAL sync.
+    pub(super) fn delete_group(&self, deletes: &[Delete]) -> Result<()> {
+        let Some(first) = deletes.first() else {
+            return Ok(());
+        };
+        let (_gate, state) = self.writable(&first.row)?;
+        let now = self.services.now_ms();
+        let prepared = deletes
+            .iter()
+            .map(|d| self.prepare_delete(&state, d, now))
+            .collect::<Result<Vec<_>>>()?;
+        let _locks = self
+            .services
+            .row_locks
+            .lock(self.inner.id, prepared.iter().map(|p| p.row.as_slice()));
+        self.commit_and_notify(&state, &prepared)
+    }
+
+    /// Reads many rows; the data blocks they need that are not cached are
+    /// read in one batch (one io_uring submission) before the rows are
+    /// assembled. Results come in the order of `gets`.
+    pub fn get_many(&self, gets: &[Get]) -> Result<Vec<RowResult>> {
+        let state = self.state()?;
+        let now = self.read_now_ms(&state);
+        let read_point = self.services.mvcc.read_point();
+        let mut wanted: Vec<(Arc<HFileReader>, usize)> = Vec::new();
+        // Planned once: the same plans read the rows after the prefetch.
+        let mut planned = Vec::with_capacity(gets.len());
+        for get in gets {
+            let plan = plan_get(&state, get, read_point, now)?;
+            let region = Self::region(&state, &get.row)?;
+            for family in plan.families.iter() {
+                let Some(version) = region.store_version(family.id) else {
+                    continue;
+                };
+                let scope = plan.store_scope(family);
+                Store::for_each_single_row_candidate(&version, &scope, |file| {
+                    if let Some(ordinal) = file.seek_block(&get.row)? {
+                        wanted.push((file.clone(), ordinal));
+                    }
+                    Ok::<(), Error>(())
+                })?;
+            }
+            planned.push((region, plan));
+        }
+        let batch: Vec<(&HFileReader, usize)> =
+            wanted.iter().map(|(f, o)| (f.as_ref(), *o)).collect();
+        // Held until the rows are read: the cache keeps them meanwhile.
+        let _held = HFileReader::prefetch(&batch)?;
+        gets.iter()
+            .zip(&planned)
+            .map(|(get, (region, plan))| {
+                Ok(read_row(region, plan)?.unwrap_or_else(|| RowResult {
+                    row: get.row.clone(),
+                    cells: Vec::new(),
+                }))
+            })
+            .collect()
+    }
+
+    /// Runs operations in order; each is atomic on its own row, and runs of
+    /// consecutive puts share one WAL sync. Returns one outcome per operation.
+    pub fn batch(&self, ops: &[BatchOp]) -> Vec<Result<BatchResult>> {
+        let mut results: Vec<Result<BatchResult>> = Vec::with_capacity(ops.len());
+        let mut i = 0;
+        while let Some(op) = ops.get(i) {
+            if let BatchOp::Put(_) = op {
+                let run: Vec<&Put> = ops
+                    .get(i..)
+                    .unwrap_or_default()
+                    .iter()
+                    .take(MAX_ROWS_PER_COMMIT)
+                    .map_while(|op| match op {
+                        BatchOp::Put(p) => Some(p),
+                        _ => None,
+                    })
+                    .collect();
+                i += run.len();
+                results.extend(self.put_run(&run));
+                continue;
+            }
+            results.push(match op {
+                BatchOp::Put(p) => self.put(p).map(|()| BatchResult::Done),
+                BatchOp::Delete(d) => self.delete(d).map(|()| BatchResult::Done),
+                BatchOp::Get(g) => self.get(g).map(BatchResult::Row),
+                BatchOp::Increment(inc) => self.increment(inc).map(BatchResult::Row),
+                BatchOp::Append(a) => self.append(a).map(BatchResult::Row),
+                BatchOp::RowMutations(m) => self.mutate_row(m).map(|()| BatchResult::Done),
+                BatchOp::CheckAndMutate(c) => {
+                    self.check_and_mutate(c).map(BatchResult::CheckAndMutate)
+                }
+            });
+            i += 1;
+        }
+        results
+    }
+
+    /// Commits the valid puts of a run together; invalid ones get their error.
+    pub(super) fn put_run(&self, puts: &[&Put]) -> Vec<Result<BatchResult>> {
+        let Some(first) = puts.first() else {
+            return Vec::new();
+        };
+        let (_gate, state) = match self.writable(&first.row) {
+            Ok(writable) => writable,
+            Err(e) => return puts.iter().map(|_| Err(e.clone())).collect(),
+        };
+        let now = self.services.now_ms();
+        let mut outcomes: Vec<Result<BatchResult>> = Vec::with_capacity(puts.len());
+        let mut prepared = Vec::new();
+        for put in puts {
+            match self.prepare_put(&state, put, now) {
+                Ok(p) => {
+                    prepared.push(p);
+                    outcomes.push(Ok(BatchResult::Done));
+                }
+                Err(e) => outcomes.push(Err(e)),
+            }
+        }
+        let committed = {
+            let _locks = self
+                .services
+                .row_locks
+                .lock(self.inner.id, prepared.iter().map(|p| p.row.as_slice()));
+            self.commit_and_notify(&state, &prepared)
+        };
+        if let Err(e) = committed {
+            for outcome in outcomes.iter_mut().filter(|o| o.is_ok()) {
+                *outcome = Err(e.clone());
+            }
+        }
+        outcomes
+    }
+}
