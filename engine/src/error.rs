@@ -419,6 +419,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Io { source, .. } => Some(source.as_ref()),
+            Error::BackgroundFailed { source } => Some(source.as_ref()),
             _ => None,
         }
     }

@@ -83,8 +83,13 @@ pub(crate) fn run(
         outputs.abandon();
         return Err(e);
     }
-    sync_dir(&services.data_dir())?;
     let new_files = outputs.done;
+    if let Err(e) = sync_dir(&services.data_dir()) {
+        remove_new_files(&new_files);
+        return Err(e);
+    }
+    // From here on the outputs stay even if the edit fails: a failed append
+    // may still have reached the disk, and the next open would apply it.
     let metas: Vec<FileMeta> = new_files.iter().map(|f| f.reader.meta().clone()).collect();
     commit(services, region, store, pick, &removed, &metas)?;
     store.transition(|version| {

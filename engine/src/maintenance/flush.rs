@@ -19,7 +19,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use crate::catalog::TableInner;
+use crate::catalog::{TableInner, TableState};
 use crate::cell::SeekKey;
 use crate::core::Services;
 use crate::error::{Error, Result};
@@ -47,9 +47,15 @@ pub(crate) fn flush_region(
     if stores.iter().all(|s| s.memstore_cells() == 0) {
         return Ok(false);
     }
+    let state = table.state.read().clone();
     let boundary = freeze(services, &stores);
-    let written = write_stores(services, table, &stores, boundary)?;
-    sync_dir(&services.data_dir())?;
+    let written = write_stores(services, &state, &stores, boundary)?;
+    if let Err(e) = sync_dir(&services.data_dir()) {
+        remove_new_files(written.iter().filter_map(|(_, f)| f.as_ref()));
+        return Err(e);
+    }
+    // From here on the files stay even if the edit fails: a failed append
+    // may still have reached the disk, and the next open would apply it.
     let files: Vec<(u32, FileMeta)> = written
         .iter()
         .filter_map(|(store, file)| {
@@ -90,11 +96,10 @@ fn freeze(services: &Services, stores: &[Arc<Store>]) -> u64 {
 /// are removed.
 fn write_stores(
     services: &Services,
-    table: &TableInner,
+    state: &TableState,
     stores: &[Arc<Store>],
     boundary: u64,
 ) -> Result<Vec<(Arc<Store>, Option<NewFile>)>> {
-    let state = table.state.read().clone();
     let mut written: Vec<(Arc<Store>, Option<NewFile>)> = Vec::new();
     for store in stores {
         let Some((_, family)) = state.family_by_id(store.family_id()) else {

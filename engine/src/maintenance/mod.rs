@@ -158,9 +158,7 @@ impl Supervisor {
         if !present || region.schedule.is_retired() {
             return Ok(false);
         }
-        let _slot = region
-            .schedule
-            .wait_for_compaction_slot(|| self.services.is_closed())?;
+        let _slot = self.compaction_slot(region)?;
         let Some(daughters) = split::split_region(&self.services, table, region, key)? else {
             return Ok(false);
         };
@@ -202,11 +200,26 @@ impl Supervisor {
         major: bool,
     ) -> Result<()> {
         self.services.check_writable()?;
-        let _slot = region
-            .schedule
-            .wait_for_compaction_slot(|| self.services.is_closed())?;
+        let _slot = self.compaction_slot(region)?;
+        if region.schedule.is_retired() {
+            // A split replaced the region meanwhile: its daughters compact.
+            return Ok(());
+        }
         let state = table.state.read().clone();
         compaction::compact_region_now(&self.services, &state, region, major)
+    }
+
+    /// The region's compaction slot, for a compaction or split the caller
+    /// runs now: a queued background compaction is dropped and its slot
+    /// taken over, a running one is waited for.
+    fn compaction_slot<'r>(
+        &self,
+        region: &'r Arc<Region>,
+    ) -> Result<crate::region::CompactionSlot<'r>> {
+        region.schedule.wait_for_compaction_slot(
+            || self.services.is_closed(),
+            || self.pool.cancel_queued_compaction(region),
+        )
     }
 
     /// Waits until no job is queued or running.

@@ -121,6 +121,25 @@ impl Pool {
         self.work.notify_one();
     }
 
+    /// Removes a queued (not yet running) compaction of `region`; true when
+    /// there was one. Its hold on the region's compaction slot passes to the
+    /// caller.
+    pub(crate) fn cancel_queued_compaction(&self, region: &Arc<Region>) -> bool {
+        let mut q = self.queue.lock();
+        match q
+            .compactions
+            .iter()
+            .position(|(_, r)| Arc::ptr_eq(r, region))
+        {
+            Some(at) => {
+                q.compactions.swap_remove(at);
+                self.progress.notify_all();
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Queues a split of `region` at its middle key unless one is queued.
     pub(crate) fn schedule_split(&self, table: &Arc<TableInner>, region: &Arc<Region>) {
         if !region.schedule.queue_split() {

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use parking_lot::RwLock;
 
 use crate::store::{Store, StoreVersion};
-pub(crate) use schedule::RegionSchedule;
+pub(crate) use schedule::{CompactionSlot, RegionSchedule};
 
 mod schedule;
 

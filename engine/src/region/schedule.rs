@@ -5,9 +5,10 @@
 //!   starts), and flushes of one region run one at a time (`flush_lock`).
 //! * Compaction slot: one compaction of the region at a time. A queued
 //!   background compaction takes the slot when it is queued and gives it back
-//!   when it has run; a compaction or split the caller runs now waits for the
-//!   slot (woken when it is given back, no polling) and holds it while it
-//!   runs. A flush may run alongside: flushes only add L0 files, compactions
+//!   when it has run; a compaction or split the caller runs now takes over a
+//!   queued one's slot (the queued job is dropped: what the caller runs
+//!   covers it) or waits for a running one (woken when it gives the slot
+//!   back), and holds the slot while it runs. A flush may run alongside: flushes only add L0 files, compactions
 //!   only replace the files they picked.
 //! * Split: at most one queued (`split_queued`).
 //! * Retired: a split replaced the region by its daughters; it takes no more
@@ -17,7 +18,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
+use std::time::Duration;
+
 use crate::error::{Error, Result};
+
+/// Longest a caller waiting for the compaction slot sleeps before it looks
+/// again whether the database closed (closing wakes no slot waiter itself).
+const SLOT_RECHECK: Duration = Duration::from_millis(10);
 
 /// See the module documentation.
 #[derive(Default)]
@@ -78,25 +85,34 @@ impl RegionSchedule {
         self.compaction_freed.notify_all();
     }
 
-    /// Waits for the compaction slot and takes it; fails with
-    /// [`Error::Closed`] when `closed` says the database closed meanwhile
-    /// (closing drops the queued compactions, which gives their slots back).
+    /// Waits for the compaction slot and takes it. A background compaction
+    /// that holds the slot while it is only queued is taken over instead
+    /// (`cancel_queued` removes it from the queue and says whether it did):
+    /// waiting for it could wait forever, since the caller may be the very
+    /// worker that would run it (a queued split on a one-thread pool). Only
+    /// a compaction that is running is waited for. Fails with
+    /// [`Error::Closed`] once `closed` says the database closed (checked at
+    /// least every [`SLOT_RECHECK`]).
     pub(crate) fn wait_for_compaction_slot(
         &self,
         closed: impl Fn() -> bool,
+        cancel_queued: impl Fn() -> bool,
     ) -> Result<CompactionSlot<'_>> {
         let mut taken = self.compaction_taken.lock();
-        while *taken {
+        loop {
             if closed() {
                 return Err(Error::Closed);
             }
-            self.compaction_freed.wait(&mut taken);
+            if !*taken {
+                *taken = true;
+                return Ok(CompactionSlot { schedule: self });
+            }
+            if cancel_queued() {
+                // The queued job's reservation is ours now.
+                return Ok(CompactionSlot { schedule: self });
+            }
+            let _ = self.compaction_freed.wait_for(&mut taken, SLOT_RECHECK);
         }
-        if closed() {
-            return Err(Error::Closed);
-        }
-        *taken = true;
-        Ok(CompactionSlot { schedule: self })
     }
 
     /// Marks a split queued; false when one was queued already.
@@ -134,7 +150,9 @@ mod tests {
         let waiter = {
             let schedule = schedule.clone();
             std::thread::spawn(move || {
-                let _slot = schedule.wait_for_compaction_slot(|| false).unwrap();
+                let _slot = schedule
+                    .wait_for_compaction_slot(|| false, || false)
+                    .unwrap();
                 assert!(!schedule.reserve_compaction_slot(), "held by the waiter");
             })
         };
@@ -153,12 +171,47 @@ mod tests {
         std::thread::scope(|scope| {
             let waiter = scope.spawn(|| {
                 schedule
-                    .wait_for_compaction_slot(|| closed.load(Ordering::Acquire))
+                    .wait_for_compaction_slot(|| closed.load(Ordering::Acquire), || false)
                     .map(|_| ())
             });
             std::thread::sleep(Duration::from_millis(20));
             closed.store(true, Ordering::Release);
             schedule.give_back_compaction_slot();
+            assert!(matches!(waiter.join().unwrap(), Err(Error::Closed)));
+        });
+    }
+
+    #[test]
+    fn a_queued_compaction_is_taken_over_not_waited_for() {
+        let schedule = RegionSchedule::default();
+        assert!(schedule.reserve_compaction_slot(), "queued");
+        let queued = AtomicBool::new(true);
+        let slot = schedule
+            .wait_for_compaction_slot(|| false, || queued.swap(false, Ordering::AcqRel))
+            .unwrap();
+        assert!(
+            !queued.load(Ordering::Acquire),
+            "the queued job was removed"
+        );
+        assert!(!schedule.reserve_compaction_slot(), "held by the caller");
+        drop(slot);
+        assert!(schedule.reserve_compaction_slot(), "given back once");
+    }
+
+    #[test]
+    fn closing_stops_a_wait_without_a_wake_up() {
+        let schedule = RegionSchedule::default();
+        assert!(schedule.reserve_compaction_slot(), "held by a running job");
+        let closed = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| {
+                schedule
+                    .wait_for_compaction_slot(|| closed.load(Ordering::Acquire), || false)
+                    .map(|_| ())
+            });
+            std::thread::sleep(Duration::from_millis(20));
+            closed.store(true, Ordering::Release);
+            // Nothing gives the slot back: the recheck notices the close.
             assert!(matches!(waiter.join().unwrap(), Err(Error::Closed)));
         });
     }

@@ -4,8 +4,11 @@
 //! opened for reading through the block cache and counted in the stats.
 //!
 //! A file written here is not part of the database until the manifest edit
-//! that adds it commits; until then a crash leaves it an orphan, which the
-//! next open deletes, and a failure removes it at once.
+//! that adds it is durable; a crash before that leaves it an orphan, which
+//! the next open deletes. A job that fails before it appends its edit
+//! removes its files at once; one whose append fails leaves them, because
+//! the edit may have reached the disk anyway, and the next open then
+//! applies it (or deletes the orphans).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -77,10 +80,6 @@ impl OutputFile {
     /// Finishes the file (synced), opens it for reading and counts its bytes.
     pub(crate) fn finish(self, services: &Services) -> Result<NewFile> {
         let meta = self.writer.finish(self.id)?;
-        services
-            .counters
-            .bytes_flushed_or_compacted
-            .fetch_add(meta.size, Ordering::Relaxed);
         let reader = HFileReader::open(
             services.io,
             &self.path,
@@ -88,6 +87,10 @@ impl OutputFile {
             services.cache.clone(),
             self.block_cache,
         )?;
+        services
+            .counters
+            .bytes_flushed_or_compacted
+            .fetch_add(meta.size, Ordering::Relaxed);
         Ok(NewFile {
             path: self.path,
             reader: Arc::new(reader),
