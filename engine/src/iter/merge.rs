@@ -10,13 +10,76 @@ use crate::error::Result;
 /// The sources of one store merged in store order, showing only cells whose
 /// sequence is at most the read point.
 ///
-/// With the handful of sources a store has, picking the smallest by a linear
-/// pass is cheaper than maintaining a heap.
+/// The merger keeps the index of the source holding the smallest current cell
+/// (the winner) and of the source holding the next smallest (the runner-up,
+/// the bound the winner may advance to without losing its place). Reading the
+/// current cell costs no comparison; advancing costs one while the winner
+/// stays ahead (the usual case: after a compaction one source holds long runs
+/// of consecutive cells), and with two live sources a change of winner costs
+/// nothing more. Only with three or more does a change of winner rescan the
+/// sources' current cells (a store has a handful: its memstores, its L0 files,
+/// one run per deeper level).
 pub(crate) struct MergedSources {
     sources: Vec<Box<dyn CellSource>>,
     read_point: u64,
     /// Some source may hold a family delete marker.
     family_markers: bool,
+    /// The source holding the smallest current cell; `None` when every
+    /// source is exhausted.
+    winner: Option<usize>,
+    /// The source holding the next smallest current cell; `None` when the
+    /// winner is the only source with a cell.
+    runner_up: Option<usize>,
+}
+
+/// Debug builds count the key comparisons the mergers of a thread make and
+/// the cells they move past, so that a test can bound comparisons per cell.
+#[cfg(debug_assertions)]
+mod debug_counts {
+    use std::cell::Cell;
+
+    thread_local! {
+        pub(super) static COMPARISONS: Cell<u64> = const { Cell::new(0) };
+        pub(super) static CELLS: Cell<u64> = const { Cell::new(0) };
+    }
+
+    pub(super) fn add(counter: &'static std::thread::LocalKey<Cell<u64>>) {
+        counter.with(|c| c.set(c.get() + 1));
+    }
+}
+
+/// `(key comparisons, cells advanced past)` of this thread's mergers since
+/// the last [`reset_merge_counts`] (debug builds; zeros in release builds).
+#[cfg(test)]
+pub(crate) fn merge_counts() -> (u64, u64) {
+    #[cfg(debug_assertions)]
+    {
+        (
+            debug_counts::COMPARISONS.with(std::cell::Cell::get),
+            debug_counts::CELLS.with(std::cell::Cell::get),
+        )
+    }
+    #[cfg(not(debug_assertions))]
+    {
+        (0, 0)
+    }
+}
+
+/// Zeroes this thread's merge counts.
+#[cfg(test)]
+pub(crate) fn reset_merge_counts() {
+    #[cfg(debug_assertions)]
+    {
+        debug_counts::COMPARISONS.with(|c| c.set(0));
+        debug_counts::CELLS.with(|c| c.set(0));
+    }
+}
+
+/// Compares two cells' keys (counted in debug builds).
+fn less(a: &CellRef<'_>, b: &CellRef<'_>) -> bool {
+    #[cfg(debug_assertions)]
+    debug_counts::add(&debug_counts::COMPARISONS);
+    compare_keys(a.tuple(), b.tuple()) == Ordering::Less
 }
 
 impl MergedSources {
@@ -25,6 +88,8 @@ impl MergedSources {
             family_markers: sources.iter().any(|s| s.may_hold_family_markers()),
             sources,
             read_point,
+            winner: None,
+            runner_up: None,
         }
     }
 
@@ -46,6 +111,7 @@ impl MergedSources {
             source.seek(key)?;
             Self::skip_invisible(source.as_mut(), self.read_point)?;
         }
+        self.rank();
         Ok(())
     }
 
@@ -63,39 +129,90 @@ impl MergedSources {
                 Self::skip_invisible(source.as_mut(), self.read_point)?;
             }
         }
+        self.rank();
         Ok(())
     }
 
-    /// Index of the source holding the smallest current cell.
-    fn smallest(&self) -> Option<usize> {
-        let mut best: Option<(usize, CellRef<'_>)> = None;
+    /// Finds the winner and the runner-up among every source's current cell.
+    fn rank(&mut self) {
+        let mut winner: Option<(usize, CellRef<'_>)> = None;
+        let mut runner_up: Option<(usize, CellRef<'_>)> = None;
         for (i, source) in self.sources.iter().enumerate() {
-            if let Some(cell) = source.current() {
-                let better = match &best {
-                    None => true,
-                    Some((_, b)) => compare_keys(cell.tuple(), b.tuple()) == Ordering::Less,
-                };
-                if better {
-                    best = Some((i, cell));
+            let Some(cell) = source.current() else {
+                continue;
+            };
+            match &winner {
+                Some((_, best)) if !less(&cell, best) => {
+                    if runner_up
+                        .as_ref()
+                        .is_none_or(|(_, second)| less(&cell, second))
+                    {
+                        runner_up = Some((i, cell));
+                    }
+                }
+                _ => {
+                    runner_up = winner.take();
+                    winner = Some((i, cell));
                 }
             }
         }
-        best.map(|(i, _)| i)
+        self.winner = winner.map(|(i, _)| i);
+        self.runner_up = runner_up.map(|(i, _)| i);
     }
 
     /// The smallest visible cell at the position.
     pub(crate) fn current(&self) -> Option<CellRef<'_>> {
-        let i = self.smallest()?;
-        self.sources.get(i)?.current()
+        self.sources.get(self.winner?)?.current()
     }
 
     /// Moves past the smallest cell.
     pub(crate) fn advance(&mut self) -> Result<()> {
-        if let Some(i) = self.smallest()
-            && let Some(source) = self.sources.get_mut(i)
-        {
+        let Some(winner) = self.winner else {
+            return Ok(());
+        };
+        if let Some(source) = self.sources.get_mut(winner) {
             source.advance()?;
             Self::skip_invisible(source.as_mut(), self.read_point)?;
+        }
+        #[cfg(debug_assertions)]
+        debug_counts::add(&debug_counts::CELLS);
+        let Some(runner_up) = self.runner_up else {
+            // The only source with cells: it stays the winner while it has one.
+            if self
+                .sources
+                .get(winner)
+                .is_none_or(|s| s.current().is_none())
+            {
+                self.winner = None;
+            }
+            return Ok(());
+        };
+        let ahead = match (
+            self.sources.get(winner).and_then(|s| s.current()),
+            self.sources.get(runner_up).and_then(|s| s.current()),
+        ) {
+            (Some(cell), Some(bound)) => less(&cell, &bound),
+            _ => false,
+        };
+        if ahead {
+            return Ok(());
+        }
+        let live = self
+            .sources
+            .iter()
+            .filter(|s| s.current().is_some())
+            .count();
+        if live == 2
+            && self
+                .sources
+                .get(winner)
+                .is_some_and(|s| s.current().is_some())
+        {
+            // Two live sources and the runner-up is now ahead: they swap.
+            self.winner = Some(runner_up);
+            self.runner_up = Some(winner);
+        } else {
+            self.rank();
         }
         Ok(())
     }
@@ -116,6 +233,73 @@ impl MergedSources {
                 best = Some(cell.row.to_vec());
             }
         }
+        // The sources are positioned anywhere: nothing is current until the
+        // next seek ranks them again.
+        self.winner = None;
+        self.runner_up = None;
         Ok(best)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Db, DbOptions, Durability, FamilyDescriptor, Put, Scan, TableDescriptor};
+
+    /// A table of `rows` rows compacted into one sorted run, then every
+    /// `update_every`-th row written again (into the memstore) when that is
+    /// not zero.
+    fn compacted_table(dir: &std::path::Path, rows: usize, update_every: usize) -> crate::Table {
+        let db = Db::open(dir, DbOptions::default()).unwrap();
+        let table = db
+            .create_table(
+                TableDescriptor::new("t")
+                    .family(FamilyDescriptor::new("f"))
+                    .durability(Durability::SkipWal),
+            )
+            .unwrap();
+        let puts: Vec<Put> = (0..rows)
+            .map(|i| Put::new(format!("row{i:06}")).add("f", "q", format!("v{i}")))
+            .collect();
+        table.put_many(&puts).unwrap();
+        table.flush().unwrap();
+        table.major_compact().unwrap();
+        if update_every > 0 {
+            let updates: Vec<Put> = (0..rows)
+                .step_by(update_every)
+                .map(|i| Put::new(format!("row{i:06}")).add("f", "q", "new"))
+                .collect();
+            table.put_many(&updates).unwrap();
+        }
+        table
+    }
+
+    fn comparisons_per_cell(table: &crate::Table) -> f64 {
+        reset_merge_counts();
+        let rows = table.scan(&Scan::new()).unwrap().count();
+        assert!(rows > 0);
+        let (comparisons, cells) = merge_counts();
+        assert!(cells > 0, "debug builds count cells");
+        comparisons as f64 / cells as f64
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    fn a_scan_of_a_compacted_store_compares_about_once_per_cell() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = compacted_table(dir.path(), 20_000, 0);
+        let alone = comparisons_per_cell(&table);
+        assert!(
+            alone <= 0.01,
+            "one sorted run: {alone} comparisons per cell"
+        );
+        drop(table);
+        let dir = tempfile::tempdir().unwrap();
+        let table = compacted_table(dir.path(), 20_000, 100);
+        let with_memstore = comparisons_per_cell(&table);
+        assert!(
+            with_memstore <= 1.3,
+            "one run and a sparse memstore: {with_memstore} comparisons per cell"
+        );
     }
 }
