@@ -17,7 +17,7 @@ use crate::error::Result;
 use crate::file_meta::FileMeta;
 use crate::io::sync_dir;
 use crate::iter::merge::MergedSources;
-use crate::iter::source::{CellSource, FileSource, LevelSource};
+use crate::iter::source::{FileSource, LevelSource, Source};
 use crate::manifest::Edit;
 use crate::options::FamilyDescriptor;
 use crate::region::Region;
@@ -133,18 +133,20 @@ fn move_down(
 /// The inputs as one merge, newest data first: L0 files (newest first),
 /// then the upper level, then the lower.
 fn merge_inputs(pick: &Pick) -> MergedSources {
-    let mut sources: Vec<Box<dyn CellSource>> = Vec::new();
+    let mut sources: Vec<Source> = Vec::new();
     if pick.level == 0 {
         for f in &pick.upper {
-            sources.push(Box::new(FileSource::for_compaction(f.clone())));
+            sources.push(Source::from(FileSource::for_compaction(f.clone())));
         }
     } else {
-        sources.push(Box::new(LevelSource::for_compaction(pick.upper.clone())));
+        sources.push(Source::from(LevelSource::for_compaction(
+            pick.upper.clone(),
+        )));
     }
     if !pick.lower.is_empty() {
         let mut lower = pick.lower.clone();
         lower.sort_by(|a, b| a.meta().first_row.cmp(&b.meta().first_row));
-        sources.push(Box::new(LevelSource::for_compaction(lower)));
+        sources.push(Source::from(LevelSource::for_compaction(lower)));
     }
     MergedSources::new(sources, u64::MAX)
 }

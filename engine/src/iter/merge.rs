@@ -2,7 +2,7 @@
 
 use std::cmp::Ordering;
 
-use super::source::CellSource;
+use super::source::{CellSource, Source};
 use crate::cell::SeekKey;
 use crate::cell::{CellRef, compare_keys};
 use crate::error::Result;
@@ -20,7 +20,7 @@ use crate::error::Result;
 /// sources' current cells (a store has a handful: its memstores, its L0 files,
 /// one run per deeper level).
 pub(crate) struct MergedSources {
-    sources: Vec<Box<dyn CellSource>>,
+    sources: Vec<Source>,
     read_point: u64,
     /// Some source may hold a family delete marker.
     family_markers: bool,
@@ -83,7 +83,7 @@ fn less(a: &CellRef<'_>, b: &CellRef<'_>) -> bool {
 }
 
 impl MergedSources {
-    pub(crate) fn new(sources: Vec<Box<dyn CellSource>>, read_point: u64) -> Self {
+    pub(crate) fn new(sources: Vec<Source>, read_point: u64) -> Self {
         MergedSources {
             family_markers: sources.iter().any(|s| s.may_hold_family_markers()),
             sources,
@@ -98,7 +98,7 @@ impl MergedSources {
         self.family_markers
     }
 
-    fn skip_invisible(source: &mut dyn CellSource, read_point: u64) -> Result<()> {
+    fn skip_invisible(source: &mut Source, read_point: u64) -> Result<()> {
         while source.current().is_some_and(|c| c.sequence > read_point) {
             source.advance()?;
         }
@@ -109,7 +109,7 @@ impl MergedSources {
     pub(crate) fn seek(&mut self, key: &SeekKey<'_>) -> Result<()> {
         for source in &mut self.sources {
             source.seek(key)?;
-            Self::skip_invisible(source.as_mut(), self.read_point)?;
+            Self::skip_invisible(source, self.read_point)?;
         }
         self.rank();
         Ok(())
@@ -126,7 +126,7 @@ impl MergedSources {
                 .is_some_and(|c| compare_keys(c.tuple(), target) == Ordering::Less);
             if behind {
                 source.seek(key)?;
-                Self::skip_invisible(source.as_mut(), self.read_point)?;
+                Self::skip_invisible(source, self.read_point)?;
             }
         }
         self.rank();
@@ -172,7 +172,7 @@ impl MergedSources {
         };
         if let Some(source) = self.sources.get_mut(winner) {
             source.advance()?;
-            Self::skip_invisible(source.as_mut(), self.read_point)?;
+            Self::skip_invisible(source, self.read_point)?;
         }
         #[cfg(debug_assertions)]
         debug_counts::add(&debug_counts::CELLS);

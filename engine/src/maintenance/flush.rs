@@ -26,7 +26,7 @@ use crate::error::{Error, Result};
 use crate::file_meta::FileMeta;
 use crate::io::sync_dir;
 use crate::iter::merge::MergedSources;
-use crate::iter::source::{CellSource, MemstoreSource};
+use crate::iter::source::{MemstoreSource, Source};
 use crate::manifest::Edit;
 use crate::options::FamilyDescriptor;
 use crate::region::Region;
@@ -106,11 +106,11 @@ fn write_stores(
             continue;
         };
         let version = store.version();
-        let sources: Vec<Box<dyn CellSource>> = version
+        let sources: Vec<Source> = version
             .frozen
             .iter()
             .filter(|f| f.up_to <= boundary)
-            .map(|f| Box::new(MemstoreSource::new(f.memstore.clone())) as Box<dyn CellSource>)
+            .map(|f| Source::from(MemstoreSource::new(f.memstore.clone())))
             .collect();
         match write_file(services, family, sources) {
             Ok(file) => written.push((store.clone(), file)),
@@ -128,7 +128,7 @@ fn write_stores(
 fn write_file(
     services: &Services,
     family: &FamilyDescriptor,
-    sources: Vec<Box<dyn CellSource>>,
+    sources: Vec<Source>,
 ) -> Result<Option<NewFile>> {
     let mut merged = MergedSources::new(sources, u64::MAX);
     merged.seek(&SeekKey::row_start(b""))?;

@@ -24,7 +24,7 @@ pub(crate) use version::StoreVersion;
 
 pub(crate) mod output;
 mod version;
-use crate::iter::source::{CellSource, FileSource, LevelSource, MemstoreSource};
+use crate::iter::source::{FileSource, LevelSource, MemstoreSource, Source};
 use crate::memstore::NewCell;
 
 /// Number of levels (L0..L6).
@@ -273,33 +273,32 @@ impl Store {
         version: &StoreVersion,
         scope: &ReadScope<'_>,
         gate: Option<&Arc<RowGate>>,
-    ) -> Vec<Box<dyn CellSource>> {
+    ) -> Vec<Source> {
         if let Some(row) = scope.single_row {
-            let mut sources: Vec<Box<dyn CellSource>> = Vec::new();
+            let mut sources: Vec<Source> = Vec::new();
             let memstores = std::iter::once(&version.active)
                 .chain(version.frozen.iter().rev().map(|f| &f.memstore));
             for memstore in memstores.filter(|m| m.holds_row(row)) {
-                sources.push(Box::new(MemstoreSource::with_gate(
+                sources.push(Source::from(MemstoreSource::with_gate(
                     memstore.clone(),
                     gate.cloned(),
                 )));
             }
             let _ = Self::for_each_single_row_candidate(version, scope, |f| {
-                sources.push(Box::new(FileSource::new(f.clone(), gate.cloned())));
+                sources.push(Source::from(FileSource::new(f.clone(), gate.cloned())));
                 Ok::<(), std::convert::Infallible>(())
             });
             return sources;
         }
-        let mut sources: Vec<Box<dyn CellSource>> =
-            Vec::with_capacity(2 + version.frozen.len() + LEVELS);
+        let mut sources: Vec<Source> = Vec::with_capacity(2 + version.frozen.len() + LEVELS);
         if version.active.cell_count() > 0 {
-            sources.push(Box::new(MemstoreSource::with_gate(
+            sources.push(Source::from(MemstoreSource::with_gate(
                 version.active.clone(),
                 gate.cloned(),
             )));
         }
         for frozen in version.frozen.iter().rev() {
-            sources.push(Box::new(MemstoreSource::with_gate(
+            sources.push(Source::from(MemstoreSource::with_gate(
                 frozen.memstore.clone(),
                 gate.cloned(),
             )));
@@ -312,10 +311,10 @@ impl Store {
                 .collect();
             if level == 0 {
                 for f in files {
-                    sources.push(Box::new(FileSource::new(f, gate.cloned())));
+                    sources.push(Source::from(FileSource::new(f, gate.cloned())));
                 }
             } else if !files.is_empty() {
-                sources.push(Box::new(LevelSource::new(files, gate.cloned())));
+                sources.push(Source::from(LevelSource::new(files, gate.cloned())));
             }
         }
         sources
