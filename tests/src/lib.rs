@@ -141,3 +141,26 @@ pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+/// Every file under `dir` (recursively) with its bytes: compare two of these
+/// to show that something changed no file.
+pub fn files_with_bytes(
+    dir: &std::path::Path,
+) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    let mut files = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).expect("list the directory") {
+            let entry = entry.expect("directory entry");
+            if entry.file_type().expect("file type").is_dir() {
+                stack.push(entry.path());
+            } else {
+                files.insert(
+                    entry.path(),
+                    std::fs::read(entry.path()).expect("read a file"),
+                );
+            }
+        }
+    }
+    files
+}

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use strata::inspect::{verify_directory, wal_segments};
 use strata::{Db, DbOptions, Error, FamilyDescriptor, Get, Put, TableDescriptor};
-use strata_tests::{copy_tree, crashed_copy};
+use strata_tests::{copy_tree, crashed_copy, files_with_bytes};
 
 /// A small deterministic generator (splitmix64); the campaign needs no more.
 struct Rng(u64);
@@ -169,23 +169,6 @@ fn apply(path: &Path, damage: Damage) {
     std::fs::write(path, bytes).unwrap();
 }
 
-/// Every file under `dir` with its bytes.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut files = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(at) = stack.pop() {
-        for entry in std::fs::read_dir(&at).unwrap() {
-            let entry = entry.unwrap();
-            if entry.file_type().unwrap().is_dir() {
-                stack.push(entry.path());
-            } else {
-                files.insert(entry.path(), std::fs::read(entry.path()).unwrap());
-            }
-        }
-    }
-    files
-}
-
 #[derive(Debug, Default)]
 struct Tally {
     trials: u64,
@@ -256,7 +239,7 @@ fn trial(pristine: &Path, model: &Model, rng: &mut Rng, tally: &mut Tally) {
         .or_default() += 1;
 
     // Looking changes nothing.
-    let before = snapshot(copy.path());
+    let before = files_with_bytes(copy.path());
     let report = verify_directory(copy.path());
     if let Ok(db) = Db::open(
         copy.path(),
@@ -275,7 +258,7 @@ fn trial(pristine: &Path, model: &Model, rng: &mut Rng, tally: &mut Tally) {
         db.close().unwrap();
     }
     assert_eq!(
-        snapshot(copy.path()),
+        files_with_bytes(copy.path()),
         before,
         "{what}: looking changed a file"
     );

@@ -4,27 +4,10 @@
 // Compiled only as a test, so clippy treats helpers here as test code.
 #![cfg(test)]
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use strata::{Db, DbOptions, Error, FamilyDescriptor, Get, Put, TableDescriptor};
-
-/// Every file under `dir` with its bytes.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut files = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(at) = stack.pop() {
-        for entry in std::fs::read_dir(&at).unwrap() {
-            let entry = entry.unwrap();
-            if entry.file_type().unwrap().is_dir() {
-                stack.push(entry.path());
-            } else {
-                files.insert(entry.path(), std::fs::read(entry.path()).unwrap());
-            }
-        }
-    }
-    files
-}
+use strata_tests::files_with_bytes;
 
 fn manifest_path(dir: &Path) -> PathBuf {
     let current = std::fs::read_to_string(dir.join("CURRENT")).unwrap();
@@ -54,13 +37,13 @@ fn a_flipped_last_manifest_byte_refuses_to_open_and_deletes_nothing() {
     let last = bytes.len() - 1;
     bytes[last] ^= 0x01;
     std::fs::write(&path, &bytes).unwrap();
-    let before = snapshot(dir.path());
+    let before = files_with_bytes(dir.path());
     match Db::open_default(dir.path()) {
         Err(Error::Corruption { file, .. }) => assert_eq!(file, path),
         other => panic!("expected corruption of the manifest, got {other:?}"),
     }
     assert_eq!(
-        snapshot(dir.path()),
+        files_with_bytes(dir.path()),
         before,
         "a refused open leaves every file, the HFiles of b too"
     );
@@ -80,7 +63,7 @@ fn a_manifest_truncated_anywhere_after_its_header_refuses_to_open() {
     two_tables(dir.path());
     let path = manifest_path(dir.path());
     let bytes = std::fs::read(&path).unwrap();
-    let before = snapshot(dir.path());
+    let before = files_with_bytes(dir.path());
     for len in (32..bytes.len()).step_by(7).chain([bytes.len() - 1]) {
         std::fs::write(&path, &bytes[..len]).unwrap();
         assert!(
@@ -90,7 +73,7 @@ fn a_manifest_truncated_anywhere_after_its_header_refuses_to_open() {
         );
     }
     std::fs::write(&path, &bytes).unwrap();
-    assert_eq!(snapshot(dir.path()), before);
+    assert_eq!(files_with_bytes(dir.path()), before);
 }
 
 #[test]
@@ -98,13 +81,13 @@ fn a_lost_current_refuses_to_open() {
     let dir = tempfile::tempdir().unwrap();
     two_tables(dir.path());
     std::fs::remove_file(dir.path().join("CURRENT")).unwrap();
-    let before = snapshot(dir.path());
+    let before = files_with_bytes(dir.path());
     assert!(matches!(
         Db::open_default(dir.path()),
         Err(Error::Corruption { .. })
     ));
     assert_eq!(
-        snapshot(dir.path()),
+        files_with_bytes(dir.path()),
         before,
         "no HFile was taken for an orphan"
     );
@@ -132,7 +115,7 @@ fn a_read_only_open_changes_nothing_and_refuses_changes() {
     let stray = dir.path().join("data").join("000000009999.hfile");
     std::fs::write(&stray, b"left by a crashed flush").unwrap();
 
-    let before = snapshot(dir.path());
+    let before = files_with_bytes(dir.path());
     let read_only = DbOptions {
         read_only: true,
         ..DbOptions::default()
@@ -159,7 +142,11 @@ fn a_read_only_open_changes_nothing_and_refuses_changes() {
     assert!(matches!(db.sync_wal(), Err(Error::ReadOnly)));
     db.close().unwrap();
     other.close().unwrap();
-    assert_eq!(snapshot(dir.path()), before, "nothing on disk changed");
+    assert_eq!(
+        files_with_bytes(dir.path()),
+        before,
+        "nothing on disk changed"
+    );
     // A writer excludes readers and the other way round.
     let writer = Db::open_default(dir.path()).unwrap();
     assert!(matches!(
