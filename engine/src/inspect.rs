@@ -204,14 +204,6 @@ fn verify_wal(
     if !wal_dir.exists() {
         return Ok(());
     }
-    let known_regions: HashSet<u64> = state
-        .map(|s| {
-            s.tables
-                .values()
-                .flat_map(|t| t.regions.iter().map(|r| r.id))
-                .collect()
-        })
-        .unwrap_or_default();
     for segment in check_log(&wal_dir, io)? {
         report.wal_segments += 1;
         let path = &segment.path;
@@ -219,19 +211,9 @@ fn verify_wal(
             match decode_mutation(payload_at(&segment.bytes, offset, frame_bytes)) {
                 Ok(m) => {
                     report.wal_records += 1;
-                    let unknown = state.is_some_and(|s| {
-                        m.region_id >= s.next_region_id && !known_regions.contains(&m.region_id)
-                    });
-                    if unknown {
-                        report.problems.push(Error::corruption(
-                            path,
-                            offset,
-                            format!(
-                                "record of region {}, which the manifest never recorded: \
-                                 the manifest lost the edit that created it",
-                                m.region_id
-                            ),
-                        ));
+                    if let Some(lost) = state.and_then(|s| s.lost_region(m.region_id, path, offset))
+                    {
+                        report.problems.push(lost);
                     }
                 }
                 Err(e) => report

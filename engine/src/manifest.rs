@@ -287,6 +287,24 @@ impl ManifestState {
             .find(|r| r.id == region_id)
     }
 
+    /// The error a WAL record of `region_id` (in `file` at `offset`) is when
+    /// the catalog never recorded that region: ids are handed out from a
+    /// high-water mark that only grows and every known region's id is below
+    /// it, so an id at or above it names a region whose creating edit the
+    /// manifest lost. `None` for a known region or one dropped or split away.
+    pub(crate) fn lost_region(&self, region_id: u64, file: &Path, offset: u64) -> Option<Error> {
+        (region_id >= self.next_region_id).then(|| {
+            Error::corruption(
+                file,
+                offset,
+                format!(
+                    "record of region {region_id}, which the manifest never recorded: \
+                     the manifest lost the edit that created it"
+                ),
+            )
+        })
+    }
+
     /// Ids of every file the catalog references.
     pub(crate) fn live_files(&self) -> std::collections::HashSet<u64> {
         self.tables

@@ -57,7 +57,6 @@ impl From<strata::Error> for DiskError {
 fn tool_db_options() -> DbOptions {
     DbOptions {
         create_if_missing: false,
-        flush_on_close: false,
         read_only: true,
         ..DbOptions::default()
     }

@@ -60,6 +60,25 @@ fn hfiles(data: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// Table `t` (family `f`) holding `puts`, closed without a flush: the rows stay in the WAL.
+fn logged(dir: &Path, puts: &[Put]) {
+    let db = Db::open(
+        dir,
+        DbOptions {
+            flush_on_close: false,
+            ..DbOptions::default()
+        },
+    )
+    .unwrap();
+    let table = db
+        .create_table(TableDescriptor::new("t").family(FamilyDescriptor::new("f")))
+        .unwrap();
+    for put in puts {
+        table.put(put).unwrap();
+    }
+    db.close().unwrap();
+}
+
 #[test]
 fn shell_runs_statements_given_with_e() {
     let dir = tempfile::tempdir().unwrap();
@@ -182,22 +201,13 @@ fn hfile_prints_the_summary_and_the_cells() {
 #[test]
 fn wal_lists_segments_records_and_how_they_end() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(
+    logged(
         dir.path(),
-        DbOptions {
-            flush_on_close: false,
-            ..DbOptions::default()
-        },
-    )
-    .unwrap();
-    let table = db
-        .create_table(TableDescriptor::new("t").family(FamilyDescriptor::new("f")))
-        .unwrap();
-    table.put(&Put::new("a").add("f", "q", "1")).unwrap();
-    table
-        .put(&Put::new("b").add("f", "q", "2").add("f", "r", "3"))
-        .unwrap();
-    db.close().unwrap();
+        &[
+            Put::new("a").add("f", "q", "1"),
+            Put::new("b").add("f", "q", "2").add("f", "r", "3"),
+        ],
+    );
     let output = strata().arg("wal").arg(dir.path()).output().unwrap();
     assert!(output.status.success(), "{output:?}");
     let text = stdout(&output);
@@ -386,20 +396,13 @@ fn verify_reports_a_damaged_manifest_and_changes_nothing() {
 #[test]
 fn verify_and_wal_report_a_damaged_last_record() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(
+    logged(
         dir.path(),
-        DbOptions {
-            flush_on_close: false,
-            ..DbOptions::default()
-        },
-    )
-    .unwrap();
-    let table = db
-        .create_table(TableDescriptor::new("t").family(FamilyDescriptor::new("f")))
-        .unwrap();
-    table.put(&Put::new("a").add("f", "q", "1")).unwrap();
-    table.put(&Put::new("b").add("f", "q", "2")).unwrap();
-    db.close().unwrap();
+        &[
+            Put::new("a").add("f", "q", "1"),
+            Put::new("b").add("f", "q", "2"),
+        ],
+    );
     let segment = strata::inspect::wal_segments(dir.path()).unwrap().remove(0);
     let last = segment.records.last().unwrap();
     let mut bytes = std::fs::read(&segment.path).unwrap();
@@ -431,19 +434,7 @@ fn verify_and_wal_report_a_damaged_last_record() {
 #[test]
 fn regions_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(
-        dir.path(),
-        DbOptions {
-            flush_on_close: false,
-            ..DbOptions::default()
-        },
-    )
-    .unwrap();
-    let table = db
-        .create_table(TableDescriptor::new("t").family(FamilyDescriptor::new("f")))
-        .unwrap();
-    table.put(&Put::new("a").add("f", "q", "1")).unwrap();
-    db.close().unwrap();
+    logged(dir.path(), &[Put::new("a").add("f", "q", "1")]);
     let before = files_of(dir.path());
     let output = strata()
         .arg("regions")
@@ -533,21 +524,10 @@ fn a_script_line_that_is_not_utf8_fails_alone() {
 #[test]
 fn the_shell_refuses_a_damaged_wal_unless_told_to_recover_point_in_time() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(
+    logged(
         dir.path(),
-        DbOptions {
-            flush_on_close: false,
-            ..DbOptions::default()
-        },
-    )
-    .unwrap();
-    let table = db
-        .create_table(TableDescriptor::new("t").family(FamilyDescriptor::new("f")))
-        .unwrap();
-    for row in ["a", "b", "c"] {
-        table.put(&Put::new(row).add("f", "q", row)).unwrap();
-    }
-    db.close().unwrap();
+        &["a", "b", "c"].map(|row| Put::new(row).add("f", "q", row)),
+    );
     let segment = strata::inspect::wal_segments(dir.path()).unwrap().remove(0);
     let damaged = segment.records[1].offset;
     let mut bytes = std::fs::read(&segment.path).unwrap();

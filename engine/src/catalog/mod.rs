@@ -7,6 +7,7 @@ use std::sync::atomic::AtomicBool;
 
 use parking_lot::RwLock;
 
+use crate::error::{Error, Result};
 use crate::hfile::reader::HFileReader;
 use crate::options::{FamilyDescriptor, TableDescriptor};
 use crate::region::Region;
@@ -111,6 +112,13 @@ impl Catalog {
     /// The table named `name`.
     pub(crate) fn get(&self, name: &str) -> Option<Arc<TableInner>> {
         self.tables.read().get(name).cloned()
+    }
+
+    /// The table named `name`, or [`Error::TableNotFound`].
+    pub(crate) fn require(&self, name: &str) -> Result<Arc<TableInner>> {
+        self.get(name).ok_or_else(|| Error::TableNotFound {
+            table: name.to_owned(),
+        })
     }
 
     /// True when a table named `name` exists.

@@ -42,7 +42,7 @@ pub(crate) struct Counters {
 
 /// The services of one open database.
 pub(crate) struct Services {
-    pub(crate) dir: PathBuf,
+    dir: PathBuf,
     pub(crate) options: DbOptions,
     pub(crate) io: Io,
     pub(crate) cache: Arc<BlockCache>,

@@ -67,13 +67,7 @@ impl Db {
     /// A handle to an existing table.
     pub fn table(&self, name: &str) -> Result<Table> {
         self.check_open()?;
-        let inner = self
-            .inner
-            .catalog
-            .get(name)
-            .ok_or_else(|| Error::TableNotFound {
-                table: name.to_owned(),
-            })?;
+        let inner = self.inner.catalog.require(name)?;
         Ok(self.inner.handle(inner))
     }
 
@@ -100,13 +94,7 @@ impl Db {
         self.check_open()?;
         validate_table_name(descriptor.name())?;
         let mut manifest = self.inner.services.manifest();
-        let table =
-            self.inner
-                .catalog
-                .get(descriptor.name())
-                .ok_or_else(|| Error::TableNotFound {
-                    table: descriptor.name().to_owned(),
-                })?;
+        let table = self.inner.catalog.require(descriptor.name())?;
         let old = table.state.read().clone();
         let descriptor = descriptor.pre_split(old.descriptor.get_pre_split().clone());
         descriptor.validate()?;
@@ -190,13 +178,7 @@ impl Db {
     pub fn drop_table(&self, name: &str) -> Result<()> {
         self.check_open()?;
         let mut manifest = self.inner.services.manifest();
-        let table = self
-            .inner
-            .catalog
-            .get(name)
-            .ok_or_else(|| Error::TableNotFound {
-                table: name.to_owned(),
-            })?;
+        let table = self.inner.catalog.require(name)?;
         manifest.record(&Edit::DropTable { table_id: table.id })?;
         drop(manifest);
         table.dropped.store(true, Ordering::Release);

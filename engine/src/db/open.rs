@@ -315,8 +315,7 @@ fn replay_wal(
         .flat_map(|t| t.state.read().regions.clone())
         .map(|r| (r.id(), r))
         .collect();
-    let next_region_id = manifest.state().next_region_id;
-    let manifest_path = manifest.read_report().path.clone();
+    let state = manifest.state();
     let mode = if options.read_only {
         ReplayMode::ReadOnly
     } else {
@@ -325,17 +324,8 @@ fn replay_wal(
     let mut memstore_bytes = 0u64;
     let summary = replay(wal_dir, io, mode, |mutation, path, offset| {
         let Some(region) = regions.get(&mutation.region_id) else {
-            if mutation.region_id >= next_region_id {
-                return Err(Error::corruption(
-                    path,
-                    offset,
-                    format!(
-                        "record of region {}, which the manifest {} never recorded: \
-                         the manifest lost the edit that created it",
-                        mutation.region_id,
-                        manifest_path.display()
-                    ),
-                ));
+            if let Some(lost) = state.lost_region(mutation.region_id, path, offset) {
+                return Err(lost);
             }
             // A region of a dropped table, or one replaced by a split.
             recovery.records_skipped += 1;

@@ -23,7 +23,7 @@ use crate::names::hfile_name;
 use crate::options::FamilyDescriptor;
 
 /// How a family's files are written.
-pub(crate) fn writer_options(family: &FamilyDescriptor, bloom_bits_per_key: u32) -> WriterOptions {
+fn writer_options(family: &FamilyDescriptor, bloom_bits_per_key: u32) -> WriterOptions {
     WriterOptions {
         family: family.name().as_bytes().to_vec(),
         block_size: family.get_block_size_bytes() as usize,

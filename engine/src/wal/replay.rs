@@ -170,10 +170,15 @@ fn corrupt(offset: u64, reason: impl Into<String>) -> SegmentEnd {
     }
 }
 
+/// Offset just after the last non-zero byte of `bytes` (0 when all are zero).
+fn last_non_zero_end(bytes: &[u8]) -> u64 {
+    bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1) as u64
+}
+
 /// Checks a segment's bytes (header already checked) by the rules of its
 /// `version`; `newest` says whether it is the last segment of the log.
 pub(crate) fn check_segment(bytes: &[u8], version: u32, newest: bool) -> SegmentCheck {
-    let dirty_end = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1) as u64;
+    let dirty_end = last_non_zero_end(bytes);
     if version == LEGACY_VERSION {
         return check_legacy_segment(bytes, newest, dirty_end);
     }
@@ -239,7 +244,13 @@ pub(crate) fn check_segment(bytes: &[u8], version: u32, newest: bool) -> Segment
     }
     let p = p as u64;
     let len = bytes.len() as u64;
-    let tail = tail_after(bytes, p as usize);
+    // Only zeros after `p` is what `dirty_end` already says (the preallocated
+    // tail, up to 4 MiB, is not scanned a second time).
+    let tail = if dirty_end <= p {
+        Tail::Zeros
+    } else {
+        tail_after(bytes, p as usize)
+    };
     if tail == Tail::DamageBeforeValidFrames {
         check.end = corrupt(p, "damaged WAL record followed by valid records");
         return finish_damaged(check, pending);
@@ -419,14 +430,13 @@ pub(crate) fn check_log(dir: &Path, io: Io) -> Result<Vec<CheckedSegment>> {
         let newest = index + 1 == ids.len();
         let path = dir.join(segment_file_name(id));
         let bytes = read_segment(io, &path)?;
-        let dirty_end = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1) as u64;
         let bad = |reason: String| SegmentCheck {
             version: 0,
             mutations: Vec::new(),
             end: corrupt(0, reason),
             keep_end: 0,
             uncommitted: (0, 0),
-            dirty_end,
+            dirty_end: last_non_zero_end(&bytes),
         };
         let check = match parse_segment_header(&bytes) {
             Ok(header) if header.id != id => bad(format!(
@@ -503,8 +513,9 @@ fn keep_copy(dir: &Path, segment: &CheckedSegment) -> Result<PathBuf> {
 }
 
 /// Replays every segment of `dir` in order, calling `apply` for each row
-/// mutation. In [`ReplayMode::Repair`] the newest segment is left sealed
-/// (its torn tail cut) so that the log can go on in a new segment.
+/// mutation. In [`ReplayMode::Repair`] the last segment kept (the newest,
+/// or in point-in-time recovery the damaged one) is left sealed, its torn or
+/// damaged tail cut, so that the log can go on in a new segment.
 pub(crate) fn replay(
     dir: &Path,
     io: Io,
@@ -516,22 +527,18 @@ pub(crate) fn replay(
         next_segment_id: segments.last().map_or(1, |s| s.id + 1),
         ..ReplaySummary::default()
     };
-    let point_in_time = mode == ReplayMode::Repair(WalRecovery::PointInTime);
-    let mut discarding: Option<usize> = None;
     for (index, segment) in segments.iter().enumerate() {
-        let newest = index + 1 == segments.len();
         let path = &segment.path;
-        if discarding.is_some() {
-            break;
-        }
         let check = &segment.check;
-        if let SegmentEnd::Corrupt { offset, reason } = &check.end {
-            if !point_in_time {
-                return Err(Error::corruption(path, *offset, reason.clone()));
+        let damage = match &check.end {
+            SegmentEnd::Corrupt { offset, reason } => {
+                if mode != ReplayMode::Repair(WalRecovery::PointInTime) {
+                    return Err(Error::corruption(path, *offset, reason.clone()));
+                }
+                Some(*offset)
             }
-            discarding = Some(index);
-            summary.discarded = Some((path.clone(), *offset, Vec::new()));
-        }
+            _ => None,
+        };
         let mut segment_max = 0u64;
         for &(offset, frame_bytes) in &check.mutations {
             let mutation = decode_mutation(payload_at(&segment.bytes, offset, frame_bytes))
@@ -544,65 +551,76 @@ pub(crate) fn replay(
         if let SegmentEnd::Torn { offset } = check.end {
             summary.torn_tail = Some((path.clone(), offset));
         }
-        if discarding.is_none() && !newest {
+        let last_kept = damage.is_some() || index + 1 == segments.len();
+        if last_kept && mode != ReplayMode::ReadOnly {
+            if let Some(offset) = damage {
+                summary.discarded = Some((path.clone(), offset, vec![keep_copy(dir, segment)?]));
+            }
+            if !repair_last(dir, io, segment, segment_max)? {
+                // It held no record (before the damage): removed; its id is free.
+                summary.next_segment_id = segment.id;
+            } else {
+                summary.next_segment_id = segment.id + 1;
+                summary.segments.push(SegmentInfo {
+                    id: segment.id,
+                    max_sequence: segment_max,
+                });
+            }
+        } else {
             summary.segments.push(SegmentInfo {
                 id: segment.id,
                 max_sequence: segment_max,
             });
-            continue;
         }
-        // The newest segment, or the damaged one in point-in-time recovery.
-        let ReplayMode::Repair(_) = mode else {
-            summary.segments.push(SegmentInfo {
-                id: segment.id,
-                max_sequence: segment_max,
-            });
-            continue;
-        };
-        if discarding.is_some() {
-            let copy = keep_copy(dir, segment)?;
-            if let Some((_, _, copies)) = &mut summary.discarded {
-                copies.push(copy);
-            }
+        if damage.is_some() {
+            set_aside(
+                dir,
+                segments.get(index + 1..).unwrap_or_default(),
+                &mut summary,
+            )?;
+            break;
         }
-        if check.mutations.is_empty() {
-            // It never held a record (or, in point-in-time recovery, none
-            // before the damage): remove it, and reuse its id.
-            std::fs::remove_file(path)
-                .map_err(|e| Error::io(format!("removing {}", path.display()), e))?;
-            sync_dir(dir)?;
-            summary.next_segment_id = segment.id;
-            continue;
-        }
-        if check.version == LEGACY_VERSION {
-            if check.keep_end < segment.bytes.len() as u64 {
-                let file = io.open_rw(path)?;
-                file.set_len(check.keep_end)
-                    .and_then(|()| file.sync(SyncKind::All))
-                    .map_err(|e| Error::io(format!("truncating {}", path.display()), e))?;
-            }
-        } else if check.end != SegmentEnd::Sealed {
-            seal_at(io, segment, segment_max)?;
-        }
-        summary.segments.push(SegmentInfo {
-            id: segment.id,
-            max_sequence: segment_max,
-        });
-        summary.next_segment_id = segment.id + 1;
-    }
-    if let Some(first) = discarding {
-        // Every segment after the damaged one is set aside whole.
-        for segment in segments.iter().skip(first + 1) {
-            let copy = keep_copy(dir, segment)?;
-            std::fs::remove_file(&segment.path)
-                .map_err(|e| Error::io(format!("removing {}", segment.path.display()), e))?;
-            if let Some((_, _, copies)) = &mut summary.discarded {
-                copies.push(copy);
-            }
-        }
-        sync_dir(dir)?;
     }
     Ok(summary)
+}
+
+/// Leaves the last segment replay keeps ready for the log to go on after
+/// it: removed when it holds no record (returns false), else sealed (a
+/// version-1 segment is cut after its last frame instead).
+fn repair_last(dir: &Path, io: Io, segment: &CheckedSegment, max_sequence: u64) -> Result<bool> {
+    let check = &segment.check;
+    let path = &segment.path;
+    if check.mutations.is_empty() {
+        std::fs::remove_file(path)
+            .map_err(|e| Error::io(format!("removing {}", path.display()), e))?;
+        sync_dir(dir)?;
+        return Ok(false);
+    }
+    if check.version == LEGACY_VERSION {
+        if check.keep_end < segment.bytes.len() as u64 {
+            let file = io.open_rw(path)?;
+            file.set_len(check.keep_end)
+                .and_then(|()| file.sync(SyncKind::All))
+                .map_err(|e| Error::io(format!("truncating {}", path.display()), e))?;
+        }
+    } else if check.end != SegmentEnd::Sealed {
+        seal_at(io, segment, max_sequence)?;
+    }
+    Ok(true)
+}
+
+/// Point-in-time recovery: copies every segment after the damaged one into
+/// `wal/damaged/` and removes it.
+fn set_aside(dir: &Path, later: &[CheckedSegment], summary: &mut ReplaySummary) -> Result<()> {
+    for segment in later {
+        let copy = keep_copy(dir, segment)?;
+        std::fs::remove_file(&segment.path)
+            .map_err(|e| Error::io(format!("removing {}", segment.path.display()), e))?;
+        if let Some((_, _, copies)) = &mut summary.discarded {
+            copies.push(copy);
+        }
+    }
+    sync_dir(dir)
 }
 
 #[cfg(test)]
