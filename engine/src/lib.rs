@@ -120,6 +120,7 @@ pub use options::{
     MAX_PRESPLIT_REGIONS, PreSplit, TableDescriptor, WalRecovery,
 };
 pub use read::Scanner;
+pub use read::cursor::{CellView, RowView, ScanCursor};
 pub use table::{RegionInfo, Table};
 pub use wal::WalStats;
 

@@ -642,6 +642,17 @@ impl Harness {
                         (String::from_utf8_lossy(&r.row).into_owned(), as_tuples(&r))
                     })
                     .collect();
+                // The borrowing cursor returns the same rows and cells.
+                let mut cursor = self.table.scan_cursor(&scan).unwrap();
+                let mut lent = Vec::new();
+                while let Some(view) = cursor.next_row().unwrap() {
+                    let row = view.to_row_result();
+                    lent.push((
+                        String::from_utf8_lossy(&row.row).into_owned(),
+                        as_tuples(&row),
+                    ));
+                }
+                prop_assert_eq!(&lent, &got, "cursor scan {:?}", op);
                 // The model's scan: filter rows by the (direction-aware) range.
                 let in_range = |i: usize| {
                     let (low, high) = if *reversed {

@@ -221,12 +221,13 @@ impl Engine for StrataEngine {
 
 /// Runs `scan`; counts its rows and their bytes (row keys and values).
 fn count_rows(table: &Table, scan: &Scan) -> Result<ScanCount> {
+    // The borrowing cursor: what a program reading many rows should use.
     let mut count = ScanCount::default();
-    for row in table.scan(scan)? {
-        let row = row?;
+    let mut cursor = table.scan_cursor(scan)?;
+    while let Some(row) = cursor.next_row()? {
         count.entries += 1;
         count.bytes +=
-            row.row.len() as u64 + row.cells.iter().map(|c| c.value.len() as u64).sum::<u64>();
+            row.row().len() as u64 + row.cells().map(|c| c.value().len() as u64).sum::<u64>();
     }
     Ok(count)
 }

@@ -261,15 +261,22 @@ impl BytesColumn {
     /// Item `i`; `data` is the block the column was parsed from.
     #[inline]
     pub(crate) fn get<'d>(&self, data: &'d [u8], i: usize) -> &'d [u8] {
-        let range = match self {
-            BytesColumn::Fixed { width, start, .. } => start + i * width..start + (i + 1) * width,
+        let (lo, hi) = self.span(i);
+        data.get(lo..hi).unwrap_or_default()
+    }
+
+    /// Where item `i` lies in the block: `(start, end)` byte offsets
+    /// (`start <= end`; [`BytesColumn::parse`] checked they are in the block).
+    #[inline]
+    pub(crate) fn span(&self, i: usize) -> (usize, usize) {
+        match self {
+            BytesColumn::Fixed { width, start, .. } => (start + i * width, start + (i + 1) * width),
             BytesColumn::Variable { offsets, start } => {
                 let lo = offsets.get(i).copied().unwrap_or(0) as usize;
                 let hi = offsets.get(i + 1).copied().unwrap_or(0) as usize;
-                start + lo..start + hi.max(lo)
+                (start + lo, start + hi.max(lo))
             }
-        };
-        data.get(range).unwrap_or_default()
+        }
     }
 
     /// Starts loading the lines a binary search over the items reads

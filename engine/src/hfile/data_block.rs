@@ -227,6 +227,19 @@ pub(crate) struct DataBlock {
     values: BytesColumn,
 }
 
+/// A cell of a block with its fields decoded: byte spans of the slices
+/// and the integers. A cursor decodes its cell once per move and reads it
+/// many times (the merge, the resolver and the row loop each look).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DecodedCell {
+    row: (usize, usize),
+    qualifier: (usize, usize),
+    value: (usize, usize),
+    timestamp: i64,
+    kind: CellKind,
+    sequence: u64,
+}
+
 /// A cell position inside a block: row index and cell index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Position {
@@ -393,14 +406,34 @@ impl DataBlock {
     /// The cell at `p`.
     #[inline]
     pub(crate) fn cell(&self, p: Position) -> CellRef<'_> {
+        self.decoded(&self.decode_cell(p))
+    }
+
+    /// Decodes the fields of the cell at `p`.
+    #[inline]
+    pub(crate) fn decode_cell(&self, p: Position) -> DecodedCell {
         let data = &self.data;
-        CellRef {
-            row: self.row(p.row),
-            qualifier: self.qualifiers.get(data, p.cell),
+        DecodedCell {
+            row: self.row_keys.span(p.row),
+            qualifier: self.qualifiers.span(p.cell),
+            value: self.values.span(p.cell),
             timestamp: self.timestamps.get(data, p.cell) as i64,
             kind: CellKind::from_code(self.kinds.get(data, p.cell) as u8).unwrap_or(CellKind::Put),
             sequence: self.sequences.get(data, p.cell),
-            value: self.values.get(data, p.cell),
+        }
+    }
+
+    /// The cell `decoded` describes (decoded from this block).
+    #[inline]
+    pub(crate) fn decoded(&self, decoded: &DecodedCell) -> CellRef<'_> {
+        let slice = |(lo, hi): (usize, usize)| self.data.get(lo..hi).unwrap_or_default();
+        CellRef {
+            row: slice(decoded.row),
+            qualifier: slice(decoded.qualifier),
+            timestamp: decoded.timestamp,
+            kind: decoded.kind,
+            sequence: decoded.sequence,
+            value: slice(decoded.value),
         }
     }
 

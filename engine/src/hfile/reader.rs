@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::block::{BlockHandle, unframe_block};
 use super::bloom::{self, cell_hash};
-use super::data_block::{DataBlock, Position};
+use super::data_block::{DataBlock, DecodedCell, Position};
 use super::index::IndexBlock;
 use super::{FileInfo, FileMeta, TRAILER_BYTES, Trailer, decode_meta};
 use crate::cell::CellRef;
@@ -477,7 +477,8 @@ fn read_block(file: &IoFile, path: &Path, handle: BlockHandle) -> Result<Vec<u8>
 pub(crate) struct FileCursor {
     reader: Arc<HFileReader>,
     block: Option<(usize, Arc<DataBlock>)>,
-    position: Option<Position>,
+    /// The cell under the cursor (in `block`), and its fields decoded.
+    position: Option<(Position, DecodedCell)>,
     gate: Option<Arc<RowGate>>,
     /// Rows of the current block that pass the gate (`None`: all do).
     passing: Option<Bitmap>,
@@ -703,15 +704,15 @@ impl FileCursor {
         while let Some(ordinal) = next {
             let block = self.load(ordinal)?;
             if let Some(r) = self.passing_from(&block, 0) {
-                self.position = Some(Position {
+                self.place(Some(Position {
                     row: r,
                     cell: block.row_cells(r).start,
-                });
+                }));
                 return Ok(());
             }
             next = self.wanted_from(ordinal + 1)?;
         }
-        self.position = None;
+        self.place(None);
         Ok(())
     }
 
@@ -725,10 +726,10 @@ impl FileCursor {
                 .checked_sub(1)
                 .and_then(|last| self.passing_until(&block, last))
             {
-                self.position = Some(Position {
+                self.place(Some(Position {
                     row: r,
                     cell: block.row_cells(r).end - 1,
-                });
+                }));
                 return Ok(());
             }
             next = match ordinal.checked_sub(1) {
@@ -736,7 +737,7 @@ impl FileCursor {
                 None => None,
             };
         }
-        self.position = None;
+        self.place(None);
         Ok(())
     }
 
@@ -745,19 +746,25 @@ impl FileCursor {
         let Some(p) = p else {
             return self.first_of(ordinal + 1);
         };
+        if self.gate.is_none() {
+            // Every row passes: no block handle to clone (an atomic
+            // increment per row of a scan).
+            self.place(Some(p));
+            return Ok(());
+        }
         let Some((_, block)) = self.block.clone() else {
             return self.first_of(ordinal + 1);
         };
         if self.row_ok(&block, p.row) {
-            self.position = Some(p);
+            self.place(Some(p));
             return Ok(());
         }
         match self.passing_from(&block, p.row + 1) {
             Some(r) => {
-                self.position = Some(Position {
+                self.place(Some(Position {
                     row: r,
                     cell: block.row_cells(r).start,
-                });
+                }));
                 Ok(())
             }
             None => self.first_of(ordinal + 1),
@@ -767,7 +774,7 @@ impl FileCursor {
     /// Positions at the first cell with key >= `key`.
     pub(crate) fn seek(&mut self, key: &SeekKey<'_>) -> Result<()> {
         let Some(mut ordinal) = self.reader.seek_block(key.row)? else {
-            self.position = None;
+            self.place(None);
             return Ok(());
         };
         loop {
@@ -776,7 +783,7 @@ impl FileCursor {
                 Some(later) if key.is_row_start() => return self.first_of(later),
                 Some(later) => ordinal = later,
                 None => {
-                    self.position = None;
+                    self.place(None);
                     return Ok(());
                 }
             }
@@ -811,7 +818,7 @@ impl FileCursor {
             let block = self.load(ordinal)?;
             if let Some(p) = block.seek_before(key) {
                 if self.row_ok(&block, p.row) {
-                    self.position = Some(p);
+                    self.place(Some(p));
                     return Ok(());
                 }
                 if let Some(r) = p
@@ -819,10 +826,10 @@ impl FileCursor {
                     .checked_sub(1)
                     .and_then(|r| self.passing_until(&block, r))
                 {
-                    self.position = Some(Position {
+                    self.place(Some(Position {
                         row: r,
                         cell: block.row_cells(r).end - 1,
-                    });
+                    }));
                     return Ok(());
                 }
                 // Everything earlier in this block fails: earlier blocks
@@ -830,7 +837,7 @@ impl FileCursor {
                 return match ordinal.checked_sub(1) {
                     Some(previous) => self.last_of(previous),
                     None => {
-                        self.position = None;
+                        self.place(None);
                         Ok(())
                     }
                 };
@@ -840,7 +847,7 @@ impl FileCursor {
                 None => None,
             };
         }
-        self.position = None;
+        self.place(None);
         Ok(())
     }
 
@@ -849,7 +856,7 @@ impl FileCursor {
         match self.reader.block_count().checked_sub(1) {
             Some(last) => self.last_of(last),
             None => {
-                self.position = None;
+                self.place(None);
                 Ok(())
             }
         }
@@ -860,24 +867,37 @@ impl FileCursor {
         self.first_of(0)
     }
 
+    /// Puts the cursor at `p` of the current block (or nowhere).
+    #[inline]
+    fn place(&mut self, p: Option<Position>) {
+        self.position = match (p, &self.block) {
+            (Some(p), Some((_, block))) => Some((p, block.decode_cell(p))),
+            _ => None,
+        };
+    }
+
     /// Moves to the next cell.
     pub(crate) fn advance(&mut self) -> Result<()> {
-        let (Some(p), Some((ordinal, block))) = (self.position, self.block.clone()) else {
+        let (Some((p, _)), Some((ordinal, block))) = (self.position, self.block.as_ref()) else {
             return Ok(());
         };
         match block.next(p) {
             Some(next) if next.row == p.row => {
-                self.position = Some(next);
+                self.place(Some(next));
                 Ok(())
             }
-            next => self.settle_forward(ordinal, next),
+            next => {
+                let ordinal = *ordinal;
+                self.settle_forward(ordinal, next)
+            }
         }
     }
 
     /// The cell under the cursor.
+    #[inline]
     pub(crate) fn current(&self) -> Option<CellRef<'_>> {
-        let p = self.position?;
+        let (_, decoded) = self.position.as_ref()?;
         let (_, block) = self.block.as_ref()?;
-        Some(block.cell(p))
+        Some(block.decoded(decoded))
     }
 }

@@ -23,7 +23,8 @@ use strata_filters::kernels::Kernel;
 use strata_filters::plan::Seek;
 use strata_filters::{CellRef as FilterCell, Filter, FilterEvaluator, Plan, ScanRange};
 
-use crate::cell::{Cell, CellKind, RowResult};
+use super::sink::{RowBuffer, RowSink};
+use crate::cell::{CellKind, CellRef};
 use crate::error::Result;
 
 /// The compiled filter of one read.
@@ -44,8 +45,9 @@ impl FilterSetup {
 
 /// What the stage decided about a row.
 pub(crate) enum Verdict {
-    /// Return this row (possibly transformed); `stop` ends the scan after it.
-    Return { row: RowResult, stop: bool },
+    /// Return the row (its cells, possibly transformed, are in the output
+    /// sink); `stop` ends the scan after it.
+    Return { stop: bool },
     /// Skip the row.
     Skip,
     /// Skip to a later row (or, for reversed scans, an earlier one).
@@ -91,37 +93,31 @@ impl FilterStage {
             .is_some_and(|max| self.returned >= max)
     }
 
-    /// Runs steps 1-5 on one row with at least one visible cell.
-    pub(crate) fn process(&mut self, row: RowResult) -> Verdict {
+    /// Runs steps 1-5 on one row with at least one visible cell: `input`
+    /// holds the row's visible cells; what the scan returns of it goes to
+    /// `output` (started afresh for this row).
+    pub(crate) fn process<S: RowSink>(&mut self, input: &RowBuffer, output: &mut S) -> Verdict {
         let plan = &self.setup.plan;
-        match plan.seek(&row.row) {
+        let row = input.row();
+        match plan.seek(row) {
             Seek::Here => {}
             Seek::Done => return Verdict::Stop,
             other => return Verdict::SeekTo(other),
         }
-        if plan
-            .stop_filter
-            .as_ref()
-            .is_some_and(|p| !p.matches(&row.row))
-        {
+        if plan.stop_filter.as_ref().is_some_and(|p| !p.matches(row)) {
             return Verdict::Stop;
         }
-        if plan
-            .row_filter
-            .as_ref()
-            .is_some_and(|p| !p.matches(&row.row))
-        {
+        if plan.row_filter.as_ref().is_some_and(|p| !p.matches(row)) {
             return Verdict::Skip;
         }
-        let cells: Vec<FilterCell<'_>> = row
-            .cells
-            .iter()
+        let cells: Vec<FilterCell<'_>> = input
+            .cells(0..input.len())
             .map(|c| FilterCell {
-                row: &row.row,
-                family: &c.family,
-                qualifier: &c.qualifier,
+                row,
+                family: c.family,
+                qualifier: c.qualifier,
                 timestamp: c.timestamp,
-                value: &c.value,
+                value: c.value,
             })
             .collect();
         if !plan
@@ -131,7 +127,7 @@ impl FilterStage {
         {
             return Verdict::Skip;
         }
-        let (output, stop) = match &mut self.evaluator {
+        let (out, stop) = match &mut self.evaluator {
             Some(evaluator) => {
                 let outcome = evaluator.evaluate_row(&cells, self.max_versions);
                 if outcome.excluded {
@@ -145,26 +141,24 @@ impl FilterStage {
             }
             None => (plan.output_cells(&cells, self.max_versions), false),
         };
-        if output.is_empty() {
+        if out.is_empty() {
             return if stop { Verdict::Stop } else { Verdict::Skip };
         }
-        let cells = output
-            .into_iter()
-            .map(|c| Cell {
-                family: c.family.to_vec(),
-                qualifier: c.qualifier.to_vec(),
-                timestamp: c.timestamp,
-                kind: CellKind::Put,
-                value: c.value.into_owned(),
-            })
-            .collect();
-        self.returned += 1;
-        Verdict::Return {
-            row: RowResult {
-                row: row.row.clone(),
-                cells,
-            },
-            stop,
+        output.begin_row(row);
+        for c in &out {
+            output.push_cell(
+                c.family,
+                &CellRef {
+                    row,
+                    qualifier: c.qualifier,
+                    timestamp: c.timestamp,
+                    kind: CellKind::Put,
+                    sequence: 0,
+                    value: &c.value,
+                },
+            );
         }
+        self.returned += 1;
+        Verdict::Return { stop }
     }
 }

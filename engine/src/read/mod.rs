@@ -4,8 +4,10 @@
 //!
 //! A get is a scan of one row.
 
+pub(crate) mod cursor;
 pub(crate) mod filtering;
 pub(crate) mod resolve;
+pub(crate) mod sink;
 
 use std::collections::VecDeque;
 use std::ops::Bound;
@@ -23,6 +25,7 @@ use crate::schema::{FamilyPlan, family_plan};
 use crate::store::{ReadScope, Store};
 use filtering::{FilterSetup, FilterStage, Verdict};
 use resolve::{QueryRules, Resolver};
+use sink::{RowBuffer, RowSink};
 use strata_filters::plan::Seek;
 
 /// Everything a read needs to know, fixed when it starts.
@@ -187,7 +190,6 @@ pub(crate) fn plan_scan(
             max_versions,
             raw: scan.raw,
             now_ms,
-            count_only: false,
         },
         read_point,
         limit: scan.limit,
@@ -219,7 +221,6 @@ pub(crate) fn plan_get(
             max_versions,
             raw: false,
             now_ms,
-            count_only: false,
         },
         read_point,
         limit: Some(1),
@@ -300,17 +301,28 @@ impl ScanPlan {
 /// Reads the one row a get plan covers from `region`, through the filter.
 pub(crate) fn read_row(region: &Region, plan: &ScanPlan) -> Result<Option<RowResult>> {
     let mut scanner = RegionScanner::open(region, plan);
-    let Some(row) = scanner.next_row(plan)? else {
-        return Ok(None);
-    };
+    let mut cells = Vec::new();
     match &plan.filter {
-        None => Ok(Some(row)),
-        Some(setup) => match FilterStage::new(setup, false, plan.filter_max_versions)?.process(row)
-        {
-            Verdict::Return { row, .. } => Ok(Some(row)),
-            _ => Ok(None),
-        },
+        None => {
+            if !scanner.next_row(plan, &mut cells)? {
+                return Ok(None);
+            }
+        }
+        Some(setup) => {
+            let mut visible = RowBuffer::default();
+            if !scanner.next_row(plan, &mut visible)? {
+                return Ok(None);
+            }
+            let mut stage = FilterStage::new(setup, false, plan.filter_max_versions)?;
+            if !matches!(stage.process(&visible, &mut cells), Verdict::Return { .. }) {
+                return Ok(None);
+            }
+        }
     }
+    Ok(Some(RowResult {
+        row: scanner.row().to_vec(),
+        cells,
+    }))
 }
 
 fn above_lower(row: &[u8], lower: &Bound<Vec<u8>>) -> bool {
@@ -333,6 +345,8 @@ fn below_upper(row: &[u8], upper: &Bound<Vec<u8>>) -> bool {
 struct StoreScan {
     family: usize,
     sources: MergedSources,
+    /// The resolver's qualifier buffer, handed from row to row.
+    qualifier_buffer: Vec<u8>,
 }
 
 /// Reads the rows of one region.
@@ -346,6 +360,8 @@ pub(crate) struct RegionScanner {
     /// Reverse scans: the next row must be below this (`None` = no bound yet).
     reverse_bound: Option<Vec<u8>>,
     finished: bool,
+    /// The key of the row last returned (reused: no allocation per row).
+    row: Vec<u8>,
 }
 
 impl RegionScanner {
@@ -370,6 +386,7 @@ impl RegionScanner {
                 Some(StoreScan {
                     family,
                     sources: MergedSources::new(sources, plan.read_point),
+                    qualifier_buffer: Vec::new(),
                 })
             })
             .collect::<Vec<_>>();
@@ -384,6 +401,7 @@ impl RegionScanner {
                 started: true,
                 reverse_bound: None,
                 finished: true,
+                row: Vec::new(),
             };
         }
         let mut lower = plan.lower.clone();
@@ -401,26 +419,34 @@ impl RegionScanner {
             started: false,
             reverse_bound: None,
             finished: false,
+            row: Vec::new(),
         }
     }
 
-    /// The next row with at least one returned cell.
-    pub(crate) fn next_row(&mut self, plan: &ScanPlan) -> Result<Option<RowResult>> {
+    /// The key of the row the last successful [`RegionScanner::next_row`]
+    /// returned.
+    pub(crate) fn row(&self) -> &[u8] {
+        &self.row
+    }
+
+    /// Reads the next row with at least one returned cell into `sink`
+    /// (its key then in [`RegionScanner::row`]); false at the end.
+    pub(crate) fn next_row<S: RowSink>(&mut self, plan: &ScanPlan, sink: &mut S) -> Result<bool> {
         if self.finished {
-            return Ok(None);
+            return Ok(false);
         }
-        let row = if plan.reversed {
-            self.next_row_reverse(plan)?
+        let found = if plan.reversed {
+            self.next_row_reverse(plan, sink)?
         } else {
-            self.next_row_forward(plan)?
+            self.next_row_forward(plan, sink)?
         };
-        if row.is_none() {
+        if !found {
             self.finished = true;
         }
-        Ok(row)
+        Ok(found)
     }
 
-    fn next_row_forward(&mut self, plan: &ScanPlan) -> Result<Option<RowResult>> {
+    fn next_row_forward<S: RowSink>(&mut self, plan: &ScanPlan, sink: &mut S) -> Result<bool> {
         if !self.started {
             self.started = true;
             let start: Vec<u8> = match &self.lower {
@@ -436,27 +462,31 @@ impl RegionScanner {
                 store.sources.seek(&SeekKey::row_start(&start))?;
             }
         }
-        loop {
-            let Some(row) = self
+        let mut row = std::mem::take(&mut self.row);
+        let found = loop {
+            let smallest = self
                 .stores
                 .iter()
                 .filter_map(|s| s.sources.current().map(|c| c.row))
-                .min()
-                .map(<[u8]>::to_vec)
-            else {
-                return Ok(None);
+                .min();
+            let Some(smallest) = smallest else {
+                break false;
             };
-            if !below_upper(&row, &self.upper) {
-                return Ok(None);
+            if !below_upper(smallest, &self.upper) {
+                break false;
             }
-            let cells = self.collect_row(plan, &row)?;
-            if !cells.is_empty() {
-                return Ok(Some(RowResult { row, cells }));
+            row.clear();
+            row.extend_from_slice(smallest);
+            self.collect_row(plan, &row, sink)?;
+            if sink.cell_count() > 0 {
+                break true;
             }
-        }
+        };
+        self.row = row;
+        Ok(found)
     }
 
-    fn next_row_reverse(&mut self, plan: &ScanPlan) -> Result<Option<RowResult>> {
+    fn next_row_reverse<S: RowSink>(&mut self, plan: &ScanPlan, sink: &mut S) -> Result<bool> {
         if !self.started {
             self.started = true;
             self.reverse_bound = match &self.upper {
@@ -481,18 +511,20 @@ impl RegionScanner {
                 }
             }
             let Some(row) = candidate else {
-                return Ok(None);
+                return Ok(false);
             };
             if !above_lower(&row, &self.lower) {
-                return Ok(None);
+                return Ok(false);
             }
-            self.reverse_bound = Some(row.clone());
             for store in &mut self.stores {
                 store.sources.seek(&SeekKey::row_start(&row))?;
             }
-            let cells = self.collect_row(plan, &row)?;
-            if !cells.is_empty() {
-                return Ok(Some(RowResult { row, cells }));
+            self.collect_row(plan, &row, sink)?;
+            self.row.clear();
+            self.row.extend_from_slice(&row);
+            self.reverse_bound = Some(row);
+            if sink.cell_count() > 0 {
+                return Ok(true);
             }
         }
     }
@@ -523,33 +555,36 @@ impl RegionScanner {
         Ok(())
     }
 
-    /// Resolves every store's cells of `row`; leaves each store positioned
-    /// after the row.
-    fn collect_row(&mut self, plan: &ScanPlan, row: &[u8]) -> Result<Vec<Cell>> {
-        let mut cells = Vec::new();
+    /// Resolves every store's cells of `row` into `sink` (starting it
+    /// afresh); leaves each store positioned after the row.
+    fn collect_row<S: RowSink>(&mut self, plan: &ScanPlan, row: &[u8], sink: &mut S) -> Result<()> {
+        sink.begin_row(row);
         for store in &mut self.stores {
             let Some(family) = plan.families.get(store.family) else {
                 continue;
             };
             let mut resolver = Resolver::new(
-                &family.name,
                 family.columns.as_ref(),
                 family.rules,
                 plan.query,
+                std::mem::take(&mut store.qualifier_buffer),
             );
             while let Some(cell) = store.sources.current() {
                 if cell.row != row {
                     break;
                 }
-                resolver.push(&cell, &mut cells);
+                if resolver.push(&cell) {
+                    sink.push_cell(&family.name, &cell);
+                }
                 if resolver.column_done(store.sources.may_hold_family_markers()) {
                     skip_column(&mut store.sources, row, resolver.column_qualifier())?;
                 } else {
                     store.sources.advance()?;
                 }
             }
+            store.qualifier_buffer = resolver.into_buffer();
         }
-        Ok(cells)
+        Ok(())
     }
 }
 
@@ -591,46 +626,53 @@ fn skip_column(sources: &mut MergedSources, row: &[u8], qualifier: &[u8]) -> Res
     Ok(())
 }
 
-/// An iterator over the rows of a scan. Each item is one row (or, with
-/// [`Scan::batch`], a part of one row).
-pub struct Scanner {
+/// The rows of a scan, region after region, through the filter stage and
+/// the row limit: what [`Scanner`] and [`cursor::ScanCursor`] share.
+pub(crate) struct RowStream {
     state: Arc<TableState>,
     plan: ScanPlan,
     stage: Option<FilterStage>,
     region_index: Option<usize>,
     current: Option<RegionScanner>,
-    pending: VecDeque<RowResult>,
+    /// A row's visible cells before the filter stage (filtered scans only).
+    visible: RowBuffer,
     rows_returned: u64,
     finished: bool,
 }
 
-impl std::fmt::Debug for Scanner {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Scanner")
-            .field("table", &self.state.descriptor.name())
-            .field("rows_returned", &self.rows_returned)
-            .finish()
-    }
-}
-
-impl Scanner {
-    pub(crate) fn new(state: Arc<TableState>, plan: ScanPlan) -> Result<Scanner> {
+impl RowStream {
+    pub(crate) fn new(state: Arc<TableState>, plan: ScanPlan) -> Result<RowStream> {
         let finished = plan.limit == Some(0);
         let stage = plan
             .filter
             .as_ref()
             .map(|setup| FilterStage::new(setup, plan.reversed, plan.filter_max_versions))
             .transpose()?;
-        Ok(Scanner {
+        Ok(RowStream {
             state,
             plan,
             stage,
             region_index: None,
             current: None,
-            pending: VecDeque::new(),
+            visible: RowBuffer::default(),
             rows_returned: 0,
             finished,
         })
+    }
+
+    /// The plan the stream reads.
+    pub(crate) fn plan(&self) -> &ScanPlan {
+        &self.plan
+    }
+
+    /// The table's name.
+    pub(crate) fn table_name(&self) -> &str {
+        self.state.descriptor.name()
+    }
+
+    /// Rows returned so far.
+    pub(crate) fn rows_returned(&self) -> u64 {
+        self.rows_returned
     }
 
     /// Index of the first region to read.
@@ -677,7 +719,36 @@ impl Scanner {
         }
     }
 
-    fn next_full_row(&mut self) -> Result<Option<RowResult>> {
+    /// Reads the next row the scan returns into `sink` (started afresh);
+    /// false at the end of the scan. After an error the stream is finished.
+    pub(crate) fn next_row<S: RowSink>(&mut self, sink: &mut S) -> Result<bool> {
+        if self.finished {
+            return Ok(false);
+        }
+        match self.next_full_row(sink) {
+            Ok(true) => {
+                self.rows_returned += 1;
+                if self
+                    .plan
+                    .limit
+                    .is_some_and(|limit| self.rows_returned >= limit)
+                {
+                    self.finished = true;
+                }
+                Ok(true)
+            }
+            Ok(false) => {
+                self.finished = true;
+                Ok(false)
+            }
+            Err(e) => {
+                self.finished = true;
+                Err(e)
+            }
+        }
+    }
+
+    fn next_full_row<S: RowSink>(&mut self, sink: &mut S) -> Result<bool> {
         loop {
             if self.current.is_none() {
                 let index = match self.region_index {
@@ -685,38 +756,91 @@ impl Scanner {
                     Some(i) => self.following_region(i),
                 };
                 let Some(index) = index else {
-                    return Ok(None);
+                    return Ok(false);
                 };
                 let Some(region) = self.state.regions.get(index) else {
-                    return Ok(None);
+                    return Ok(false);
                 };
                 self.region_index = Some(index);
                 self.current = Some(RegionScanner::open(region, &self.plan));
             }
-            if let Some(scanner) = &mut self.current {
-                let Some(row) = scanner.next_row(&self.plan)? else {
-                    self.current = None;
-                    continue;
-                };
-                let Some(stage) = &mut self.stage else {
-                    return Ok(Some(row));
-                };
-                if stage.exhausted() {
-                    return Ok(None);
+            let Some(scanner) = &mut self.current else {
+                continue;
+            };
+            let Some(stage) = &mut self.stage else {
+                if scanner.next_row(&self.plan, sink)? {
+                    return Ok(true);
                 }
-                match stage.process(row) {
-                    Verdict::Return { row, stop } => {
-                        if stop {
-                            self.finished = true;
-                        }
-                        return Ok(Some(row));
+                self.current = None;
+                continue;
+            };
+            if !scanner.next_row(&self.plan, &mut self.visible)? {
+                self.current = None;
+                continue;
+            }
+            if stage.exhausted() {
+                return Ok(false);
+            }
+            match stage.process(&self.visible, sink) {
+                Verdict::Return { stop } => {
+                    if stop {
+                        self.finished = true;
                     }
-                    Verdict::Skip => {}
-                    Verdict::Stop => return Ok(None),
-                    Verdict::SeekTo(target) => scanner.skip_to(&target)?,
+                    return Ok(true);
                 }
+                Verdict::Skip => {}
+                Verdict::Stop => return Ok(false),
+                Verdict::SeekTo(target) => scanner.skip_to(&target)?,
             }
         }
+    }
+}
+
+/// An iterator over the rows of a scan. Each item is one row (or, with
+/// [`Scan::batch`], a part of one row), with owned cells: a copy, at the
+/// edge, of what the borrowing [`cursor::ScanCursor`] lends.
+pub struct Scanner {
+    stream: RowStream,
+    pending: VecDeque<RowResult>,
+}
+
+impl std::fmt::Debug for Scanner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scanner")
+            .field("table", &self.stream.table_name())
+            .field("rows_returned", &self.stream.rows_returned())
+            .finish()
+    }
+}
+
+impl Scanner {
+    pub(crate) fn new(state: Arc<TableState>, plan: ScanPlan) -> Result<Scanner> {
+        Ok(Scanner {
+            stream: RowStream::new(state, plan)?,
+            pending: VecDeque::new(),
+        })
+    }
+}
+
+/// A row's key, the owned-row form of a [`RowSink`]'s output.
+struct OwnedRow {
+    row: Vec<u8>,
+    cells: Vec<Cell>,
+}
+
+impl RowSink for OwnedRow {
+    fn begin_row(&mut self, row: &[u8]) {
+        self.row.clear();
+        self.row.extend_from_slice(row);
+        self.cells.clear();
+    }
+
+    fn push_cell(&mut self, family: &[u8], cell: &crate::cell::CellRef<'_>) {
+        self.cells.push_cell(family, cell);
+    }
+
+    fn cell_count(&self) -> usize {
+        self.cells.len()
     }
 }
 
@@ -727,43 +851,29 @@ impl Iterator for Scanner {
         if let Some(part) = self.pending.pop_front() {
             return Some(Ok(part));
         }
-        if self.finished {
-            return None;
+        let mut out = OwnedRow {
+            row: Vec::new(),
+            cells: Vec::new(),
+        };
+        match self.stream.next_row(&mut out) {
+            Ok(true) => {}
+            Ok(false) => return None,
+            Err(e) => return Some(Err(e)),
         }
-        match self.next_full_row() {
-            Ok(Some(row)) => {
-                self.rows_returned += 1;
-                if self
-                    .plan
-                    .limit
-                    .is_some_and(|limit| self.rows_returned >= limit)
-                {
-                    self.finished = true;
+        let OwnedRow { row, cells } = out;
+        match self.stream.plan().batch {
+            Some(batch) if cells.len() > batch => {
+                let mut cells = cells.into_iter().peekable();
+                while cells.peek().is_some() {
+                    let part: Vec<Cell> = cells.by_ref().take(batch).collect();
+                    self.pending.push_back(RowResult {
+                        row: row.clone(),
+                        cells: part,
+                    });
                 }
-                match self.plan.batch {
-                    Some(batch) if row.cells.len() > batch => {
-                        let RowResult { row, cells } = row;
-                        let mut cells = cells.into_iter().peekable();
-                        while cells.peek().is_some() {
-                            let part: Vec<Cell> = cells.by_ref().take(batch).collect();
-                            self.pending.push_back(RowResult {
-                                row: row.clone(),
-                                cells: part,
-                            });
-                        }
-                        self.pending.pop_front().map(Ok)
-                    }
-                    _ => Some(Ok(row)),
-                }
+                self.pending.pop_front().map(Ok)
             }
-            Ok(None) => {
-                self.finished = true;
-                None
-            }
-            Err(e) => {
-                self.finished = true;
-                Some(Err(e))
-            }
+            _ => Some(Ok(RowResult { row, cells })),
         }
     }
 }

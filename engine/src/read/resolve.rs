@@ -21,7 +21,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::cell::{Cell, CellKind, CellRef, TimeRange};
+use crate::cell::{CellKind, CellRef, TimeRange};
 pub(crate) use crate::schema::FamilyRules;
 
 /// Per-query rules.
@@ -32,14 +32,10 @@ pub(crate) struct QueryRules {
     pub(crate) raw: bool,
     /// "Now" for TTL, in milliseconds.
     pub(crate) now_ms: i64,
-    /// Only whether a row has visible cells matters (counting): emit
-    /// placeholders instead of copying cells.
-    pub(crate) count_only: bool,
 }
 
 /// Resolves the cells of one (row, family).
 pub(crate) struct Resolver<'a> {
-    family: &'a [u8],
     columns: Option<&'a BTreeSet<Vec<u8>>>,
     window: u32,
     query: QueryRules,
@@ -68,11 +64,14 @@ struct Column {
 }
 
 impl<'a> Resolver<'a> {
+    /// A resolver for one row; `qualifier_buffer` is the buffer a previous
+    /// row's resolver gave back ([`Resolver::into_buffer`]), so that a scan
+    /// does not allocate a column's qualifier per row.
     pub(crate) fn new(
-        family: &'a [u8],
         columns: Option<&'a BTreeSet<Vec<u8>>>,
         rules: FamilyRules,
         query: QueryRules,
+        qualifier_buffer: Vec<u8>,
     ) -> Self {
         let oldest_unexpired_ms = match rules.ttl_ms {
             Some(ttl) => query
@@ -81,15 +80,22 @@ impl<'a> Resolver<'a> {
             None => i64::MIN,
         };
         Resolver {
-            family,
             columns,
             window: rules.max_versions,
             query,
             oldest_unexpired_ms,
             family_range_markers: Vec::new(),
             family_point_markers: Vec::new(),
-            column: Column::default(),
+            column: Column {
+                qualifier: qualifier_buffer,
+                ..Column::default()
+            },
         }
+    }
+
+    /// The qualifier buffer, for the next row's resolver.
+    pub(crate) fn into_buffer(self) -> Vec<u8> {
+        self.column.qualifier
     }
 
     fn selected(&self, qualifier: &[u8]) -> bool {
@@ -111,52 +117,43 @@ impl<'a> Resolver<'a> {
                 .any(|&(ts, seq)| ts == timestamp && seq > sequence)
     }
 
-    fn emit(&self, cell: &CellRef<'_>, out: &mut Vec<Cell>) {
-        if self.query.count_only {
-            out.push(Cell {
-                family: Vec::new(),
-                qualifier: Vec::new(),
-                timestamp: cell.timestamp,
-                kind: cell.kind,
-                value: Vec::new(),
-            });
-            return;
-        }
-        out.push(Cell {
-            family: self.family.to_vec(),
-            qualifier: cell.qualifier.to_vec(),
-            timestamp: cell.timestamp,
-            kind: cell.kind,
-            value: cell.value.to_vec(),
-        });
-    }
-
-    /// Feeds the next cell of the row and family (in store order, already
     /// The qualifier of the column the last pushed cell belongs to.
     pub(crate) fn column_qualifier(&self) -> &[u8] {
         &self.column.qualifier
     }
 
-    /// limited to the read point); appends what the read returns to `out`.
-    pub(crate) fn push(&mut self, cell: &CellRef<'_>, out: &mut Vec<Cell>) {
+    /// Feeds the next cell of the row and family (in store order, already
+    /// limited to the read point); true when the read returns it.
+    pub(crate) fn push(&mut self, cell: &CellRef<'_>) -> bool {
         if !self.column.started || self.column.qualifier != cell.qualifier {
+            // Reuses the qualifier's buffer: no allocation per column once
+            // the resolver has seen a qualifier as long.
+            let mut qualifier = std::mem::take(&mut self.column.qualifier);
+            qualifier.clear();
+            qualifier.extend_from_slice(cell.qualifier);
             self.column = Column {
                 started: true,
-                qualifier: cell.qualifier.to_vec(),
+                qualifier,
                 ..Column::default()
             };
         }
         if self.query.raw {
-            self.push_raw(cell, out);
-            return;
+            return self.push_raw(cell);
         }
         let (ts, seq) = (cell.timestamp, cell.sequence);
         match cell.kind {
-            CellKind::DeleteFamily => self.family_range_markers.push((ts, seq)),
-            CellKind::DeleteFamilyVersion => self.family_point_markers.push((ts, seq)),
+            CellKind::DeleteFamily => {
+                self.family_range_markers.push((ts, seq));
+                false
+            }
+            CellKind::DeleteFamilyVersion => {
+                self.family_point_markers.push((ts, seq));
+                false
+            }
             CellKind::DeleteColumn => {
                 let c = &mut self.column;
                 c.range_marker_sequence = c.range_marker_sequence.max(seq);
+                false
             }
             CellKind::Delete => {
                 let c = &mut self.column;
@@ -166,11 +163,12 @@ impl<'a> Resolver<'a> {
                     }
                     _ => Some((ts, seq)),
                 };
+                false
             }
             CellKind::Put => {
                 if self.column.last_put_timestamp == Some(ts) {
                     // An older write at the same timestamp: the newer one is the version.
-                    return;
+                    return false;
                 }
                 self.column.last_put_timestamp = Some(ts);
                 self.column.window_used += 1;
@@ -182,8 +180,8 @@ impl<'a> Resolver<'a> {
                     && self.column.returned < self.query.max_versions;
                 if visible {
                     self.column.returned += 1;
-                    self.emit(cell, out);
                 }
+                visible
             }
         }
     }
@@ -209,19 +207,19 @@ impl<'a> Resolver<'a> {
     /// Raw reads return the stored cells themselves: markers (family markers
     /// whenever the family is read), hidden and surplus versions, limited
     /// only by the selected columns, the time range and max versions of puts.
-    fn push_raw(&mut self, cell: &CellRef<'_>, out: &mut Vec<Cell>) {
+    fn push_raw(&mut self, cell: &CellRef<'_>) -> bool {
         let wanted = (cell.kind.is_family_marker() || self.selected(cell.qualifier))
             && self.query.time_range.contains(cell.timestamp);
         if !wanted {
-            return;
+            return false;
         }
         if cell.kind == CellKind::Put {
             if self.column.returned >= self.query.max_versions {
-                return;
+                return false;
             }
             self.column.returned += 1;
         }
-        self.emit(cell, out);
+        true
     }
 }
 
@@ -251,23 +249,20 @@ mod tests {
             max_versions: query_versions,
             raw: false,
             now_ms: 1_000,
-            count_only: false,
         };
         let rules = FamilyRules {
             max_versions: window,
             ttl_ms: None,
         };
-        let mut r = Resolver::new(b"f", None, rules, query);
-        let mut out = Vec::new();
-        for cell in cells.iter() {
-            r.push(cell, &mut out);
-        }
-        out.into_iter()
+        let mut r = Resolver::new(None, rules, query, Vec::new());
+        cells
+            .iter()
+            .filter(|cell| r.push(cell))
             .map(|c| {
                 (
-                    String::from_utf8(c.qualifier).unwrap(),
+                    String::from_utf8(c.qualifier.to_vec()).unwrap(),
                     c.timestamp,
-                    String::from_utf8(c.value).unwrap(),
+                    String::from_utf8(c.value.to_vec()).unwrap(),
                 )
             })
             .collect()

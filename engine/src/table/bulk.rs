@@ -8,7 +8,8 @@ use crate::cell::{RowResult, validate_timestamp};
 use crate::error::{Error, Result};
 use crate::hfile::reader::HFileReader;
 use crate::ops::{BatchOp, BatchResult, Delete, Get, Put, Scan};
-use crate::read::{Scanner, plan_get, plan_scan, read_row};
+use crate::read::sink::{CellCount, RowBuffer};
+use crate::read::{RowStream, plan_get, plan_scan, read_row};
 use crate::store::Store;
 
 /// Most rows committed together by one `put_many` or batch group.
@@ -50,10 +51,10 @@ impl Table {
             self.services.now_ms(),
         )?;
         plan.batch = None;
-        plan.query.count_only = plan.filter.is_none() && !plan.query.raw;
+        let mut stream = RowStream::new(state, plan)?;
+        let mut cells = CellCount::default();
         let mut n = 0;
-        for row in Scanner::new(state, plan)? {
-            row?;
+        while stream.next_row(&mut cells)? {
             n += 1;
         }
         Ok(n)
@@ -79,18 +80,18 @@ impl Table {
         plan.batch = None;
         let mut pending: Vec<Delete> = Vec::new();
         let mut deleted = 0;
-        for row in Scanner::new(state.clone(), plan)? {
-            let row = row?;
-            let mut delete = Delete::new(&row.row).timestamp(timestamp);
+        let mut stream = RowStream::new(state.clone(), plan)?;
+        let mut row = RowBuffer::default();
+        while stream.next_row(&mut row)? {
+            let mut delete = Delete::new(row.row()).timestamp(timestamp);
             for (family, qualifiers) in scan.columns.families() {
                 match qualifiers {
                     None => delete = delete.family_up_to(family, timestamp),
                     Some(wanted) => {
                         let mut present: Vec<&[u8]> = row
-                            .cells
-                            .iter()
-                            .filter(|c| c.family == family && wanted.contains(&c.qualifier))
-                            .map(|c| c.qualifier.as_slice())
+                            .cells(0..row.len())
+                            .filter(|c| c.family == family && wanted.contains(c.qualifier))
+                            .map(|c| c.qualifier)
                             .collect();
                         present.dedup();
                         for q in present {

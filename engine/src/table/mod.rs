@@ -18,7 +18,8 @@ use crate::error::{Error, Result};
 use crate::maintenance::Supervisor;
 use crate::ops::{Delete, Get, Put, Scan};
 use crate::options::TableDescriptor;
-use crate::read::{Scanner, get_finds_nothing, plan_get, plan_scan, read_row};
+use crate::read::cursor::ScanCursor;
+use crate::read::{RowStream, Scanner, get_finds_nothing, plan_get, plan_scan, read_row};
 use crate::region::Region;
 use crate::write::{PreparedRow, commit};
 
@@ -269,6 +270,20 @@ impl Table {
             self.read_now_ms(&state),
         )?;
         Scanner::new(state, plan)
+    }
+
+    /// Starts a scan that lends its rows instead of returning owned ones:
+    /// the same rows as [`Table::scan`], without an allocation per row or
+    /// cell (see [`ScanCursor`]). The cheapest way to read many rows.
+    pub fn scan_cursor(&self, scan: &Scan) -> Result<ScanCursor> {
+        let state = self.state()?;
+        let plan = plan_scan(
+            &state,
+            scan,
+            self.services.mvcc.read_point(),
+            self.read_now_ms(&state),
+        )?;
+        Ok(ScanCursor::new(RowStream::new(state, plan)?))
     }
 }
 

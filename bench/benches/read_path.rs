@@ -1,0 +1,123 @@
+//! Read-path micro-benchmarks (`cargo bench -p strata-bench --bench read_path`):
+//! a table of 200,000 rows (16-byte keys, one 100-byte value each) flushed
+//! and major-compacted into one sorted run, every block cached, then
+//! - `full_scan`: every row, through the owned-row iterator (`Table::scan`)
+//!   and through the borrowing cursor (`Table::scan_cursor`); the reported
+//!   time per element is the cached scan's CPU time per row;
+//! - `short_scan`: 100 rows from a random start (YCSB E's median scan), both
+//!   ways;
+//! - `full_scan_with_memstore`: the full scan with every 100th row written
+//!   again, so two sources merge.
+//!
+//! Run with `-- --profile-time 10` to hold one of them under `perf record`.
+#![expect(
+    clippy::expect_used,
+    reason = "a micro-benchmark whose setup fails has nothing to measure; it stops with the reason"
+)]
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use strata::{Db, DbOptions, Durability, FamilyDescriptor, Put, Scan, Table, TableDescriptor};
+use strata_bench::keys::Rng;
+
+/// Rows of the benchmark table.
+const ROWS: u64 = 200_000;
+/// Rows of a short scan.
+const SHORT_SCAN_ROWS: u64 = 100;
+
+fn row_key(i: u64) -> Vec<u8> {
+    format!("user{i:012}").into_bytes()
+}
+
+/// A compacted, fully cached table; with `rewrite_every`, every such row is
+/// written again afterwards (it stays in the memstore).
+fn table(dir: &std::path::Path, rewrite_every: Option<u64>) -> (Db, Table) {
+    let db = Db::open(dir, DbOptions::default()).expect("open");
+    let table = db
+        .create_table(
+            TableDescriptor::new("bench")
+                .family(FamilyDescriptor::new("f"))
+                .durability(Durability::SkipWal),
+        )
+        .expect("create table");
+    let value = vec![b'v'; 100];
+    for chunk in (0..ROWS).collect::<Vec<_>>().chunks(10_000) {
+        let puts: Vec<Put> = chunk
+            .iter()
+            .map(|&i| Put::new(row_key(i)).add("f", "", value.clone()))
+            .collect();
+        table.put_many(&puts).expect("put");
+    }
+    table.flush().expect("flush");
+    table.major_compact().expect("compact");
+    if let Some(every) = rewrite_every {
+        let puts: Vec<Put> = (0..ROWS)
+            .step_by(every as usize)
+            .map(|i| Put::new(row_key(i)).add("f", "", value.clone()))
+            .collect();
+        table.put_many(&puts).expect("put");
+    }
+    // Warm the block cache.
+    let rows = table.scan(&Scan::new()).expect("scan").count() as u64;
+    assert_eq!(rows, ROWS);
+    (db, table)
+}
+
+fn owned_scan(table: &Table, scan: &Scan) -> u64 {
+    let mut bytes = 0u64;
+    for row in table.scan(scan).expect("scan") {
+        let row = row.expect("row");
+        bytes += row.cells.iter().map(|c| c.value.len() as u64).sum::<u64>();
+    }
+    bytes
+}
+
+fn cursor_scan(table: &Table, scan: &Scan) -> u64 {
+    let mut bytes = 0u64;
+    let mut cursor = table.scan_cursor(scan).expect("scan");
+    while let Some(row) = cursor.next_row().expect("row") {
+        bytes += row.cells().map(|c| c.value().len() as u64).sum::<u64>();
+    }
+    bytes
+}
+
+fn full_scan(c: &mut Criterion) {
+    for (name, rewrite) in [("full_scan", None), ("full_scan_with_memstore", Some(100))] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (_db, table) = table(dir.path(), rewrite);
+        let mut group = c.benchmark_group(name);
+        group.sample_size(20);
+        group.throughput(Throughput::Elements(ROWS));
+        let scan = Scan::new();
+        group.bench_function("owned_rows", |b| {
+            b.iter(|| black_box(owned_scan(&table, &scan)))
+        });
+        group.bench_function("cursor", |b| {
+            b.iter(|| black_box(cursor_scan(&table, &scan)))
+        });
+        group.finish();
+    }
+}
+
+fn short_scan(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (_db, table) = table(dir.path(), None);
+    let mut group = c.benchmark_group("short_scan_100_rows");
+    group.throughput(Throughput::Elements(1));
+    let mut rng = Rng::new(7);
+    let mut next_scan = move || {
+        let start = rng.below(ROWS - SHORT_SCAN_ROWS);
+        Scan::new().start(row_key(start)).limit(SHORT_SCAN_ROWS)
+    };
+    group.bench_function("owned_rows", |b| {
+        b.iter(|| black_box(owned_scan(&table, &next_scan())))
+    });
+    group.bench_function("cursor", |b| {
+        b.iter(|| black_box(cursor_scan(&table, &next_scan())))
+    });
+    group.finish();
+}
+
+criterion_group!(read_path, full_scan, short_scan);
+criterion_main!(read_path);

@@ -1,0 +1,252 @@
+//! The borrowing scan API (`Table::scan_cursor`): it returns exactly what
+//! the owned-row iterator returns, and over a cached scan it allocates
+//! nothing per row.
+
+// Compiled only as a test, so clippy treats helpers here as test code.
+#![cfg(test)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use strata::{
+    Db, DbOptions, Delete, Durability, FamilyDescriptor, Put, RowResult, Scan, Table,
+    TableDescriptor,
+};
+
+/// Counts the allocations of threads that asked for it.
+struct CountingAllocator;
+
+thread_local! {
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn note_allocation() {
+    // `try_with`: the allocator may run while the thread's locals are torn down.
+    let counting = COUNTING.try_with(Cell::get).unwrap_or(false);
+    if counting {
+        let _ = ALLOCATIONS.try_with(|a| a.set(a.get() + 1));
+    }
+}
+
+// SAFETY: every call is passed to the system allocator unchanged; the
+// counters are const-initialized thread locals, which never allocate.
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note_allocation();
+        // SAFETY: the caller's contract is the system allocator's.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note_allocation();
+        // SAFETY: as above.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note_allocation();
+        // SAFETY: as above.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
+
+/// Allocations this thread makes while running `f`.
+fn allocations_during<T>(f: impl FnOnce() -> T) -> (T, u64) {
+    ALLOCATIONS.with(|a| a.set(0));
+    COUNTING.with(|c| c.set(true));
+    let out = f();
+    COUNTING.with(|c| c.set(false));
+    (out, ALLOCATIONS.with(Cell::get))
+}
+
+fn open_table(dir: &std::path::Path) -> (Db, Table) {
+    let db = Db::open(dir, DbOptions::default()).unwrap();
+    let table = db
+        .create_table(
+            TableDescriptor::new("t")
+                .family(FamilyDescriptor::new("a").max_versions(3))
+                .family(FamilyDescriptor::new("b"))
+                .durability(Durability::SkipWal),
+        )
+        .unwrap();
+    (db, table)
+}
+
+fn row_key(i: usize) -> String {
+    format!("row{i:05}")
+}
+
+/// Rows over two flushed files and the memstore, three regions, some wide
+/// rows (spanning blocks), versions, deletes of cells and of whole rows.
+fn mixed_table(dir: &std::path::Path) -> (Db, Table) {
+    let (db, table) = open_table(dir);
+    for round in 0..3i64 {
+        let puts: Vec<Put> = (0..600)
+            .filter(|i| !(i + round as usize).is_multiple_of(3))
+            .map(|i| {
+                let mut put = Put::new(row_key(i))
+                    .add_at("a", "x", 10 + round, format!("x{i}-{round}"))
+                    .add_at("b", "y", 10 + round, format!("y{i}"));
+                if i % 50 == 0 {
+                    // A wide row: more cells than one 64 KiB block holds.
+                    for q in 0..400 {
+                        put = put.add_at("a", format!("wide{q:04}"), 10 + round, vec![b'w'; 200]);
+                    }
+                }
+                put
+            })
+            .collect();
+        table.put_many(&puts).unwrap();
+        if round < 2 {
+            table.flush().unwrap();
+        }
+        if round == 0 {
+            table.split(Some(row_key(200).as_bytes())).unwrap();
+            table.split(Some(row_key(400).as_bytes())).unwrap();
+        }
+    }
+    for i in (0..600).step_by(7) {
+        table.delete(&Delete::new(row_key(i))).unwrap();
+    }
+    for i in (3..600).step_by(11) {
+        table
+            .delete(&Delete::new(row_key(i)).column_all_versions("a", "x"))
+            .unwrap();
+    }
+    (db, table)
+}
+
+fn owned(table: &Table, scan: &Scan) -> Vec<RowResult> {
+    table.scan(scan).unwrap().map(Result::unwrap).collect()
+}
+
+fn lent(table: &Table, scan: &Scan) -> Vec<RowResult> {
+    let mut cursor = table.scan_cursor(scan).unwrap();
+    let mut rows = Vec::new();
+    while let Some(view) = cursor.next_row().unwrap() {
+        assert!(!view.is_empty(), "a cursor never lends an empty row");
+        assert_eq!(view.len(), view.cells().len());
+        rows.push(view.to_row_result());
+    }
+    rows
+}
+
+#[test]
+fn the_cursor_returns_what_the_iterator_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, table) = mixed_table(dir.path());
+    let scans = [
+        Scan::new(),
+        Scan::new().reversed(true),
+        Scan::new().start(row_key(123)).stop(row_key(457)),
+        // A stop row in the middle of a block, and one that is absent.
+        Scan::new().start(row_key(5)).stop(row_key(77)),
+        Scan::new().stop("row00077x"),
+        Scan::new()
+            .reversed(true)
+            .start(row_key(450))
+            .stop(row_key(150)),
+        Scan::new().limit(17).batch(3),
+        Scan::new().batch(7).start(row_key(90)),
+        Scan::new().raw(true).max_versions(10),
+        Scan::new().max_versions(3).time_range(11, 13),
+        Scan::new().column("a", "x"),
+        Scan::new().family("b").limit(40),
+        Scan::new()
+            .filter_string("ValueFilter(=, 'substring:-1')")
+            .unwrap(),
+        Scan::new()
+            .filter_string("PrefixFilter('row001') AND QualifierFilter(=, 'binary:x')")
+            .unwrap()
+            .reversed(true),
+        Scan::new().filter_string("PageFilter(5)").unwrap().batch(2),
+    ];
+    for scan in &scans {
+        let want = owned(&table, scan);
+        assert!(!want.is_empty(), "{scan:?} returns rows");
+        assert_eq!(lent(&table, scan), want, "{scan:?}");
+    }
+    // Counting and deleting inside the engine read the same rows.
+    let scan = Scan::new().start(row_key(100)).stop(row_key(300));
+    assert_eq!(
+        table.count(&scan).unwrap(),
+        owned(&table, &scan).len() as u64
+    );
+}
+
+#[test]
+fn delete_where_through_the_cursor_deletes_what_the_scan_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, table) = mixed_table(dir.path());
+    let scan = Scan::new().start(row_key(10)).stop(row_key(60));
+    let before = owned(&table, &scan).len() as u64;
+    assert!(before > 0);
+    assert_eq!(table.delete_where(&scan, None).unwrap(), before);
+    assert!(owned(&table, &scan).is_empty());
+    let columns = Scan::new().column("b", "y").stop(row_key(100));
+    let with_b = owned(&table, &columns).len() as u64;
+    assert_eq!(table.delete_where(&columns, None).unwrap(), with_b);
+    assert!(owned(&table, &columns).is_empty());
+    // Family `a` of those rows is still there.
+    assert!(
+        !owned(
+            &table,
+            &Scan::new()
+                .family("a")
+                .start(row_key(60))
+                .stop(row_key(100))
+        )
+        .is_empty()
+    );
+}
+
+#[test]
+fn a_cached_scan_allocates_nothing_per_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, table) = open_table(dir.path());
+    let puts: Vec<Put> = (0..20_000)
+        .map(|i| Put::new(row_key(i)).add("a", "x", vec![b'v'; 100]))
+        .collect();
+    table.put_many(&puts).unwrap();
+    table.flush().unwrap();
+    table.major_compact().unwrap();
+    // A few rows rewritten: the memstore is a second source.
+    let puts: Vec<Put> = (0..20_000)
+        .step_by(100)
+        .map(|i| Put::new(row_key(i)).add("a", "x", vec![b'n'; 100]))
+        .collect();
+    table.put_many(&puts).unwrap();
+    // Warm the block cache.
+    assert_eq!(table.count(&Scan::new()).unwrap(), 20_000);
+
+    let scan_rows = |rows: u64| {
+        let scan = Scan::new().limit(rows);
+        allocations_during(|| {
+            let mut cursor = table.scan_cursor(&scan).unwrap();
+            let mut bytes = 0;
+            while let Some(view) = cursor.next_row().unwrap() {
+                bytes += view.cells().map(|c| c.value().len()).sum::<usize>();
+            }
+            bytes
+        })
+    };
+    let (bytes_short, short) = scan_rows(100);
+    let (bytes_long, long) = scan_rows(20_000);
+    assert_eq!(bytes_short, 100 * 100);
+    assert_eq!(bytes_long, 20_000 * 100);
+    // Opening the scan allocates (its plan, cursors, buffers); the 19,900
+    // rows more allocate nothing.
+    assert!(
+        long <= short + 2,
+        "100 rows: {short} allocations; 20,000 rows: {long}"
+    );
+}
