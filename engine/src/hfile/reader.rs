@@ -1,6 +1,7 @@
 //! Opens HFiles and reads their blocks, through the block cache.
 
 use std::collections::VecDeque;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -865,6 +866,37 @@ impl FileCursor {
     /// Positions at the first cell of the file.
     pub(crate) fn seek_to_first(&mut self) -> Result<()> {
         self.first_of(0)
+    }
+
+    /// The rest of the current row when it ends inside the current block
+    /// (it is not the block's last row, which may continue in the next
+    /// block): the block, the row's index in it, and the cells from the
+    /// cursor's to the row's last. A scan reads such a row straight from the
+    /// block's columns, then calls [`FileCursor::step_past_row`].
+    #[inline]
+    pub(crate) fn rest_of_row_in_block(&self) -> Option<(&DataBlock, usize, Range<usize>)> {
+        let (p, _) = self.position?;
+        let (_, block) = self.block.as_ref()?;
+        if p.row + 1 >= block.rows() {
+            return None;
+        }
+        let end = block.row_cells(p.row).end;
+        Some((block, p.row, p.cell..end))
+    }
+
+    /// Moves to the first cell of the row after row `row` of the current
+    /// block (which [`FileCursor::rest_of_row_in_block`] returned), or to
+    /// the next row the gate passes.
+    pub(crate) fn step_past_row(&mut self, row: usize) -> Result<()> {
+        let Some((ordinal, block)) = self.block.as_ref() else {
+            return Ok(());
+        };
+        let ordinal = *ordinal;
+        let next = (row + 1 < block.rows()).then(|| Position {
+            row: row + 1,
+            cell: block.row_cells(row + 1).start,
+        });
+        self.settle_forward(ordinal, next)
     }
 
     /// Puts the cursor at `p` of the current block (or nowhere).

@@ -6,6 +6,7 @@ use super::source::{CellSource, Source};
 use crate::cell::SeekKey;
 use crate::cell::{CellRef, compare_keys};
 use crate::error::Result;
+use crate::hfile::reader::FileCursor;
 
 /// The sources of one store merged in store order, showing only cells whose
 /// sequence is at most the read point.
@@ -213,6 +214,67 @@ impl MergedSources {
             self.runner_up = Some(winner);
         } else {
             self.rank();
+        }
+        Ok(())
+    }
+
+    /// The read point: cells with a larger sequence are not visible.
+    pub(crate) fn read_point(&self) -> u64 {
+        self.read_point
+    }
+
+    /// When the winning source alone holds cells of `row` (the row of the
+    /// current cell) and it reads a file: its cursor, for a caller that
+    /// reads the row straight from the block. The caller must then call
+    /// [`MergedSources::sole_source_moved`].
+    #[inline]
+    pub(crate) fn sole_file_cursor(&mut self, row: &[u8]) -> Option<&mut FileCursor> {
+        let winner = self.winner?;
+        if let Some(runner_up) = self.runner_up {
+            // Every other source is at or after the runner-up.
+            let next = self.sources.get(runner_up)?.current()?;
+            if next.row == row {
+                return None;
+            }
+        }
+        self.sources.get_mut(winner)?.file_cursor_mut()
+    }
+
+    /// Restores the merge's invariants after the caller moved the cursor
+    /// [`MergedSources::sole_file_cursor`] lent forward past `cells` cells
+    /// (to the end of the row, which no other source holds).
+    pub(crate) fn sole_source_moved(&mut self, cells: usize) -> Result<()> {
+        #[cfg(debug_assertions)]
+        for _ in 0..cells {
+            debug_counts::add(&debug_counts::CELLS);
+        }
+        #[cfg(not(debug_assertions))]
+        let _ = cells;
+        let Some(winner) = self.winner else {
+            return Ok(());
+        };
+        if let Some(source) = self.sources.get_mut(winner) {
+            Self::skip_invisible(source, self.read_point)?;
+        }
+        let winner_cell = self.sources.get(winner).and_then(|s| s.current());
+        match self.runner_up {
+            None => {
+                if winner_cell.is_none() {
+                    self.winner = None;
+                }
+            }
+            Some(runner_up) => {
+                let ahead = match (
+                    winner_cell,
+                    self.sources.get(runner_up).and_then(|s| s.current()),
+                ) {
+                    (Some(cell), Some(bound)) => less(&cell, &bound),
+                    _ => false,
+                };
+                if !ahead {
+                    self.rank();
+                }
+            }
         }
         Ok(())
     }

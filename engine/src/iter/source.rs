@@ -79,6 +79,19 @@ impl CellSource for Source {
     }
 }
 
+impl Source {
+    /// The file cursor under the source, when it reads a file (alone or as
+    /// part of a level) and is positioned in it.
+    #[inline]
+    pub(crate) fn file_cursor_mut(&mut self) -> Option<&mut FileCursor> {
+        match self {
+            Source::Memstore(_) => None,
+            Source::File(file) => Some(&mut file.cursor),
+            Source::Level(level) => level.cursor.as_mut(),
+        }
+    }
+}
+
 impl From<MemstoreSource> for Source {
     fn from(source: MemstoreSource) -> Source {
         Source::Memstore(source)

@@ -18,6 +18,7 @@ use crate::cell::SeekKey;
 use crate::cell::{Cell, RowResult, TimeRange, compare_keys, prefix_successor, validate_row};
 use crate::error::{Error, Result};
 use crate::gate::RowGate;
+use crate::hfile::data_block::Position;
 use crate::iter::merge::MergedSources;
 use crate::ops::{ColumnSelection, Get, Scan};
 use crate::region::Region;
@@ -569,6 +570,29 @@ impl RegionScanner {
                 plan.query,
                 std::mem::take(&mut store.qualifier_buffer),
             );
+            let read_point = store.sources.read_point();
+            if let Some(cursor) = store.sources.sole_file_cursor(row)
+                && let Some((block, block_row, cells)) = cursor.rest_of_row_in_block()
+                && block.row(block_row) == row
+            {
+                // The usual state after a compaction: one file alone holds
+                // the row, wholly inside the cached block. Its cells come
+                // straight from the block's columns, without the merge.
+                let count = cells.len();
+                for cell in cells {
+                    let cell = block.cell(Position {
+                        row: block_row,
+                        cell,
+                    });
+                    if cell.sequence <= read_point && resolver.push(&cell) {
+                        sink.push_cell(&family.name, &cell);
+                    }
+                }
+                cursor.step_past_row(block_row)?;
+                store.sources.sole_source_moved(count)?;
+                store.qualifier_buffer = resolver.into_buffer();
+                continue;
+            }
             while let Some(cell) = store.sources.current() {
                 if cell.row != row {
                     break;
