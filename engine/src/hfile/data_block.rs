@@ -348,7 +348,6 @@ impl DataBlock {
     }
 
     /// Number of cells.
-    #[cfg(any(test, feature = "internals"))]
     pub(crate) fn cells(&self) -> usize {
         self.cells
     }
@@ -370,7 +369,13 @@ impl DataBlock {
     /// The row keys as a filter batch: a dense matrix when they share a
     /// length, offsets into the concatenated keys otherwise.
     pub(crate) fn row_key_batch(&self) -> Option<strata_filters::Batch<'_>> {
-        match &self.row_keys {
+        self.bytes_batch(&self.row_keys)
+    }
+
+    /// A byte-string column as a filter batch (dense when its items share
+    /// a length).
+    fn bytes_batch<'a>(&'a self, column: &'a BytesColumn) -> Option<strata_filters::Batch<'a>> {
+        match column {
             BytesColumn::Fixed {
                 width,
                 start,
@@ -384,6 +389,16 @@ impl DataBlock {
                 strata_filters::Batch::variable(offsets, data).ok()
             }
         }
+    }
+
+    /// The cells' qualifiers as a filter batch.
+    pub(crate) fn qualifier_batch(&self) -> Option<strata_filters::Batch<'_>> {
+        self.bytes_batch(&self.qualifiers)
+    }
+
+    /// The cells' values as a filter batch.
+    pub(crate) fn value_batch(&self) -> Option<strata_filters::Batch<'_>> {
+        self.bytes_batch(&self.values)
     }
 
     /// Row key `r`.

@@ -874,7 +874,7 @@ impl FileCursor {
     /// cursor's to the row's last. A scan reads such a row straight from the
     /// block's columns, then calls [`FileCursor::step_past_row`].
     #[inline]
-    pub(crate) fn rest_of_row_in_block(&self) -> Option<(&DataBlock, usize, Range<usize>)> {
+    pub(crate) fn rest_of_row_in_block(&self) -> Option<(&Arc<DataBlock>, usize, Range<usize>)> {
         let (p, _) = self.position?;
         let (_, block) = self.block.as_ref()?;
         if p.row + 1 >= block.rows() {

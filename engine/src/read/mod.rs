@@ -4,6 +4,7 @@
 //!
 //! A get is a scan of one row.
 
+pub(crate) mod cell_gate;
 pub(crate) mod cursor;
 pub(crate) mod filtering;
 pub(crate) mod resolve;
@@ -18,15 +19,17 @@ use crate::cell::SeekKey;
 use crate::cell::{Cell, RowResult, TimeRange, compare_keys, prefix_successor, validate_row};
 use crate::error::{Error, Result};
 use crate::gate::RowGate;
-use crate::hfile::data_block::Position;
+use crate::hfile::data_block::{DataBlock, Position};
 use crate::iter::merge::MergedSources;
 use crate::ops::{ColumnSelection, Get, Scan};
 use crate::region::Region;
 use crate::schema::{FamilyPlan, family_plan};
 use crate::store::{ReadScope, Store};
+use cell_gate::CellGate;
 use filtering::{FilterSetup, FilterStage, Verdict};
 use resolve::{QueryRules, Resolver};
 use sink::{RowBuffer, RowSink};
+use strata_filters::Bitmap;
 use strata_filters::plan::Seek;
 
 /// Everything a read needs to know, fixed when it starts.
@@ -50,6 +53,9 @@ pub(crate) struct ScanPlan {
     pub(crate) filter_max_versions: u32,
     /// Push the filter's row-key parts down to the sources.
     pub(crate) vectorized: bool,
+    /// The filter's cell predicates, when they alone decide rows: applied
+    /// while rows are resolved (see [`cell_gate`]).
+    pub(crate) cell_gate: Option<Arc<CellGate>>,
 }
 
 /// The filter part of a plan: compiles the filter for the scan range and
@@ -73,7 +79,9 @@ fn attach_filter(
         end: plan.upper.clone(),
         reversed: plan.reversed,
     };
-    plan.filter = Some(FilterSetup::compile(filter, &range)?);
+    let setup = FilterSetup::compile(filter, &range)?;
+    plan.cell_gate = CellGate::for_plan(&setup.plan).map(Arc::new);
+    plan.filter = Some(setup);
     plan.filter_max_versions = plan.query.max_versions;
     plan.query.max_versions = u32::MAX;
     plan.vectorized = vectorized;
@@ -198,6 +206,7 @@ pub(crate) fn plan_scan(
         filter: None,
         filter_max_versions: max_versions,
         vectorized: false,
+        cell_gate: None,
     };
     attach_filter(&mut plan, scan.filter.as_ref(), scan.vectorized)?;
     Ok(plan)
@@ -229,6 +238,7 @@ pub(crate) fn plan_get(
         filter: None,
         filter_max_versions: max_versions,
         vectorized: false,
+        cell_gate: None,
     };
     attach_filter(&mut plan, get.filter.as_ref(), true)?;
     Ok(plan)
@@ -348,6 +358,9 @@ struct StoreScan {
     sources: MergedSources,
     /// The resolver's qualifier buffer, handed from row to row.
     qualifier_buffer: Vec<u8>,
+    /// The cells of the last block read straight from that pass the
+    /// plan's cell gate (the block is held, so its identity is stable).
+    block_cells: Option<(Arc<DataBlock>, Bitmap)>,
 }
 
 /// Reads the rows of one region.
@@ -388,6 +401,7 @@ impl RegionScanner {
                     family,
                     sources: MergedSources::new(sources, plan.read_point),
                     qualifier_buffer: Vec::new(),
+                    block_cells: None,
                 })
             })
             .collect::<Vec<_>>();
@@ -571,33 +585,60 @@ impl RegionScanner {
                 std::mem::take(&mut store.qualifier_buffer),
             );
             let read_point = store.sources.read_point();
-            if let Some(cursor) = store.sources.sole_file_cursor(row)
+            let StoreScan {
+                sources,
+                block_cells,
+                qualifier_buffer,
+                ..
+            } = store;
+            if let Some(cursor) = sources.sole_file_cursor(row)
                 && let Some((block, block_row, cells)) = cursor.rest_of_row_in_block()
                 && block.row(block_row) == row
             {
                 // The usual state after a compaction: one file alone holds
                 // the row, wholly inside the cached block. Its cells come
                 // straight from the block's columns, without the merge.
+                let selected = match &plan.cell_gate {
+                    None => None,
+                    Some(gate) => {
+                        if block_cells
+                            .as_ref()
+                            .is_none_or(|(held, _)| !Arc::ptr_eq(held, block))
+                        {
+                            let bits = gate.block_cells(&family.name, block);
+                            *block_cells = Some((block.clone(), bits));
+                        }
+                        block_cells.as_ref().map(|(_, bits)| bits)
+                    }
+                };
                 let count = cells.len();
-                for cell in cells {
+                for i in cells {
                     let cell = block.cell(Position {
                         row: block_row,
-                        cell,
+                        cell: i,
                     });
-                    if cell.sequence <= read_point && resolver.push(&cell) {
+                    if cell.sequence <= read_point
+                        && resolver.push(&cell)
+                        && selected.is_none_or(|bits| bits.get(i))
+                    {
                         sink.push_cell(&family.name, &cell);
                     }
                 }
                 cursor.step_past_row(block_row)?;
-                store.sources.sole_source_moved(count)?;
-                store.qualifier_buffer = resolver.into_buffer();
+                sources.sole_source_moved(count)?;
+                *qualifier_buffer = resolver.into_buffer();
                 continue;
             }
             while let Some(cell) = store.sources.current() {
                 if cell.row != row {
                     break;
                 }
-                if resolver.push(&cell) {
+                if resolver.push(&cell)
+                    && plan
+                        .cell_gate
+                        .as_ref()
+                        .is_none_or(|gate| gate.matches(&family.name, &cell))
+                {
                     sink.push_cell(&family.name, &cell);
                 }
                 if resolver.column_done(store.sources.may_hold_family_markers()) {
