@@ -452,6 +452,24 @@ impl DataBlock {
         }
     }
 
+    /// The index of the row holding cell `cell` (`cell` < the cell count).
+    pub(crate) fn row_of_cell(&self, cell: usize) -> usize {
+        let Some(starts) = &self.row_starts else {
+            return cell;
+        };
+        // The last row starting at or before the cell.
+        let (mut lo, mut hi) = (0, self.rows);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if starts.get(&self.data, mid) as usize <= cell {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo.saturating_sub(1)
+    }
+
     /// The position of the first cell.
     #[cfg(test)]
     pub(crate) fn first(&self) -> Option<Position> {

@@ -899,6 +899,20 @@ impl FileCursor {
         self.settle_forward(ordinal, next)
     }
 
+    /// Moves forward to the first cell of row `row` of the current block
+    /// (or the next row the gate passes), skipping the rows between.
+    pub(crate) fn jump_to_row(&mut self, row: usize) -> Result<()> {
+        let Some((ordinal, block)) = self.block.as_ref() else {
+            return Ok(());
+        };
+        let ordinal = *ordinal;
+        let at = (row < block.rows()).then(|| Position {
+            row,
+            cell: block.row_cells(row).start,
+        });
+        self.settle_forward(ordinal, at)
+    }
+
     /// Puts the cursor at `p` of the current block (or nowhere).
     #[inline]
     fn place(&mut self, p: Option<Position>) {

@@ -240,6 +240,11 @@ impl MergedSources {
         self.sources.get_mut(winner)?.file_cursor_mut()
     }
 
+    /// True when one source alone has cells left.
+    pub(crate) fn single_live_source(&self) -> bool {
+        self.winner.is_some() && self.runner_up.is_none()
+    }
+
     /// Restores the merge's invariants after the caller moved the cursor
     /// [`MergedSources::sole_file_cursor`] lent forward past `cells` cells
     /// (to the end of the row, which no other source holds).

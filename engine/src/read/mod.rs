@@ -591,6 +591,7 @@ impl RegionScanner {
                 qualifier_buffer,
                 ..
             } = store;
+            let alone = sources.single_live_source();
             if let Some(cursor) = sources.sole_file_cursor(row)
                 && let Some((block, block_row, cells)) = cursor.rest_of_row_in_block()
                 && block.row(block_row) == row
@@ -611,6 +612,27 @@ impl RegionScanner {
                         block_cells.as_ref().map(|(_, bits)| bits)
                     }
                 };
+                if let Some(bits) = selected {
+                    let next_selected = next_set_bit(bits, cells.start);
+                    if next_selected.is_none_or(|i| i >= cells.end) {
+                        // No cell of the row passes: the row returns
+                        // nothing, whatever its versions and markers. When
+                        // this source alone has cells left, no other holds
+                        // the rows up to the next passing cell either (or to
+                        // the block's last row, which may go on in the next
+                        // block): jump there.
+                        let to_row = match next_selected {
+                            Some(i) if alone => block.row_of_cell(i),
+                            None if alone => block.rows() - 1,
+                            _ => block_row + 1,
+                        };
+                        let skipped = cells.len();
+                        cursor.jump_to_row(to_row.max(block_row + 1))?;
+                        sources.sole_source_moved(skipped)?;
+                        *qualifier_buffer = resolver.into_buffer();
+                        continue;
+                    }
+                }
                 let count = cells.len();
                 for i in cells {
                     let cell = block.cell(Position {
@@ -650,6 +672,21 @@ impl RegionScanner {
             store.qualifier_buffer = resolver.into_buffer();
         }
         Ok(())
+    }
+}
+
+/// The first set bit of `bits` at or after `from`.
+fn next_set_bit(bits: &Bitmap, from: usize) -> Option<usize> {
+    let words = bits.words();
+    let mut index = from / 64;
+    let mut word = words.get(index)? & (u64::MAX << (from % 64));
+    loop {
+        if word != 0 {
+            let bit = index * 64 + word.trailing_zeros() as usize;
+            return (bit < bits.len()).then_some(bit);
+        }
+        index += 1;
+        word = *words.get(index)?;
     }
 }
 
@@ -946,6 +983,17 @@ impl Iterator for Scanner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn next_set_bit_finds_the_first_one_at_or_after() {
+        let bits = Bitmap::from_bools((0..200).map(|i| i == 3 || i == 64 || i == 130 || i == 199));
+        let want = |from: usize| (from..200).find(|&i| bits.get(i));
+        for from in 0..205 {
+            assert_eq!(next_set_bit(&bits, from), want(from), "from {from}");
+        }
+        assert_eq!(next_set_bit(&Bitmap::zeros(0), 0), None);
+        assert_eq!(next_set_bit(&Bitmap::zeros(64), 0), None);
+    }
 
     #[test]
     fn bounds_tighten() {
