@@ -137,8 +137,8 @@ mod tests {
                 ],
                 0i64..6,
                 prop_oneof![
-                    proptest::collection::vec(b'0'..b'9', 4..5),
-                    proptest::collection::vec(b'0'..b'9', 0..7)
+                    proptest::collection::vec(b'0'..=b'9', 4..5),
+                    proptest::collection::vec(b'0'..=b'9', 0..7)
                 ],
             ),
             0..60,
