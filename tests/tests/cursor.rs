@@ -300,3 +300,91 @@ fn cell_filters_below_the_filter_stage_return_the_passing_cells() {
         }
     }
 }
+
+#[test]
+fn a_parallel_scan_returns_the_scan_s_rows() {
+    use strata::ScanOrder;
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, table) = mixed_table(dir.path());
+    let scans = [
+        Scan::new(),
+        Scan::new().reversed(true),
+        Scan::new().start(row_key(150)).stop(row_key(420)),
+        Scan::new().limit(250),
+        Scan::new().reversed(true).limit(33).batch(5),
+        Scan::new()
+            .filter_string("ValueFilter(=, 'substring:-2')")
+            .unwrap(),
+    ];
+    for (i, scan) in scans.iter().enumerate() {
+        let limited = i == 3 || i == 4;
+        let want = owned(&table, scan);
+        for threads in [0, 1, 2, 3, 8] {
+            let ordered: Vec<RowResult> = table
+                .scan_parallel(scan, threads, ScanOrder::KeyOrder)
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            assert_eq!(ordered, want, "{scan:?}, {threads} threads");
+            let mut as_ready: Vec<RowResult> = table
+                .scan_parallel(scan, threads, ScanOrder::AsReady)
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            if !limited {
+                as_ready.sort_by(|a, b| a.row.cmp(&b.row));
+                let mut sorted = want.clone();
+                sorted.sort_by(|a, b| a.row.cmp(&b.row));
+                assert_eq!(as_ready, sorted, "{scan:?} as ready");
+            } else {
+                assert_eq!(as_ready.len(), want.len(), "{scan:?} as ready");
+            }
+        }
+    }
+    // Dropped early: the workers stop and the table stays usable.
+    let mut early = table
+        .scan_parallel(&Scan::new(), 2, ScanOrder::AsReady)
+        .unwrap();
+    assert!(early.next().is_some());
+    drop(early);
+    assert_eq!(
+        table.count(&Scan::new()).unwrap(),
+        owned(&table, &Scan::new()).len() as u64
+    );
+    // A bad scan fails as the serial scan fails.
+    assert!(
+        table
+            .scan_parallel(&Scan::new().batch(0), 2, ScanOrder::KeyOrder)
+            .is_err()
+    );
+}
+
+#[test]
+fn count_and_delete_where_read_region_parts_in_parallel_with_the_same_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, table) = mixed_table(dir.path());
+    let scans = [
+        Scan::new(),
+        Scan::new().limit(70),
+        Scan::new().filter_string("PageFilter(9)").unwrap(),
+        Scan::new()
+            .reversed(true)
+            .start(row_key(500))
+            .stop(row_key(100)),
+    ];
+    for scan in &scans {
+        assert_eq!(
+            table.count(scan).unwrap(),
+            owned(&table, scan).len() as u64,
+            "{scan:?}"
+        );
+    }
+    // Across all three regions.
+    let scan = Scan::new()
+        .filter_string("ValueFilter(=, 'substring:9-')")
+        .unwrap();
+    let rows = owned(&table, &scan).len() as u64;
+    assert!(rows > 10);
+    assert_eq!(table.delete_where(&scan, None).unwrap(), rows);
+    assert_eq!(table.count(&scan).unwrap(), 0);
+}

@@ -653,6 +653,17 @@ impl Harness {
                     ));
                 }
                 prop_assert_eq!(&lent, &got, "cursor scan {:?}", op);
+                // So does the parallel scan, its region parts on two threads.
+                let parallel: Vec<(String, Vec<_>)> = self
+                    .table
+                    .scan_parallel(&scan, 2, strata::ScanOrder::KeyOrder)
+                    .unwrap()
+                    .map(|r| {
+                        let r = r.unwrap();
+                        (String::from_utf8_lossy(&r.row).into_owned(), as_tuples(&r))
+                    })
+                    .collect();
+                prop_assert_eq!(&parallel, &got, "parallel scan {:?}", op);
                 // The model's scan: filter rows by the (direction-aware) range.
                 let in_range = |i: usize| {
                     let (low, high) = if *reversed {

@@ -7,6 +7,7 @@
 pub(crate) mod cell_gate;
 pub(crate) mod cursor;
 pub(crate) mod filtering;
+pub(crate) mod parallel;
 pub(crate) mod resolve;
 pub(crate) mod sink;
 

@@ -8,8 +8,9 @@ use crate::cell::{RowResult, validate_timestamp};
 use crate::error::{Error, Result};
 use crate::hfile::reader::HFileReader;
 use crate::ops::{BatchOp, BatchResult, Delete, Get, Put, Scan};
-use crate::read::sink::{CellCount, RowBuffer};
-use crate::read::{RowStream, plan_get, plan_scan, read_row};
+use crate::read::parallel::{self, Parts};
+use crate::read::sink::RowBuffer;
+use crate::read::{plan_get, read_row};
 use crate::store::Store;
 
 /// Most rows committed together by one `put_many` or batch group.
@@ -40,77 +41,62 @@ impl Table {
         Ok(())
     }
 
-    /// Counts the rows a scan returns, inside the engine: without a filter no
-    /// cell is copied. The scan's limit applies; its batch size does not.
+    /// Counts the rows a scan returns, inside the engine: no cell is copied
+    /// without a filter, and the region parts are counted in parallel (on
+    /// the machine's parallelism) unless a limit, a `PageFilter` or a
+    /// `WHILE` makes the count depend on the order. The scan's batch size
+    /// does not apply.
     pub fn count(&self, scan: &Scan) -> Result<u64> {
-        let state = self.state()?;
-        let mut plan = plan_scan(
-            &state,
-            scan,
-            self.services.mvcc.read_point(),
-            self.services.now_ms(),
-        )?;
-        plan.batch = None;
-        let mut stream = RowStream::new(state, plan)?;
-        let mut cells = CellCount::default();
-        let mut n = 0;
-        while stream.next_row(&mut cells)? {
-            n += 1;
-        }
-        Ok(n)
+        let (parts, threads) = self.parts_for_bulk(scan)?;
+        parallel::count_rows(parts, threads)
     }
 
-    /// Deletes, inside the engine and in one pass, every row the scan
-    /// returns (filters included): the whole row when the scan selects no
-    /// columns, otherwise the selected families and the selected columns the
-    /// row has. Markers get `timestamp` (default: now), so versions written
-    /// later with larger timestamps survive. Each row is deleted atomically
-    /// and durably per the table's durability; rows are committed in groups
-    /// sharing one WAL sync. Returns the number of rows deleted.
+    /// The scan's parts for a read inside the engine, and the threads to
+    /// read them with: in parallel per region unless the scan's result
+    /// depends on reading rows in order (a row limit too).
+    fn parts_for_bulk(&self, scan: &Scan) -> Result<(Parts, usize)> {
+        let mut parts = if scan.limit.is_some() {
+            self.whole_scan_as_one_part(scan)?
+        } else {
+            self.scan_parts(scan)?
+        };
+        for plan in &mut parts.plans {
+            plan.batch = None;
+        }
+        let threads = if parts.plans.len() > 1 { 0 } else { 1 };
+        Ok((parts, threads))
+    }
+
+    /// Deletes, inside the engine, every row the scan returns (filters
+    /// included): the whole row when the scan selects no columns, otherwise
+    /// the selected families and the selected columns the row has. Markers
+    /// get `timestamp` (default: now), so versions written later with larger
+    /// timestamps survive. Each row is deleted atomically and durably per
+    /// the table's durability; rows are committed in groups sharing one WAL
+    /// sync, region parts in parallel as [`Table::count`] reads them.
+    /// Returns the number of rows deleted.
     pub fn delete_where(&self, scan: &Scan, timestamp: Option<i64>) -> Result<u64> {
-        let state = self.state()?;
         let timestamp = timestamp.unwrap_or(self.services.now_ms());
         validate_timestamp(timestamp)?;
-        let mut plan = plan_scan(
-            &state,
-            scan,
-            self.services.mvcc.read_point(),
-            self.services.now_ms(),
-        )?;
-        plan.batch = None;
-        let mut pending: Vec<Delete> = Vec::new();
-        let mut deleted = 0;
-        let mut stream = RowStream::new(state.clone(), plan)?;
-        let mut row = RowBuffer::default();
-        while stream.next_row(&mut row)? {
-            let mut delete = Delete::new(row.row()).timestamp(timestamp);
-            for (family, qualifiers) in scan.columns.families() {
-                match qualifiers {
-                    None => delete = delete.family_up_to(family, timestamp),
-                    Some(wanted) => {
-                        let mut present: Vec<&[u8]> = row
-                            .cells(0..row.len())
-                            .filter(|c| c.family == family && wanted.contains(c.qualifier))
-                            .map(|c| c.qualifier)
-                            .collect();
-                        present.dedup();
-                        for q in present {
-                            delete = delete.column_all_versions_up_to(family, q, timestamp);
-                        }
-                    }
+        let (parts, threads) = self.parts_for_bulk(scan)?;
+        let deleted = parallel::for_each_part(parts, threads, |mut stream| {
+            let mut pending: Vec<Delete> = Vec::new();
+            let mut deleted = 0;
+            let mut row = RowBuffer::default();
+            while stream.next_row(&mut row)? {
+                if let Some(delete) = row_delete(scan, &row, timestamp) {
+                    pending.push(delete);
+                    deleted += 1;
+                }
+                if pending.len() >= MAX_ROWS_PER_COMMIT {
+                    self.delete_group(&pending)?;
+                    pending.clear();
                 }
             }
-            if scan.columns.is_all() || !delete.entries.is_empty() {
-                pending.push(delete);
-                deleted += 1;
-            }
-            if pending.len() >= MAX_ROWS_PER_COMMIT {
-                self.delete_group(&pending)?;
-                pending.clear();
-            }
-        }
-        self.delete_group(&pending)?;
-        Ok(deleted)
+            self.delete_group(&pending)?;
+            Ok(deleted)
+        })?;
+        Ok(deleted.into_iter().sum())
     }
 
     /// Commits deletes (without latest-version entries) sharing one WAL sync.
@@ -245,4 +231,28 @@ impl Table {
         }
         outcomes
     }
+}
+
+/// The delete [`Table::delete_where`] makes of one returned row: the whole
+/// row when the scan selects no columns, otherwise the selected families
+/// and the selected columns the row has (`None`: none of them).
+fn row_delete(scan: &Scan, row: &RowBuffer, timestamp: i64) -> Option<Delete> {
+    let mut delete = Delete::new(row.row()).timestamp(timestamp);
+    for (family, qualifiers) in scan.columns.families() {
+        match qualifiers {
+            None => delete = delete.family_up_to(family, timestamp),
+            Some(wanted) => {
+                let mut present: Vec<&[u8]> = row
+                    .cells(0..row.len())
+                    .filter(|c| c.family == family && wanted.contains(c.qualifier))
+                    .map(|c| c.qualifier)
+                    .collect();
+                present.dedup();
+                for q in present {
+                    delete = delete.column_all_versions_up_to(family, q, timestamp);
+                }
+            }
+        }
+    }
+    (scan.columns.is_all() || !delete.entries.is_empty()).then_some(delete)
 }

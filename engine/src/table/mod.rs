@@ -19,6 +19,7 @@ use crate::maintenance::Supervisor;
 use crate::ops::{Delete, Get, Put, Scan};
 use crate::options::TableDescriptor;
 use crate::read::cursor::ScanCursor;
+use crate::read::parallel::{ParallelScan, Parts};
 use crate::read::{RowStream, Scanner, get_finds_nothing, plan_get, plan_scan, read_row};
 use crate::region::Region;
 use crate::write::{PreparedRow, commit};
@@ -40,6 +41,15 @@ pub struct RegionInfo {
     pub files_per_level: Vec<usize>,
     /// Bytes of the region's HFiles.
     pub file_bytes: u64,
+}
+
+/// The order in which [`Table::scan_parallel`] hands back rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanOrder {
+    /// The scan's order (row key ascending, or descending when reversed).
+    KeyOrder,
+    /// As the region parts produce them: rows of different parts mix.
+    AsReady,
 }
 
 /// A handle to one table. Cheap to clone; every clone sees the same table.
@@ -270,6 +280,73 @@ impl Table {
             self.read_now_ms(&state),
         )?;
         Scanner::new(state, plan)
+    }
+
+    /// Starts a scan whose region parts are read on `threads` threads
+    /// (0: the machine's parallelism; never more than the parts). Rows come
+    /// in the scan's order with [`ScanOrder::KeyOrder`], exactly the rows
+    /// [`Table::scan`] returns, or as the parts produce them with
+    /// [`ScanOrder::AsReady`] (for aggregations). The parts read one
+    /// snapshot of the table, as a serial scan does. The scan's `limit`
+    /// applies to the whole scan (with `AsReady`, which rows it keeps is
+    /// not defined). A filter whose result depends on reading rows in order
+    /// (a `PageFilter`, or `WHILE`, which ends the whole scan) makes the
+    /// scan one part on one thread. Dropping the scan stops its threads.
+    pub fn scan_parallel(
+        &self,
+        scan: &Scan,
+        threads: usize,
+        order: ScanOrder,
+    ) -> Result<ParallelScan> {
+        let parts = self.scan_parts(scan)?;
+        ParallelScan::start(parts, threads, order == ScanOrder::KeyOrder, scan.limit)
+    }
+
+    /// The scan planned per region part, in scan order, at one read point
+    /// over one table state; one part when the scan's filter depends on
+    /// reading rows in order. The whole scan is planned first, so that a
+    /// bad scan fails as [`Table::scan`] fails.
+    pub(crate) fn scan_parts(&self, scan: &Scan) -> Result<Parts> {
+        let state = self.state()?;
+        let read_point = self.services.mvcc.read_point();
+        let now = self.read_now_ms(&state);
+        let whole = plan_scan(&state, scan, read_point, now)?;
+        let order_dependent = whole.filter.as_ref().is_some_and(|f| {
+            f.plan.limits.max_rows.is_some()
+                || f.plan.stop_filter.is_some()
+                || f.plan.needs_evaluator
+        });
+        if order_dependent || state.regions.len() <= 1 {
+            return Ok(Parts {
+                state,
+                plans: vec![whole],
+            });
+        }
+        let mut plans = state
+            .regions
+            .iter()
+            .filter_map(|region| scan.within(region.start(), region.end()))
+            .map(|part| plan_scan(&state, &part, read_point, now))
+            .collect::<Result<Vec<_>>>()?;
+        if scan.reversed {
+            plans.reverse();
+        }
+        Ok(Parts { state, plans })
+    }
+
+    /// The whole scan as one part.
+    pub(crate) fn whole_scan_as_one_part(&self, scan: &Scan) -> Result<Parts> {
+        let state = self.state()?;
+        let whole = plan_scan(
+            &state,
+            scan,
+            self.services.mvcc.read_point(),
+            self.read_now_ms(&state),
+        )?;
+        Ok(Parts {
+            state,
+            plans: vec![whole],
+        })
     }
 
     /// Starts a scan that lends its rows instead of returning owned ones:
