@@ -13,6 +13,10 @@
 //!   its row number modulo 1000), which runs as a kernel over each block's
 //!   values; time per element is per row examined.
 //!
+//! - `parallel_scan_4_regions`: the full scan of the table split into four
+//!   regions, through `Table::scan_parallel` (rows as ready) on one thread
+//!   and on two.
+//!
 //! Run with `-- --profile-time 10` to hold one of them under `perf record`.
 #![expect(
     clippy::expect_used,
@@ -22,7 +26,9 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use strata::{Db, DbOptions, Durability, FamilyDescriptor, Put, Scan, Table, TableDescriptor};
+use strata::{
+    Db, DbOptions, Durability, FamilyDescriptor, Put, Scan, ScanOrder, Table, TableDescriptor,
+};
 use strata_bench::keys::Rng;
 
 /// Rows of the benchmark table.
@@ -44,6 +50,15 @@ fn value(i: u64) -> Vec<u8> {
 /// A compacted, fully cached table; with `rewrite_every`, every such row is
 /// written again afterwards (it stays in the memstore).
 fn table(dir: &std::path::Path, rewrite_every: Option<u64>) -> (Db, Table) {
+    table_with_regions(dir, rewrite_every, 1)
+}
+
+/// [`table`], split into `regions` regions at evenly spaced rows first.
+fn table_with_regions(
+    dir: &std::path::Path,
+    rewrite_every: Option<u64>,
+    regions: u64,
+) -> (Db, Table) {
     let db = Db::open(dir, DbOptions::default()).expect("open");
     let table = db
         .create_table(
@@ -52,6 +67,11 @@ fn table(dir: &std::path::Path, rewrite_every: Option<u64>) -> (Db, Table) {
                 .durability(Durability::SkipWal),
         )
         .expect("create table");
+    for i in 1..regions {
+        table
+            .split(Some(&row_key(ROWS * i / regions)))
+            .expect("split");
+    }
     for chunk in (0..ROWS).collect::<Vec<_>>().chunks(10_000) {
         let puts: Vec<Put> = chunk
             .iter()
@@ -126,6 +146,33 @@ fn value_filter_scan(c: &mut Criterion) {
     group.finish();
 }
 
+fn parallel_scan(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (_db, table) = table_with_regions(dir.path(), None, 4);
+    let mut group = c.benchmark_group("parallel_scan_4_regions");
+    group.sample_size(20);
+    group.throughput(Throughput::Elements(ROWS));
+    let scan = Scan::new();
+    group.bench_function("serial_cursor", |b| {
+        b.iter(|| black_box(cursor_scan(&table, &scan)))
+    });
+    for threads in [1, 2] {
+        group.bench_function(format!("{threads}_threads"), |b| {
+            b.iter(|| {
+                let mut scan = table
+                    .scan_parallel(&scan, threads, ScanOrder::AsReady)
+                    .expect("scan");
+                let mut bytes = 0u64;
+                while let Some(row) = scan.next_row().expect("row") {
+                    bytes += row.cells().map(|c| c.value().len() as u64).sum::<u64>();
+                }
+                black_box(bytes)
+            })
+        });
+    }
+    group.finish();
+}
+
 fn short_scan(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("temp dir");
     let (_db, table) = table(dir.path(), None);
@@ -145,5 +192,11 @@ fn short_scan(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(read_path, full_scan, value_filter_scan, short_scan);
+criterion_group!(
+    read_path,
+    full_scan,
+    value_filter_scan,
+    parallel_scan,
+    short_scan
+);
 criterion_main!(read_path);

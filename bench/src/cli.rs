@@ -72,6 +72,12 @@ pub struct Cli {
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
 
+    /// Split strata's table into this many regions (at evenly spaced
+    /// records) before each load, so that scans by several --threads read
+    /// separate regions. RocksDB and fjall have no regions and ignore it.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub regions: u64,
+
     /// Parent directory of the per-run database directories [default: the
     /// system temp dir]. Each run gets a fresh directory, removed after it.
     #[arg(long)]
@@ -193,6 +199,7 @@ impl Cli {
             key_bytes: self.key_size,
             value_bytes: self.value_size,
             threads: self.threads,
+            regions: self.regions as usize,
             dir: self.dir.clone(),
             repeat: self.repeat,
             seed: self.seed,

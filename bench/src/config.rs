@@ -187,6 +187,8 @@ pub struct RunConfig {
     pub value_bytes: usize,
     /// Client threads.
     pub threads: usize,
+    /// Regions strata's table is split into before the load (1: none).
+    pub regions: usize,
     /// Parent of the per-run directories; `None` is the system temp dir.
     pub dir: Option<PathBuf>,
     /// Repetitions; engines run interleaved within each.

@@ -367,6 +367,19 @@ fn load_phase(
         progress: ctx.progress,
         ..*ctx
     };
+    if config.regions > 1 {
+        let num = config.num.max(1);
+        let regions = config.regions as u64;
+        let split_keys: Vec<Vec<u8>> = (1..regions)
+            .map(|i| {
+                let mut key = Vec::new();
+                ctx.workload
+                    .record_key(ctx.shape, num * i / regions, &mut key);
+                key
+            })
+            .collect();
+        ctx.engine.presplit(&split_keys)?;
+    }
     let before = ProcessSnapshot::take()?;
     let start = Instant::now();
     let written = parallel(

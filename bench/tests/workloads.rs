@@ -21,6 +21,7 @@ fn tiny_config(dir: &std::path::Path, workloads: Vec<Workload>, threads: usize) 
         key_bytes: 16,
         value_bytes: 100,
         threads,
+        regions: 1,
         dir: Some(dir.to_path_buf()),
         repeat: 1,
         seed: 1,
@@ -138,6 +139,21 @@ fn several_threads_split_the_work_exactly() {
     let config = tiny_config(dir.path(), workloads.clone(), 3);
     for (r, w) in run(&config).iter().zip(workloads) {
         assert_eq!(r.threads, 3);
+        check_counts(r, w, TINY_NUM);
+    }
+}
+
+#[test]
+fn scans_of_a_pre_split_table_see_every_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let workloads = vec![
+        Workload::Scan,
+        Workload::Ycsb(YcsbKind::E),
+        Workload::PeScan100,
+    ];
+    let mut config = tiny_config(dir.path(), workloads.clone(), 2);
+    config.regions = 4;
+    for (r, w) in run(&config).iter().zip(workloads) {
         check_counts(r, w, TINY_NUM);
     }
 }

@@ -92,6 +92,12 @@ pub trait Engine: Send + Sync {
     /// Rust, as their users do.
     fn filter_scan(&self, query: &FilterQuery) -> Result<ScanCount>;
 
+    /// Splits the (empty) table at these keys before a load, for engines
+    /// with regions (strata); the others have nothing to split.
+    fn presplit(&self, _split_keys: &[Vec<u8>]) -> Result<()> {
+        Ok(())
+    }
+
     /// Called once the writes of a phase are done and timed with them:
     /// makes them durable and moves them out of memory the way the engine
     /// does at the end of a bulk load (flush of memtables).

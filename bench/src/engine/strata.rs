@@ -169,6 +169,13 @@ impl Engine for StrataEngine {
         count_rows(&self.table, &scan)
     }
 
+    fn presplit(&self, split_keys: &[Vec<u8>]) -> Result<()> {
+        for key in split_keys {
+            self.table.split(Some(key))?;
+        }
+        Ok(())
+    }
+
     fn load_finished(&self) -> Result<()> {
         // Flush every memstore into HFiles and wait for it.
         Ok(self.db.flush()?)

@@ -11,7 +11,7 @@
 use std::ops::Range;
 
 use super::RowStream;
-use super::sink::{BufferedCell, RowBuffer};
+use super::sink::{BufferedCell, CellSpan, RowBuffer};
 use crate::cell::{Cell, CellKind, RowResult};
 use crate::error::Result;
 
@@ -60,24 +60,31 @@ impl ScanCursor {
         let start = self.next_cell;
         let end = start.saturating_add(batch).min(self.buffer.len());
         self.next_cell = end;
-        Ok(Some(RowView {
-            buffer: &self.buffer,
-            cells: start..end,
-        }))
+        Ok(Some(RowView::new(
+            self.buffer.row(),
+            self.buffer.spans().get(start..end).unwrap_or_default(),
+            self.buffer.bytes(),
+        )))
     }
 }
 
-/// One row (or part of one) that a [`ScanCursor`] lends.
-#[derive(Debug, Clone)]
+/// One row (or part of one) that a [`ScanCursor`] or a
+/// [`ParallelScan`](crate::ParallelScan) lends.
+#[derive(Debug, Clone, Copy)]
 pub struct RowView<'a> {
-    buffer: &'a RowBuffer,
-    cells: Range<usize>,
+    row: &'a [u8],
+    cells: &'a [CellSpan],
+    bytes: &'a [u8],
 }
 
 impl<'a> RowView<'a> {
+    pub(crate) fn new(row: &'a [u8], cells: &'a [CellSpan], bytes: &'a [u8]) -> RowView<'a> {
+        RowView { row, cells, bytes }
+    }
+
     /// The row key.
     pub fn row(&self) -> &'a [u8] {
-        self.buffer.row()
+        self.row
     }
 
     /// Number of cells.
@@ -92,33 +99,30 @@ impl<'a> RowView<'a> {
 
     /// Cell `i` of the view.
     pub fn cell(&self, i: usize) -> Option<CellView<'a>> {
-        if i >= self.cells.len() {
-            return None;
-        }
-        self.buffer
-            .cell(self.cells.start + i)
-            .map(|cell| CellView { cell })
+        let cell = self.cells.get(i)?.read(self.bytes);
+        Some(CellView { cell })
     }
 
     /// The cells in order: family ASC, qualifier ASC, timestamp DESC.
     pub fn cells(&self) -> impl ExactSizeIterator<Item = CellView<'a>> + 'a {
-        let buffer = self.buffer;
-        self.cells.clone().map(move |i| CellView {
-            // `i` is below the buffer's cell count: the range came from it.
-            cell: buffer.cell(i).unwrap_or(BufferedCell {
-                family: &[],
-                qualifier: &[],
-                timestamp: 0,
-                kind: CellKind::Put,
-                value: &[],
-            }),
+        let bytes = self.bytes;
+        self.cells.iter().map(move |span| CellView {
+            cell: span.read(bytes),
         })
+    }
+
+    /// The view of cells `range` only (a part of a row, for batching).
+    pub(crate) fn part(&self, range: Range<usize>) -> RowView<'a> {
+        RowView {
+            cells: self.cells.get(range).unwrap_or_default(),
+            ..*self
+        }
     }
 
     /// An owned copy, as [`Table::scan`](crate::Table::scan) returns it.
     pub fn to_row_result(&self) -> RowResult {
         RowResult {
-            row: self.row().to_vec(),
+            row: self.row.to_vec(),
             cells: self.cells().map(|c| c.to_cell()).collect(),
         }
     }

@@ -3,28 +3,34 @@
 //! The parts are the scan cut at the region boundaries of one table state
 //! and planned at one read point, so together they read one snapshot, as the
 //! serial scan does. Workers take parts in scan order; each sends its rows
-//! in batches over its own bounded channel, so a consumer that reads in
-//! order never waits for a part that no worker has taken, and a worker that
-//! runs ahead stops after [`BATCHES_AHEAD`] batches. Dropping the scan stops
-//! the workers (their next send fails) and joins them.
+//! in batches (reused row buffers, so neither side allocates per row) over
+//! its own bounded channel, so a consumer that reads in order never waits
+//! for a part that no worker has taken, and a worker that runs ahead stops
+//! after [`BATCHES_AHEAD`] batches. Dropping the scan stops the workers
+//! (their next send fails) and joins them.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use super::sink::CellCount;
-use super::{RowStream, ScanPlan, Scanner};
+use super::cursor::RowView;
+use super::sink::{CellCount, RowBatch};
+use super::{RowStream, ScanPlan};
 use crate::catalog::TableState;
 use crate::cell::RowResult;
 use crate::error::{Error, Result};
 
-/// Rows a worker sends at once.
-const ROWS_PER_BATCH: usize = 256;
+/// Rows a worker sends at once, at most.
+const ROWS_PER_BATCH: usize = 1024;
+/// Bytes of keys and cells a worker sends at once, about.
+const BYTES_PER_BATCH: usize = 256 << 10;
+/// Emptied batches kept for reuse.
+const SPARE_BATCHES: usize = 16;
 /// Batches a part's channel holds before its worker waits.
 const BATCHES_AHEAD: usize = 4;
 
-type Batch = Result<Vec<RowResult>>;
+type Batch = Result<RowBatch>;
 
 /// The parts of one scan: plans over one table state, in scan order.
 pub(crate) struct Parts {
@@ -103,15 +109,24 @@ pub(crate) fn count_rows(parts: Parts, threads: usize) -> Result<u64> {
 }
 
 /// The rows of a scan read in parallel, region parts on worker threads:
-/// in scan order ([`ParallelScan::ordered`]) or as they come. Each item is a
-/// row (or, with a batch size, a part of one) with owned cells.
+/// in scan order or as they come ([`ScanOrder`](crate::ScanOrder)). Rows
+/// are lent by [`ParallelScan::next_row`] (no allocation per row: workers
+/// fill reused row batches) or, as an iterator, copied into owned rows.
 pub struct ParallelScan {
     /// In order: one per part, in scan order; as they come: one.
     receivers: Vec<Receiver<Batch>>,
     ordered: bool,
-    current: std::vec::IntoIter<RowResult>,
+    /// The batch rows are lent from, the index of its next row, and the
+    /// next cell of that row (batched scans lend a wide row in parts).
+    batch: Option<RowBatch>,
+    next_row: usize,
+    next_cell: usize,
+    /// Cells per lent part (the scan's batch size; `usize::MAX`: whole rows).
+    cells_per_part: usize,
     /// Rows still allowed by the scan's limit (`None`: no limit).
     remaining: Option<u64>,
+    /// Emptied batches, for the workers to fill again.
+    spare: Arc<Mutex<Vec<RowBatch>>>,
     stop: Arc<AtomicBool>,
     workers: Vec<JoinHandle<()>>,
     failed: bool,
@@ -128,13 +143,18 @@ impl std::fmt::Debug for ParallelScan {
 
 impl ParallelScan {
     /// Starts the workers. `limit` is the scan's row limit, applied to the
-    /// whole scan.
+    /// whole scan; `batch` its cells per returned part.
     pub(crate) fn start(
-        parts: Parts,
+        mut parts: Parts,
         threads: usize,
         ordered: bool,
         limit: Option<u64>,
+        batch: Option<usize>,
     ) -> Result<ParallelScan> {
+        // Workers send whole rows; the reading side cuts them into parts.
+        for plan in &mut parts.plans {
+            plan.batch = None;
+        }
         let count = parts.plans.len();
         // In order: one channel per part, read one after another. As they
         // come: one channel all parts send to.
@@ -145,7 +165,12 @@ impl ParallelScan {
             let tx = match (&shared, ordered) {
                 (Some(tx), false) => tx.clone(),
                 _ => {
-                    let (tx, rx) = sync_channel(BATCHES_AHEAD * if ordered { 1 } else { count });
+                    let capacity = if ordered {
+                        BATCHES_AHEAD
+                    } else {
+                        BATCHES_AHEAD * count
+                    };
+                    let (tx, rx) = sync_channel(capacity);
                     receivers.push(rx);
                     if !ordered {
                         shared = Some(tx.clone());
@@ -159,14 +184,16 @@ impl ParallelScan {
         drop(shared);
         let jobs = Arc::new(Mutex::new(jobs.into_iter()));
         let stop = Arc::new(AtomicBool::new(false));
+        let spare = Arc::new(Mutex::new(Vec::new()));
         let mut workers = Vec::new();
         for i in 0..thread_count(threads, count) {
             let jobs = jobs.clone();
             let worker_stop = stop.clone();
+            let worker_spare = spare.clone();
             let state = parts.state.clone();
             match std::thread::Builder::new()
                 .name(format!("strata-scan-{i}"))
-                .spawn(move || worker(&state, &jobs, &worker_stop))
+                .spawn(move || worker(&state, &jobs, &worker_stop, &worker_spare))
             {
                 Ok(handle) => workers.push(handle),
                 // Fewer workers only slow the scan; none would lose it.
@@ -180,12 +207,88 @@ impl ParallelScan {
         Ok(ParallelScan {
             receivers,
             ordered,
-            current: Vec::new().into_iter(),
+            batch: None,
+            next_row: 0,
+            next_cell: 0,
+            cells_per_part: batch.unwrap_or(usize::MAX).max(1),
             remaining: limit,
+            spare,
             stop,
             workers,
             failed: false,
         })
+    }
+
+    /// The next row (or, with a batch size, the next part of a row); `None`
+    /// at the end of the scan. After an error the scan is finished.
+    pub fn next_row(&mut self) -> Result<Option<RowView<'_>>> {
+        let Some((index, cells)) = self.advance()? else {
+            return Ok(None);
+        };
+        let Some((key, spans, bytes)) = self.batch.as_ref().and_then(|b| b.row(index)) else {
+            return Ok(None);
+        };
+        Ok(Some(RowView::new(key, spans, bytes).part(cells)))
+    }
+
+    /// Moves to the next row or part to lend: its index in the batch and
+    /// its cells.
+    fn advance(&mut self) -> Result<Option<(usize, std::ops::Range<usize>)>> {
+        loop {
+            if self.failed {
+                return Ok(None);
+            }
+            let row_cells = self
+                .batch
+                .as_ref()
+                .and_then(|b| b.row(self.next_row))
+                .map(|(_, cells, _)| cells.len());
+            let Some(row_cells) = row_cells else {
+                // The batch is used up: back to the workers, and the next.
+                if let Some(mut used) = self.batch.take() {
+                    used.clear();
+                    if let Ok(mut spare) = self.spare.lock()
+                        && spare.len() < SPARE_BATCHES
+                    {
+                        spare.push(used);
+                    }
+                }
+                match self.next_batch() {
+                    None => return Ok(None),
+                    Some(Ok(batch)) => {
+                        self.batch = Some(batch);
+                        self.next_row = 0;
+                        self.next_cell = 0;
+                    }
+                    Some(Err(e)) => {
+                        self.failed = true;
+                        self.stop_workers();
+                        return Err(e);
+                    }
+                }
+                continue;
+            };
+            let start = self.next_cell;
+            if start == 0 {
+                match &mut self.remaining {
+                    Some(0) => {
+                        self.stop_workers();
+                        return Ok(None);
+                    }
+                    Some(remaining) => *remaining -= 1,
+                    None => {}
+                }
+            }
+            let end = start.saturating_add(self.cells_per_part).min(row_cells);
+            let index = self.next_row;
+            if end >= row_cells {
+                self.next_row += 1;
+                self.next_cell = 0;
+            } else {
+                self.next_cell = end;
+            }
+            return Ok(Some((index, start..end)));
+        }
     }
 
     /// The next batch, from the first channel still open (in order: the
@@ -203,13 +306,10 @@ impl ParallelScan {
         None
     }
 
-    fn shut_down(&mut self) {
+    /// Tells the workers to stop; their next send fails.
+    fn stop_workers(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        // Dropping the receivers fails the workers' next send.
         self.receivers.clear();
-        for worker in self.workers.drain(..) {
-            let _ = worker.join();
-        }
     }
 }
 
@@ -217,82 +317,74 @@ impl Iterator for ParallelScan {
     type Item = Result<RowResult>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.failed || self.remaining == Some(0) {
-            return None;
-        }
-        loop {
-            if let Some(row) = self.current.next() {
-                if let Some(remaining) = &mut self.remaining {
-                    *remaining -= 1;
-                    if *remaining == 0 {
-                        self.shut_down();
-                    }
-                }
-                return Some(Ok(row));
-            }
-            match self.next_batch()? {
-                Ok(rows) => self.current = rows.into_iter(),
-                Err(e) => {
-                    self.failed = true;
-                    self.shut_down();
-                    return Some(Err(e));
-                }
-            }
+        match self.next_row() {
+            Ok(Some(view)) => Some(Ok(view.to_row_result())),
+            Ok(None) => None,
+            Err(e) => Some(Err(e)),
         }
     }
 }
 
 impl Drop for ParallelScan {
     fn drop(&mut self) {
-        self.shut_down();
+        self.stop_workers();
+        for worker in self.workers.drain(..) {
+            let _ = worker.join();
+        }
     }
 }
 
-/// A worker: takes parts in scan order and sends their rows until none is
-/// left, the consumer is gone, or it is told to stop.
+/// A worker: takes parts in scan order and sends their rows in batches
+/// until no part is left, the reader is gone, or it is told to stop.
 fn worker(
     state: &Arc<TableState>,
     jobs: &Mutex<std::vec::IntoIter<(ScanPlan, SyncSender<Batch>)>>,
     stop: &AtomicBool,
+    spare: &Mutex<Vec<RowBatch>>,
 ) {
+    let take_spare = || {
+        spare
+            .lock()
+            .ok()
+            .and_then(|mut s| s.pop())
+            .unwrap_or_default()
+    };
     while !stop.load(Ordering::Relaxed) {
         let job = match jobs.lock() {
             Ok(mut jobs) => jobs.next(),
             Err(_) => return,
         };
         let Some((plan, tx)) = job else { return };
-        let scanner = Scanner::new(state.clone(), plan);
-        let mut scanner = match scanner {
-            Ok(s) => s,
+        let mut stream = match RowStream::new(state.clone(), plan) {
+            Ok(stream) => stream,
             Err(e) => {
                 let _ = tx.send(Err(e));
                 continue;
             }
         };
-        let mut batch = Vec::with_capacity(ROWS_PER_BATCH);
+        let mut batch = take_spare();
         loop {
             if stop.load(Ordering::Relaxed) {
                 return;
             }
-            match scanner.next() {
-                Some(Ok(row)) => {
-                    batch.push(row);
-                    if batch.len() >= ROWS_PER_BATCH {
-                        let full =
-                            std::mem::replace(&mut batch, Vec::with_capacity(ROWS_PER_BATCH));
+            match stream.next_row(&mut batch) {
+                Ok(true) => {
+                    batch.commit_row();
+                    if batch.rows() >= ROWS_PER_BATCH || batch.bytes_held() >= BYTES_PER_BATCH {
+                        let full = std::mem::replace(&mut batch, take_spare());
                         if tx.send(Ok(full)).is_err() {
                             return;
                         }
                     }
                 }
-                Some(Err(e)) => {
-                    let _ = tx.send(Err(e));
-                    break;
-                }
-                None => {
-                    if !batch.is_empty() {
+                Ok(false) => {
+                    if batch.rows() > 0 {
                         let _ = tx.send(Ok(batch));
                     }
+                    break;
+                }
+                Err(e) => {
+                    let _ = tx.send(Err(e));
                     break;
                 }
             }

@@ -58,9 +58,9 @@ impl RowSink for CellCount {
     }
 }
 
-/// One cell of a [`RowBuffer`]: where its bytes lie in the buffer.
+/// One buffered cell: where its bytes lie in the buffer.
 #[derive(Debug, Clone, Copy)]
-struct CellSpan {
+pub(crate) struct CellSpan {
     /// Family, qualifier and value lie back to back from here.
     start: usize,
     family_len: usize,
@@ -68,6 +68,23 @@ struct CellSpan {
     value_len: usize,
     timestamp: i64,
     kind: CellKind,
+}
+
+impl CellSpan {
+    /// The cell's fields, from the bytes the span points into.
+    #[inline]
+    pub(crate) fn read<'a>(&self, bytes: &'a [u8]) -> BufferedCell<'a> {
+        let family_end = self.start + self.family_len;
+        let qualifier_end = family_end + self.qualifier_len;
+        let value_end = qualifier_end + self.value_len;
+        BufferedCell {
+            family: bytes.get(self.start..family_end).unwrap_or_default(),
+            qualifier: bytes.get(family_end..qualifier_end).unwrap_or_default(),
+            timestamp: self.timestamp,
+            kind: self.kind,
+            value: bytes.get(qualifier_end..value_end).unwrap_or_default(),
+        }
+    }
 }
 
 /// A row's key and cells in two reused buffers: each cell's family,
@@ -102,25 +119,122 @@ impl RowBuffer {
         self.cells.len()
     }
 
+    /// The cells' spans (into [`RowBuffer::bytes`]).
+    pub(crate) fn spans(&self) -> &[CellSpan] {
+        &self.cells
+    }
+
+    /// The bytes the spans point into.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
     /// Cell `i`.
     pub(crate) fn cell(&self, i: usize) -> Option<BufferedCell<'_>> {
-        let span = self.cells.get(i)?;
-        let family_end = span.start + span.family_len;
-        let qualifier_end = family_end + span.qualifier_len;
-        let value_end = qualifier_end + span.value_len;
-        Some(BufferedCell {
-            family: self.bytes.get(span.start..family_end)?,
-            qualifier: self.bytes.get(family_end..qualifier_end)?,
-            timestamp: span.timestamp,
-            kind: span.kind,
-            value: self.bytes.get(qualifier_end..value_end)?,
-        })
+        Some(self.cells.get(i)?.read(&self.bytes))
     }
 
     /// The cells in `range`, in order.
     pub(crate) fn cells(&self, range: Range<usize>) -> impl Iterator<Item = BufferedCell<'_>> {
         range.filter_map(move |i| self.cell(i))
     }
+}
+
+/// Many rows in three buffers, as a parallel scan's worker hands them to
+/// the reading thread; cleared and reused batch after batch.
+#[derive(Debug, Default)]
+pub(crate) struct RowBatch {
+    keys: Vec<u8>,
+    bytes: Vec<u8>,
+    cells: Vec<CellSpan>,
+    /// Per row: its key's end in `keys` and its cells' end in `cells` (each
+    /// starts where the previous row's ends).
+    rows: Vec<(usize, usize)>,
+    /// As a [`RowSink`]: the lengths of `keys`, `bytes` and `cells` before
+    /// the row being filled, which [`RowBatch::commit_row`] keeps and the
+    /// next [`RowSink::begin_row`] drops.
+    open: Option<(usize, usize, usize)>,
+}
+
+impl RowBatch {
+    /// Keeps the row filled since the last [`RowSink::begin_row`].
+    pub(crate) fn commit_row(&mut self) {
+        if self.open.take().is_some() {
+            self.rows.push((self.keys.len(), self.cells.len()));
+        }
+    }
+
+    /// Number of rows.
+    pub(crate) fn rows(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Bytes of keys and cells held.
+    pub(crate) fn bytes_held(&self) -> usize {
+        self.keys.len() + self.bytes.len()
+    }
+
+    /// Row `i`: its key, its cells' spans and the bytes they point into.
+    pub(crate) fn row(&self, i: usize) -> Option<(&[u8], &[CellSpan], &[u8])> {
+        let (key_end, cells_end) = *self.rows.get(i)?;
+        let (key_start, cells_start) = match i.checked_sub(1) {
+            Some(previous) => *self.rows.get(previous)?,
+            None => (0, 0),
+        };
+        Some((
+            self.keys.get(key_start..key_end)?,
+            self.cells.get(cells_start..cells_end)?,
+            &self.bytes,
+        ))
+    }
+
+    /// Empties the batch, keeping its capacity.
+    pub(crate) fn clear(&mut self) {
+        self.keys.clear();
+        self.bytes.clear();
+        self.cells.clear();
+        self.rows.clear();
+        self.open = None;
+    }
+}
+
+impl RowSink for RowBatch {
+    fn begin_row(&mut self, row: &[u8]) {
+        if let Some((keys, bytes, cells)) = self.open {
+            // The row being filled was not kept: it had no returned cells.
+            self.keys.truncate(keys);
+            self.bytes.truncate(bytes);
+            self.cells.truncate(cells);
+        }
+        self.open = Some((self.keys.len(), self.bytes.len(), self.cells.len()));
+        self.keys.extend_from_slice(row);
+    }
+
+    fn push_cell(&mut self, family: &[u8], cell: &CellRef<'_>) {
+        push_span(&mut self.bytes, &mut self.cells, family, cell);
+    }
+
+    fn cell_count(&self) -> usize {
+        let open_from = self.open.map_or(self.cells.len(), |(_, _, cells)| cells);
+        self.cells.len() - open_from
+    }
+}
+
+/// Copies a cell's family, qualifier and value to the end of `bytes` and
+/// records where they lie.
+fn push_span(bytes: &mut Vec<u8>, cells: &mut Vec<CellSpan>, family: &[u8], cell: &CellRef<'_>) {
+    let start = bytes.len();
+    bytes.extend_from_slice(family);
+    bytes.extend_from_slice(cell.qualifier);
+    bytes.extend_from_slice(cell.value);
+    cells.push(CellSpan {
+        start,
+        family_len: family.len(),
+        qualifier_len: cell.qualifier.len(),
+        value_len: cell.value.len(),
+        timestamp: cell.timestamp,
+        kind: cell.kind,
+    });
 }
 
 impl RowSink for RowBuffer {
@@ -132,18 +246,7 @@ impl RowSink for RowBuffer {
     }
 
     fn push_cell(&mut self, family: &[u8], cell: &CellRef<'_>) {
-        let start = self.bytes.len();
-        self.bytes.extend_from_slice(family);
-        self.bytes.extend_from_slice(cell.qualifier);
-        self.bytes.extend_from_slice(cell.value);
-        self.cells.push(CellSpan {
-            start,
-            family_len: family.len(),
-            qualifier_len: cell.qualifier.len(),
-            value_len: cell.value.len(),
-            timestamp: cell.timestamp,
-            kind: cell.kind,
-        });
+        push_span(&mut self.bytes, &mut self.cells, family, cell);
     }
 
     fn cell_count(&self) -> usize {

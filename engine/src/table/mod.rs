@@ -299,7 +299,13 @@ impl Table {
         order: ScanOrder,
     ) -> Result<ParallelScan> {
         let parts = self.scan_parts(scan)?;
-        ParallelScan::start(parts, threads, order == ScanOrder::KeyOrder, scan.limit)
+        ParallelScan::start(
+            parts,
+            threads,
+            order == ScanOrder::KeyOrder,
+            scan.limit,
+            scan.batch,
+        )
     }
 
     /// The scan planned per region part, in scan order, at one read point
