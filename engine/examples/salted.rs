@@ -65,9 +65,9 @@ pub fn read_range(
         handles.push(std::thread::spawn(move || -> Result<Vec<String>> {
             let mut keys = Vec::new();
             for (lo, hi) in ranges.iter().skip(t).step_by(threads.max(1)) {
-                for row in table.scan(&Scan::new().start(lo).stop(hi))? {
-                    let row = row?;
-                    if let Some(logical) = salter.unsalt(&row.row) {
+                let mut cursor = table.scan_cursor(&Scan::new().start(lo).stop(hi))?;
+                while let Some(row) = cursor.next_row()? {
+                    if let Some(logical) = salter.unsalt(row.row()) {
                         keys.push(String::from_utf8_lossy(logical).into_owned());
                     }
                 }

@@ -68,9 +68,11 @@ pub fn load(db: &Db, lines: &[String]) -> Result<()> {
 /// Counts the words (split on white space) of every cell of an input table.
 pub fn count_words(db: &Db, input: &str) -> Result<BTreeMap<String, i64>> {
     let mut counts = BTreeMap::new();
-    for row in db.table(input)?.scan(&Scan::new())? {
-        for cell in row?.cells {
-            for word in String::from_utf8_lossy(&cell.value).split_whitespace() {
+    // The borrowing cursor: each row is lent, not copied.
+    let mut cursor = db.table(input)?.scan_cursor(&Scan::new())?;
+    while let Some(row) = cursor.next_row()? {
+        for cell in row.cells() {
+            for word in String::from_utf8_lossy(cell.value()).split_whitespace() {
                 *counts.entry(word.to_owned()).or_insert(0) += 1;
             }
         }

@@ -603,6 +603,37 @@ impl Plan {
         Ok(plan)
     }
 
+    /// The one interval of row keys this plan keeps, when keeping the rows
+    /// of that interval is all it does (a `PrefixFilter`, a `RowFilter` on
+    /// a binary comparison, a `MultiRowRangeFilter` of one range, or an AND
+    /// of them): every row inside is returned whole and unchanged, so the
+    /// engine may scan just that interval without the filter.
+    pub fn as_key_interval(&self) -> Option<&KeyInterval> {
+        // A PrefixFilter's or a range filter's row test keeps exactly the
+        // rows of its ranges, which `ranges` already intersects.
+        fn exactly_ranges(predicate: &RowPredicate) -> bool {
+            match predicate {
+                RowPredicate::Prefix(_) | RowPredicate::Ranges(_) => true,
+                RowPredicate::All(members) => members.iter().all(exactly_ranges),
+                _ => false,
+            }
+        }
+        let only_ranges = !self.needs_evaluator
+            && self.fuzzy.is_none()
+            && self.row_filter.as_ref().is_none_or(exactly_ranges)
+            && self.stop_filter.is_none()
+            && self.column_filters.is_empty()
+            && self.cell_filter.is_empty()
+            && self.dropped_columns.is_empty()
+            && self.key_only.is_none()
+            && !self.first_cell_only
+            && self.limits == Limits::default();
+        match self.ranges.intervals() {
+            [interval] if only_ranges => Some(interval),
+            _ => None,
+        }
+    }
+
     /// The fuzzy rules used as seek hints (empty when none).
     pub fn fuzzy_rules(&self) -> &[FuzzyRule] {
         &self.fuzzy_rules

@@ -454,3 +454,37 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_plan_that_only_keeps_one_key_interval_says_which() {
+    let range = ScanRange {
+        start: Bound::Unbounded,
+        end: Bound::Unbounded,
+        reversed: false,
+    };
+    let interval = |text: &str| {
+        let filter = strata_filters::parse(text).unwrap();
+        Plan::compile(Some(&filter), &range)
+            .unwrap()
+            .as_key_interval()
+            .map(|i| (i.start.clone(), i.end.clone()))
+    };
+    assert_eq!(
+        interval("PrefixFilter('ab')"),
+        Some((
+            Bound::Included(b"ab".to_vec()),
+            Bound::Excluded(b"ac".to_vec())
+        ))
+    );
+    // Anything else the filter does keeps the filter.
+    for text in [
+        "PrefixFilter('ab') AND ValueFilter(=, 'binary:x')",
+        "PrefixFilter('ab') AND KeyOnlyFilter()",
+        "PrefixFilter('ab') AND PageFilter(3)",
+        "PrefixFilter('ab') OR PrefixFilter('cd')",
+        "WHILE PrefixFilter('ab')",
+        "FuzzyRowFilter('a?', '\\x00\\x01')",
+    ] {
+        assert_eq!(interval(text), None, "{text}");
+    }
+}

@@ -175,6 +175,17 @@ fn the_cursor_returns_what_the_iterator_returns() {
         assert!(!want.is_empty(), "{scan:?} returns rows");
         assert_eq!(lent(&table, scan), want, "{scan:?}");
     }
+    // A PrefixFilter is planned as the prefix's range.
+    for reversed in [false, true] {
+        let filtered = Scan::new()
+            .filter_string("PrefixFilter('row001')")
+            .unwrap()
+            .reversed(reversed);
+        let want = owned(&table, &Scan::new().prefix("row001").reversed(reversed));
+        assert!(want.len() > 50);
+        assert_eq!(owned(&table, &filtered), want);
+        assert_eq!(lent(&table, &filtered), want);
+    }
     // Counting and deleting inside the engine read the same rows.
     let scan = Scan::new().start(row_key(100)).stop(row_key(300));
     assert_eq!(

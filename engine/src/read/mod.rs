@@ -81,6 +81,14 @@ fn attach_filter(
         reversed: plan.reversed,
     };
     let setup = FilterSetup::compile(filter, &range)?;
+    if let Some(interval) = setup.plan.as_key_interval() {
+        // The filter only keeps the rows of one key interval (a
+        // PrefixFilter, say): the scan reads that interval and nothing
+        // else, without a filter stage.
+        plan.lower = max_lower(plan.lower.clone(), interval.start.clone());
+        plan.upper = min_upper(plan.upper.clone(), interval.end.clone());
+        return Ok(());
+    }
     plan.cell_gate = CellGate::for_plan(&setup.plan).map(Arc::new);
     plan.filter = Some(setup);
     plan.filter_max_versions = plan.query.max_versions;

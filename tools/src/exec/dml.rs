@@ -158,19 +158,22 @@ impl Executor {
         } else {
             plan
         };
-        let scanner = table
-            .scan(&plan)
+        // The borrowing cursor: only each row's key is looked at.
+        let mut cursor = table
+            .scan_cursor(&plan)
             .map_err(|error| self.engine_error(name, error))?;
         let mut total = 0u64;
-        for row in scanner {
-            let row = row.map_err(|error| self.engine_error(name, error))?;
+        while let Some(row) = cursor
+            .next_row()
+            .map_err(|error| self.engine_error(name, error))?
+        {
             total += 1;
             if total.is_multiple_of(interval) {
                 line(
                     out,
                     &format!(
                         "Current count: {total}, row: {}",
-                        to_string_binary(&row.row)
+                        to_string_binary(row.row())
                     ),
                 )?;
             }
