@@ -267,16 +267,6 @@ impl Memstore {
         self.cell_count.load(Ordering::Relaxed)
     }
 
-    /// True when some cell of `row` is in this memstore, visible to any
-    /// read point or not: one descent of the skiplist, no cursor.
-    pub(crate) fn holds_row(&self, row: &[u8]) -> bool {
-        if self.cell_count() == 0 {
-            return false;
-        }
-        self.find_greater_or_equal(&SeekKey::row_start(row), None)
-            .is_some_and(|n| n.view(self).row == row)
-    }
-
     /// Highest sequence number inserted (0 when empty).
     #[allow(dead_code, reason = "flush records it in the HFile meta; tested here")]
     pub(crate) fn max_sequence(&self) -> u64 {
@@ -513,6 +503,23 @@ impl Cursor {
         self.node.as_ref().map(|n| n.view(&self.memstore))
     }
 
+    /// A cursor at the first cell of `row`, with one descent; `None` when
+    /// the memstore has no cell of the row (then the memstore's handle is
+    /// not even cloned).
+    pub(crate) fn at_row(memstore: &Arc<Memstore>, row: &[u8]) -> Option<Cursor> {
+        if memstore.cell_count() == 0 {
+            return None;
+        }
+        let node = memstore.find_greater_or_equal(&SeekKey::row_start(row), None)?;
+        if node.view(memstore).row != row {
+            return None;
+        }
+        Some(Cursor {
+            memstore: memstore.clone(),
+            node: Some(node),
+        })
+    }
+
     /// Moves to the first cell with key >= `key`.
     pub(crate) fn seek(&mut self, key: &SeekKey<'_>) {
         self.node = self.memstore.find_greater_or_equal(key, None);
@@ -622,18 +629,21 @@ mod tests {
     }
 
     #[test]
-    fn holds_row_is_exact_about_rows() {
-        let m = Memstore::new();
-        assert!(!m.holds_row(b"a"));
+    fn a_cursor_at_a_row_is_exact_about_rows() {
+        let m = Arc::new(Memstore::new());
+        let held =
+            |row: &[u8]| Cursor::at_row(&m, row).map(|c| c.current().map(|c| c.qualifier.to_vec()));
+        assert!(held(b"a").is_none());
         m.insert_all(&[put(b"ab", b"q", 1, 1, b"v"), put(b"b", b"", 1, 2, b"v")]);
-        assert!(m.holds_row(b"ab"));
-        assert!(m.holds_row(b"b"));
+        // At the row's first cell.
+        assert_eq!(held(b"ab"), Some(Some(b"q".to_vec())));
+        assert_eq!(held(b"b"), Some(Some(Vec::new())));
         // A prefix of a held row, a row between two held rows, and rows
         // before the first and after the last are all absent.
-        assert!(!m.holds_row(b"a"));
-        assert!(!m.holds_row(b"abc"));
-        assert!(!m.holds_row(b""));
-        assert!(!m.holds_row(b"c"));
+        assert!(held(b"a").is_none());
+        assert!(held(b"abc").is_none());
+        assert!(held(b"").is_none());
+        assert!(held(b"c").is_none());
     }
 
     #[test]

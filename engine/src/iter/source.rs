@@ -117,6 +117,10 @@ pub(crate) struct MemstoreSource {
     gate: Option<Arc<RowGate>>,
     /// The memstore held family markers when the read started.
     family_markers: bool,
+    /// The cursor is at the first cell of its row, where a seek to the
+    /// row's start would put it: such a seek is skipped (a get positions
+    /// the source while choosing it, and the read's first seek is that).
+    at_row_start: bool,
 }
 
 impl MemstoreSource {
@@ -130,7 +134,29 @@ impl MemstoreSource {
             family_markers: memstore.holds_family_markers(),
             cursor: Cursor::new(memstore),
             gate,
+            at_row_start: false,
         }
+    }
+
+    /// A source for a get of `row`, positioned at the row's first cell
+    /// with one descent of the skiplist; `None` when the memstore does not
+    /// hold the row (or the gate rejects it).
+    pub(crate) fn for_row(
+        memstore: &Arc<Memstore>,
+        gate: Option<Arc<RowGate>>,
+        row: &[u8],
+    ) -> Option<Self> {
+        let gate = gate.filter(|g| g.row_filter);
+        if gate.as_ref().is_some_and(|g| !g.row_passes(row)) {
+            return None;
+        }
+        let cursor = Cursor::at_row(memstore, row)?;
+        Some(MemstoreSource {
+            family_markers: memstore.holds_family_markers(),
+            cursor,
+            gate,
+            at_row_start: true,
+        })
     }
 
     fn failing_row(&self) -> Option<Vec<u8>> {
@@ -157,24 +183,33 @@ impl MemstoreSource {
 
 impl CellSource for MemstoreSource {
     fn seek(&mut self, key: &SeekKey<'_>) -> Result<()> {
+        if std::mem::take(&mut self.at_row_start)
+            && key.is_row_start()
+            && self.cursor.current().is_some_and(|c| c.row == key.row)
+        {
+            return Ok(());
+        }
         self.cursor.seek(key);
         self.settle_forward();
         Ok(())
     }
 
     fn seek_before(&mut self, key: &SeekKey<'_>) -> Result<()> {
+        self.at_row_start = false;
         self.cursor.seek_before(key);
         self.settle_backward();
         Ok(())
     }
 
     fn seek_to_last(&mut self) -> Result<()> {
+        self.at_row_start = false;
         self.cursor.seek_to_last();
         self.settle_backward();
         Ok(())
     }
 
     fn advance(&mut self) -> Result<()> {
+        self.at_row_start = false;
         if self.gate.is_none() {
             // Without a gate there is nothing to settle: no row copy.
             self.cursor.next();

@@ -278,11 +278,12 @@ impl Store {
             let mut sources: Vec<Source> = Vec::new();
             let memstores = std::iter::once(&version.active)
                 .chain(version.frozen.iter().rev().map(|f| &f.memstore));
-            for memstore in memstores.filter(|m| m.holds_row(row)) {
-                sources.push(Source::from(MemstoreSource::with_gate(
-                    memstore.clone(),
-                    gate.cloned(),
-                )));
+            // One descent per memstore: the source comes back positioned
+            // at the row, and the read's first seek (to the row) is skipped.
+            for memstore in memstores {
+                if let Some(source) = MemstoreSource::for_row(memstore, gate.cloned(), row) {
+                    sources.push(Source::from(source));
+                }
             }
             let _ = Self::for_each_single_row_candidate(version, scope, |f| {
                 sources.push(Source::from(FileSource::new(f.clone(), gate.cloned())));
