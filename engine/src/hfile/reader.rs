@@ -913,6 +913,11 @@ impl FileCursor {
         self.settle_forward(ordinal, at)
     }
 
+    /// The file the cursor reads.
+    pub(crate) fn reader(&self) -> &Arc<HFileReader> {
+        &self.reader
+    }
+
     /// Puts the cursor at `p` of the current block (or nowhere).
     #[inline]
     fn place(&mut self, p: Option<Position>) {

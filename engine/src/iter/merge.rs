@@ -6,7 +6,8 @@ use super::source::{CellSource, Source};
 use crate::cell::SeekKey;
 use crate::cell::{CellRef, compare_keys};
 use crate::error::Result;
-use crate::hfile::reader::FileCursor;
+use crate::hfile::reader::{FileCursor, HFileReader};
+use std::sync::Arc;
 
 /// The sources of one store merged in store order, showing only cells whose
 /// sequence is at most the read point.
@@ -216,6 +217,11 @@ impl MergedSources {
             self.rank();
         }
         Ok(())
+    }
+
+    /// The files the sources read (each file source's file; not levels).
+    pub(crate) fn files(&self) -> impl Iterator<Item = &Arc<HFileReader>> {
+        self.sources.iter().filter_map(Source::file)
     }
 
     /// The read point: cells with a larger sequence are not visible.

@@ -80,6 +80,14 @@ impl CellSource for Source {
 }
 
 impl Source {
+    /// The file a single-file source reads.
+    pub(crate) fn file(&self) -> Option<&Arc<HFileReader>> {
+        match self {
+            Source::File(file) => Some(file.cursor.reader()),
+            Source::Memstore(_) | Source::Level(_) => None,
+        }
+    }
+
     /// The file cursor under the source, when it reads a file (alone or as
     /// part of a level) and is positioned in it.
     #[inline]

@@ -320,7 +320,40 @@ impl ScanPlan {
 
 /// Reads the one row a get plan covers from `region`, through the filter.
 pub(crate) fn read_row(region: &Region, plan: &ScanPlan) -> Result<Option<RowResult>> {
-    let mut scanner = RegionScanner::open(region, plan);
+    read_row_with(RegionScanner::open(region, plan), plan)
+}
+
+/// A get whose sources are chosen (memstores positioned, files picked by
+/// key range, time range and bloom) but not yet read: a multi-get chooses
+/// every key's sources once, prefetches the blocks their files need in one
+/// batch, then reads.
+pub(crate) struct PreparedGet {
+    scanner: RegionScanner,
+}
+
+impl PreparedGet {
+    /// Chooses the sources of the get `plan` in `region`.
+    pub(crate) fn new(region: &Region, plan: &ScanPlan) -> PreparedGet {
+        PreparedGet {
+            scanner: RegionScanner::open(region, plan),
+        }
+    }
+
+    /// The files the get reads.
+    pub(crate) fn files(&self) -> impl Iterator<Item = &Arc<crate::hfile::reader::HFileReader>> {
+        self.scanner
+            .stores
+            .iter()
+            .flat_map(|store| store.sources.files())
+    }
+
+    /// Reads the row (`plan` is the one the get was prepared with).
+    pub(crate) fn read(self, plan: &ScanPlan) -> Result<Option<RowResult>> {
+        read_row_with(self.scanner, plan)
+    }
+}
+
+fn read_row_with(mut scanner: RegionScanner, plan: &ScanPlan) -> Result<Option<RowResult>> {
     let mut cells = Vec::new();
     match &plan.filter {
         None => {

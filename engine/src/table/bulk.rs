@@ -5,13 +5,12 @@ use std::sync::Arc;
 
 use super::Table;
 use crate::cell::{RowResult, validate_timestamp};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::hfile::reader::HFileReader;
 use crate::ops::{BatchOp, BatchResult, Delete, Get, Put, Scan};
 use crate::read::parallel::{self, Parts};
 use crate::read::sink::RowBuffer;
-use crate::read::{plan_get, read_row};
-use crate::store::Store;
+use crate::read::{PreparedGet, plan_get};
 
 /// Most rows committed together by one `put_many` or batch group.
 const MAX_ROWS_PER_COMMIT: usize = 1024;
@@ -125,33 +124,28 @@ impl Table {
         let now = self.read_now_ms(&state);
         let read_point = self.services.mvcc.read_point();
         let mut wanted: Vec<(Arc<HFileReader>, usize)> = Vec::new();
-        // Planned once: the same plans read the rows after the prefetch.
-        let mut planned = Vec::with_capacity(gets.len());
+        // Each get's sources are chosen once (blooms probed, memstores
+        // positioned); the same sources read the row after the prefetch.
+        let mut prepared = Vec::with_capacity(gets.len());
         for get in gets {
             let plan = plan_get(&state, get, read_point, now)?;
             let region = Self::region(&state, &get.row)?;
-            for family in plan.families.iter() {
-                let Some(version) = region.store_version(family.id) else {
-                    continue;
-                };
-                let scope = plan.store_scope(family);
-                Store::for_each_single_row_candidate(&version, &scope, |file| {
-                    if let Some(ordinal) = file.seek_block(&get.row)? {
-                        wanted.push((file.clone(), ordinal));
-                    }
-                    Ok::<(), Error>(())
-                })?;
+            let read = PreparedGet::new(region, &plan);
+            for file in read.files() {
+                if let Some(ordinal) = file.seek_block(&get.row)? {
+                    wanted.push((file.clone(), ordinal));
+                }
             }
-            planned.push((region, plan));
+            prepared.push((plan, read));
         }
         let batch: Vec<(&HFileReader, usize)> =
             wanted.iter().map(|(f, o)| (f.as_ref(), *o)).collect();
         // Held until the rows are read: the cache keeps them meanwhile.
         let _held = HFileReader::prefetch(&batch)?;
         gets.iter()
-            .zip(&planned)
-            .map(|(get, (region, plan))| {
-                Ok(read_row(region, plan)?.unwrap_or_else(|| RowResult {
+            .zip(prepared)
+            .map(|(get, (plan, read))| {
+                Ok(read.read(&plan)?.unwrap_or_else(|| RowResult {
                     row: get.row.clone(),
                     cells: Vec::new(),
                 }))
