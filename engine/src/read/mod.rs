@@ -372,8 +372,9 @@ fn read_row_with(mut scanner: RegionScanner, plan: &ScanPlan) -> Result<Option<R
             }
         }
     }
+    // The scanner's row buffer becomes the result's key: no second copy.
     Ok(Some(RowResult {
-        row: scanner.row().to_vec(),
+        row: std::mem::take(&mut scanner.row),
         cells,
     }))
 }
@@ -480,14 +481,8 @@ impl RegionScanner {
         }
     }
 
-    /// The key of the row the last successful [`RegionScanner::next_row`]
-    /// returned.
-    pub(crate) fn row(&self) -> &[u8] {
-        &self.row
-    }
-
     /// Reads the next row with at least one returned cell into `sink`
-    /// (its key then in [`RegionScanner::row`]); false at the end.
+    /// (its key then in `self.row`); false at the end.
     pub(crate) fn next_row<S: RowSink>(&mut self, plan: &ScanPlan, sink: &mut S) -> Result<bool> {
         if self.finished {
             return Ok(false);
