@@ -8,6 +8,8 @@
 //!   ways;
 //! - `full_scan_with_memstore`: the full scan with every 100th row written
 //!   again, so two sources merge;
+//! - `uncached_scan`: the full scan with a 1 MiB block cache, so every pass
+//!   reads, checks and decodes its blocks again (from the page cache);
 //! - `value_filter_scan`: the full scan through `ValueFilter(=,
 //!   'binaryprefix:...')` matching 0.1% of the rows (each value starts with
 //!   its row number modulo 1000), which runs as a kernel over each block's
@@ -59,7 +61,17 @@ fn table_with_regions(
     rewrite_every: Option<u64>,
     regions: u64,
 ) -> (Db, Table) {
-    let db = Db::open(dir, DbOptions::default()).expect("open");
+    table_with_options(dir, rewrite_every, regions, DbOptions::default())
+}
+
+/// [`table_with_regions`] with the database opened with `options`.
+fn table_with_options(
+    dir: &std::path::Path,
+    rewrite_every: Option<u64>,
+    regions: u64,
+    options: DbOptions,
+) -> (Db, Table) {
+    let db = Db::open(dir, options).expect("open");
     let table = db
         .create_table(
             TableDescriptor::new("bench")
@@ -130,6 +142,25 @@ fn full_scan(c: &mut Criterion) {
     }
 }
 
+fn uncached_scan(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // A block cache far smaller than the table (about 24 MiB of blocks):
+    // every pass reads its blocks again, from the page cache.
+    let options = DbOptions {
+        block_cache_bytes: 1 << 20,
+        ..DbOptions::default()
+    };
+    let (_db, table) = table_with_options(dir.path(), None, 1, options);
+    let mut group = c.benchmark_group("uncached_scan");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(ROWS));
+    let scan = Scan::new();
+    group.bench_function("cursor", |b| {
+        b.iter(|| black_box(cursor_scan(&table, &scan)))
+    });
+    group.finish();
+}
+
 fn value_filter_scan(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("temp dir");
     let (_db, table) = table(dir.path(), None);
@@ -195,6 +226,7 @@ fn short_scan(c: &mut Criterion) {
 criterion_group!(
     read_path,
     full_scan,
+    uncached_scan,
     value_filter_scan,
     parallel_scan,
     short_scan
