@@ -20,7 +20,7 @@ use crate::ops::{Delete, Get, Put, Scan};
 use crate::options::TableDescriptor;
 use crate::read::cursor::ScanCursor;
 use crate::read::parallel::{ParallelScan, Parts};
-use crate::read::{RowStream, Scanner, get_finds_nothing, plan_get, plan_scan, read_row};
+use crate::read::{RowStream, ScanPlan, Scanner, get_finds_nothing, plan_get, plan_scan, read_row};
 use crate::region::Region;
 use crate::write::{PreparedRow, commit};
 
@@ -272,13 +272,7 @@ impl Table {
 
     /// Starts a scan; rows come from the returned iterator.
     pub fn scan(&self, scan: &Scan) -> Result<Scanner> {
-        let state = self.state()?;
-        let plan = plan_scan(
-            &state,
-            scan,
-            self.services.mvcc.read_point(),
-            self.read_now_ms(&state),
-        )?;
+        let (state, plan) = self.plan_whole_scan(scan)?;
         Scanner::new(state, plan)
     }
 
@@ -342,23 +336,16 @@ impl Table {
 
     /// The whole scan as one part.
     pub(crate) fn whole_scan_as_one_part(&self, scan: &Scan) -> Result<Parts> {
-        let state = self.state()?;
-        let whole = plan_scan(
-            &state,
-            scan,
-            self.services.mvcc.read_point(),
-            self.read_now_ms(&state),
-        )?;
+        let (state, whole) = self.plan_whole_scan(scan)?;
         Ok(Parts {
             state,
             plans: vec![whole],
         })
     }
 
-    /// Starts a scan that lends its rows instead of returning owned ones:
-    /// the same rows as [`Table::scan`], without an allocation per row or
-    /// cell (see [`ScanCursor`]). The cheapest way to read many rows.
-    pub fn scan_cursor(&self, scan: &Scan) -> Result<ScanCursor> {
+    /// The table's current state and `scan` planned over it at the current
+    /// read point.
+    fn plan_whole_scan(&self, scan: &Scan) -> Result<(Arc<TableState>, ScanPlan)> {
         let state = self.state()?;
         let plan = plan_scan(
             &state,
@@ -366,6 +353,14 @@ impl Table {
             self.services.mvcc.read_point(),
             self.read_now_ms(&state),
         )?;
+        Ok((state, plan))
+    }
+
+    /// Starts a scan that lends its rows instead of returning owned ones:
+    /// the same rows as [`Table::scan`], without an allocation per row or
+    /// cell (see [`ScanCursor`]). The cheapest way to read many rows.
+    pub fn scan_cursor(&self, scan: &Scan) -> Result<ScanCursor> {
+        let (state, plan) = self.plan_whole_scan(scan)?;
         Ok(ScanCursor::new(RowStream::new(state, plan)?))
     }
 }
