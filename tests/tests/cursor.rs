@@ -399,3 +399,31 @@ fn count_and_delete_where_read_region_parts_in_parallel_with_the_same_result() {
     assert_eq!(table.delete_where(&scan, None).unwrap(), rows);
     assert_eq!(table.count(&scan).unwrap(), 0);
 }
+
+/// A file that starts at a scan's exclusive stop row is left out of the
+/// scan; at an inclusive stop row it is read.
+#[test]
+fn a_file_starting_at_the_stop_row_is_read_only_when_the_stop_is_inclusive() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, table) = open_table(dir.path());
+    for range in [0..50, 50..100] {
+        let puts: Vec<Put> = range
+            .map(|i| Put::new(row_key(i)).add("a", "x", format!("v{i}")))
+            .collect();
+        table.put_many(&puts).unwrap();
+        table.flush().unwrap();
+    }
+    let stop = row_key(50);
+    let excluded = owned(&table, &Scan::new().stop(&stop));
+    assert_eq!(excluded.len(), 50);
+    assert_eq!(excluded.last().unwrap().row, row_key(49).into_bytes());
+    let included = owned(&table, &Scan::new().stop_with(&stop, true));
+    assert_eq!(included.len(), 51);
+    assert_eq!(included.last().unwrap().row, stop.clone().into_bytes());
+    let reversed = owned(
+        &table,
+        &Scan::new().reversed(true).start(&stop).stop(row_key(48)),
+    );
+    assert_eq!(reversed.len(), 2);
+    assert_eq!(reversed[0].row, stop.into_bytes());
+}

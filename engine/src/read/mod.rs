@@ -270,6 +270,7 @@ pub(crate) fn get_finds_nothing(state: &TableState, region: &Region, get: &Get) 
     let scope = ReadScope {
         first_row: Some(row),
         last_row: Some(row),
+        last_row_excluded: false,
         single_row: Some(row),
         single_row_hash: crate::hfile::bloom::row_hash(row),
         single_column: None,
@@ -310,6 +311,7 @@ impl ScanPlan {
         ReadScope {
             first_row: bound(&self.lower),
             last_row: bound(&self.upper),
+            last_row_excluded: matches!(self.upper, Bound::Excluded(_)),
             single_row,
             single_row_hash: single_row.map_or(0, crate::hfile::bloom::row_hash),
             single_column,

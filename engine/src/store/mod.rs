@@ -35,8 +35,12 @@ pub(crate) const LEVELS: usize = 7;
 pub(crate) struct ReadScope<'a> {
     /// Rows from this one on (inclusive); `None` = from the start.
     pub(crate) first_row: Option<&'a [u8]>,
-    /// Rows up to this one (inclusive); `None` = to the end.
+    /// Rows up to this one (inclusive unless `last_row_excluded`); `None`
+    /// = to the end.
     pub(crate) last_row: Option<&'a [u8]>,
+    /// `last_row` itself is not read (a scan's exclusive stop row): a file
+    /// that starts at it holds nothing the read wants.
+    pub(crate) last_row_excluded: bool,
     /// The only row read, for bloom checks.
     pub(crate) single_row: Option<&'a [u8]>,
     /// `bloom::row_hash` of `single_row` (0 without one), worked out once
@@ -177,6 +181,7 @@ impl Store {
     fn wanted(file: &HFileReader, scope: &ReadScope<'_>) -> bool {
         let meta = file.meta();
         meta.overlaps(scope.first_row, scope.last_row)
+            && !(scope.last_row_excluded && scope.last_row == Some(meta.first_row.as_slice()))
             && meta.max_timestamp >= scope.min_timestamp
             && match (scope.single_row, scope.single_column) {
                 (Some(row), Some(q)) => file.may_contain_column(row, scope.single_row_hash, q),
