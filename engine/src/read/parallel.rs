@@ -115,7 +115,6 @@ pub(crate) fn count_rows(parts: Parts, threads: usize) -> Result<u64> {
 pub struct ParallelScan {
     /// In order: one per part, in scan order; as they come: one.
     receivers: Vec<Receiver<Batch>>,
-    ordered: bool,
     /// The batch rows are lent from, the index of its next row, and the
     /// next cell of that row (batched scans lend a wide row in parts).
     batch: Option<RowBatch>,
@@ -136,7 +135,6 @@ impl std::fmt::Debug for ParallelScan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ParallelScan")
             .field("channels", &self.receivers.len())
-            .field("ordered", &self.ordered)
             .finish()
     }
 }
@@ -206,7 +204,6 @@ impl ParallelScan {
         }
         Ok(ParallelScan {
             receivers,
-            ordered,
             batch: None,
             next_row: 0,
             next_cell: 0,
