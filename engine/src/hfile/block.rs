@@ -22,6 +22,10 @@ pub(crate) const BLOCK_TRAILER_BYTES: usize = 13;
 /// Largest uncompressed block payload accepted when reading.
 pub(crate) const MAX_BLOCK_PAYLOAD_BYTES: usize = 64 * 1024 * 1024;
 
+/// The largest allocation jemalloc serves from a slab (its size classes
+/// above it are page-padded extents): the default block size.
+const SLAB_LIMIT_BYTES: usize = crate::options::DEFAULT_BLOCK_SIZE_BYTES as usize;
+
 const COMPRESSION_NONE: u8 = 0;
 const COMPRESSION_ZSTD: u8 = 1;
 
@@ -54,7 +58,12 @@ pub(crate) fn frame_block(payload: &[u8], compression: Compression, out: &mut Ve
 }
 
 /// Verifies a stored block and returns its payload (decompressed).
-pub(crate) fn unframe_block(stored: &[u8]) -> Result<Vec<u8>, DecodeError> {
+///
+/// Takes the buffer the block was read into: a raw payload is its prefix,
+/// so it is returned in place (truncated) rather than copied. On the first
+/// read of a block that copy cost as much as the read (a fresh allocation,
+/// faulted in page by page).
+pub(crate) fn unframe_block(mut stored: Vec<u8>) -> Result<Vec<u8>, DecodeError> {
     let body_len = stored
         .len()
         .checked_sub(8)
@@ -82,7 +91,20 @@ pub(crate) fn unframe_block(stored: &[u8]) -> Result<Vec<u8>, DecodeError> {
         )));
     }
     match code {
-        COMPRESSION_NONE if payload.len() == uncompressed_len => Ok(payload.to_vec()),
+        // In place, unless the trailer alone takes the buffer past the
+        // allocator's slab sizes (a block written before frames were cut to
+        // the block size): a copy is then smaller than the buffer it leaves.
+        COMPRESSION_NONE
+            if payload.len() == uncompressed_len
+                && stored.len() > SLAB_LIMIT_BYTES
+                && uncompressed_len <= SLAB_LIMIT_BYTES =>
+        {
+            Ok(payload.to_vec())
+        }
+        COMPRESSION_NONE if payload.len() == uncompressed_len => {
+            stored.truncate(uncompressed_len);
+            Ok(stored)
+        }
         COMPRESSION_NONE => Err(DecodeError(
             "raw block length does not match its trailer".into(),
         )),
@@ -332,6 +354,23 @@ mod tests {
     use proptest::prelude::*;
 
     #[test]
+    fn raw_payloads_at_the_slab_limit_unframe_intact() {
+        // In place below the limit; copied out when only the trailer
+        // crosses it; in place again when the payload itself is larger.
+        for len in [
+            100,
+            SLAB_LIMIT_BYTES - 13,
+            SLAB_LIMIT_BYTES,
+            SLAB_LIMIT_BYTES + 1,
+        ] {
+            let payload: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            let mut out = Vec::new();
+            frame_block(&payload, Compression::None, &mut out);
+            assert_eq!(unframe_block(out).unwrap(), payload, "length {len}");
+        }
+    }
+
+    #[test]
     fn blocks_round_trip_raw_and_compressed() {
         let payload: Vec<u8> = (0..10_000u32).map(|i| (i % 7) as u8).collect();
         for compression in [Compression::None, Compression::Zstd { level: 3 }] {
@@ -343,14 +382,14 @@ mod tests {
                     "compressible payload compressed"
                 );
             }
-            assert_eq!(unframe_block(&out).unwrap(), payload);
+            assert_eq!(unframe_block(out.clone()).unwrap(), payload);
             // Every single-bit flip is detected.
             for i in (0..out.len()).step_by(97) {
                 let mut bad = out.clone();
                 bad[i] ^= 0x40;
-                assert!(unframe_block(&bad).is_err(), "flip at {i}");
+                assert!(unframe_block(bad).is_err(), "flip at {i}");
             }
-            assert!(unframe_block(&out[..out.len() - 1]).is_err());
+            assert!(unframe_block(out[..out.len() - 1].to_vec()).is_err());
         }
         // Incompressible data is stored raw even when zstd is asked for.
         let noise: Vec<u8> = (0..256u32)

@@ -214,7 +214,10 @@ impl DataBlockBuilder {
 /// A decoded data block, as the block cache holds it.
 #[derive(Debug)]
 pub(crate) struct DataBlock {
-    data: Box<[u8]>,
+    /// The payload, in the buffer it was read into: its capacity may exceed
+    /// its length by the frame's trailer, kept rather than shrunk (a shrink
+    /// can move the block).
+    data: Vec<u8>,
     rows: usize,
     cells: usize,
     row_keys: BytesColumn,
@@ -251,7 +254,7 @@ impl DataBlock {
     /// Decodes and validates a payload, so that later accessors never see an
     /// inconsistent block.
     pub(crate) fn decode(payload: Vec<u8>) -> Result<DataBlock, DecodeError> {
-        let data = payload.into_boxed_slice();
+        let data = payload;
         let mut d = Decoder::new(&data);
         let rows = d.u32()? as usize;
         let cells = d.u32()? as usize;
@@ -354,7 +357,7 @@ impl DataBlock {
 
     /// Memory the block holds, for cache weights.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.data.len()
+        self.data.capacity()
             + self.row_keys.heap_bytes()
             + self.qualifiers.heap_bytes()
             + self.values.heap_bytes()

@@ -307,7 +307,7 @@ impl HFileReader {
                 .map_err(|e| Error::io(format!("reading {}", self.path.display()), e))?;
         }
         for (&i, stored) in missing.iter().zip(buffers) {
-            let payload = unframe_block(&stored)
+            let payload = unframe_block(stored)
                 .map_err(|e| Error::corruption(&self.path, handles[i].offset, e.0))?;
             blocks[i] = Some(self.install(handles[i], payload, fill_cache)?);
         }
@@ -421,7 +421,7 @@ impl HFileReader {
                 .map_err(|e| Error::io("reading blocks for a multi-get", e))?;
         }
         for ((reader, handle), stored) in wanted.into_iter().zip(buffers) {
-            let payload = unframe_block(&stored)
+            let payload = unframe_block(stored)
                 .map_err(|e| Error::corruption(&reader.path, handle.offset, e.0))?;
             let block = reader.install(handle, payload, true)?;
             // Without a cache nothing keeps the block for the reads that
@@ -466,7 +466,7 @@ fn read_block(file: &IoFile, path: &Path, handle: BlockHandle) -> Result<Vec<u8>
                 e,
             )
         })?;
-    unframe_block(&stored).map_err(|e| Error::corruption(path, handle.offset, e.0))
+    unframe_block(stored).map_err(|e| Error::corruption(path, handle.offset, e.0))
 }
 
 /// A position in one HFile, moving in store order.

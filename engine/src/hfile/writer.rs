@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::block::{BlockHandle, frame_block};
+use super::block::{BLOCK_TRAILER_BYTES, BlockHandle, frame_block};
 use super::bloom::{self, cell_hash, row_hash};
 use super::data_block::DataBlockBuilder;
 use super::index::{IndexEntry, encode_index};
@@ -97,13 +97,15 @@ impl HFileWriter {
                 "cells added out of order",
             ));
         }
-        // A block ends before the cell that would take it past the block
-        // size (a cell larger than a block gets a block of its own). Cut
-        // after crossing instead, a 14 KiB block is a little over 14 KiB and
-        // takes the allocator's next size class (16 KiB plus a page) in the
-        // cache.
+        // A block ends before the cell that would take its frame (payload
+        // and trailer) past the block size (a cell larger than a block gets
+        // a block of its own). Cut after crossing instead, a 14 KiB block is
+        // a little over 14 KiB and takes the allocator's next size class
+        // (16 KiB plus a page) in the cache. The trailer counts because a
+        // raw block is cached in the buffer its frame was read into.
         if !self.builder.is_empty()
-            && self.builder.estimated_bytes_with(cell) > self.options.block_size
+            && self.builder.estimated_bytes_with(cell) + BLOCK_TRAILER_BYTES
+                > self.options.block_size
         {
             self.finish_block()?;
         }
