@@ -530,6 +530,72 @@ impl DataBlock {
         lo
     }
 
+    /// Position of the first cell with key >= `key`, if the block has one,
+    /// for a key after the cell at `from`: the search starts there and
+    /// gallops forward (1, 2, 4, ... rows), so a seek to the next column or
+    /// the next row costs a comparison or two, not a search of the block.
+    pub(crate) fn seek_from(&self, key: &SeekKey<'_>, from: Position) -> Option<Position> {
+        let mut r = from.row;
+        if r >= self.rows {
+            return None;
+        }
+        if self.row(r) != key.row {
+            // The key's row is after row r: gallop to a row at or past it,
+            // then search the last step.
+            let mut lo = r + 1;
+            let mut step = 1;
+            let mut hi = lo;
+            while hi < self.rows && self.row(hi) < key.row {
+                lo = hi + 1;
+                hi = hi.saturating_add(step);
+                step = step.saturating_mul(2);
+            }
+            let mut hi = hi.min(self.rows);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if self.row(mid) < key.row {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            r = lo;
+            if r >= self.rows {
+                return None;
+            }
+            if self.row(r) != key.row {
+                return Some(Position {
+                    row: r,
+                    cell: self.row_cells(r).start,
+                });
+            }
+        }
+        let cells = self.row_cells(r);
+        let start = if r == from.row {
+            from.cell
+        } else {
+            cells.start
+        };
+        let (mut lo, mut hi) = (start, cells.end);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let c = self.cell(Position { row: r, cell: mid });
+            if compare_keys(c.tuple(), key.tuple()) == Ordering::Less {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if lo < cells.end {
+            Some(Position { row: r, cell: lo })
+        } else {
+            (r + 1 < self.rows).then(|| Position {
+                row: r + 1,
+                cell: self.row_cells(r + 1).start,
+            })
+        }
+    }
+
     /// Position of the first cell with key >= `key`, if the block has one.
     pub(crate) fn seek(&self, key: &SeekKey<'_>) -> Option<Position> {
         let r = self.lower_bound_row(key.row);

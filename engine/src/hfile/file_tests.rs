@@ -6,7 +6,7 @@ use std::sync::Arc;
 use proptest::prelude::*;
 
 use super::bloom::row_hash;
-use super::reader::{FileCursor, HFileReader};
+use super::reader::{FileCursor, HFileReader, ReadAheadStop};
 use super::writer::{HFileWriter, WriterOptions};
 use crate::cell::SeekKey;
 use crate::cell::{CellKind, CellRef, compare_keys};
@@ -16,6 +16,8 @@ use crate::io::{Backend, Io};
 use crate::options::{BloomType, Compression};
 
 type Owned = (Vec<u8>, Vec<u8>, i64, CellKind, u64, Vec<u8>);
+/// A seek key's fields: row, qualifier, timestamp, kind, sequence.
+type OwnedKey = (Vec<u8>, Vec<u8>, i64, CellKind, u64);
 
 fn r(c: &Owned) -> CellRef<'_> {
     CellRef {
@@ -147,6 +149,57 @@ fn read_ahead_returns_the_same_cells_and_whole_file_passes_leave_the_cache_alone
 }
 
 #[test]
+fn read_ahead_stops_at_the_reads_last_row() {
+    let cells: Vec<Owned> = (0..3000u32)
+        .map(|i| {
+            let row = format!("row{i:06}").into_bytes();
+            (
+                row,
+                b"q".to_vec(),
+                1,
+                CellKind::Put,
+                u64::from(i),
+                vec![7u8; 30],
+            )
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &cells, 256, Compression::None, BloomType::Row);
+    let io = Io::resolve(crate::options::IoMode::Auto).unwrap();
+    // Rows 0..200 of a pass that stops there: cached blocks, with and
+    // without the stop, each on a fresh cache.
+    let cached_after_pass = |stop: Option<ReadAheadStop>| {
+        let cache = Arc::new(BlockCache::new(8 << 20));
+        let reader = Arc::new(
+            HFileReader::open(io, &dir.path().join("f.hfile"), 7, cache.clone(), true).unwrap(),
+        );
+        let mut cursor = FileCursor::new(reader).with_read_ahead_stop(stop.map(Arc::new));
+        cursor.seek_to_first().unwrap();
+        for cell in &cells[..200] {
+            assert_eq!(
+                cursor.current().map(|c| c.row.to_vec()),
+                Some(cell.0.clone())
+            );
+            cursor.advance().unwrap();
+        }
+        cache.stats().bytes
+    };
+    let unbounded = cached_after_pass(None);
+    let excluded = cached_after_pass(Some(ReadAheadStop {
+        row: b"row000200".to_vec(),
+        excluded: true,
+    }));
+    let included = cached_after_pass(Some(ReadAheadStop {
+        row: b"row000199".to_vec(),
+        excluded: false,
+    }));
+    // 200 rows of ~50 bytes are ~40 blocks of 256 bytes; an unbounded
+    // pass has read 64 and 128 KiB batches ahead by then.
+    assert!(unbounded > 3 * excluded, "{unbounded} vs {excluded}");
+    assert_eq!(excluded, included);
+}
+
+#[test]
 fn blocks_stay_within_the_block_size() {
     // 16-byte rows with 100-byte values, as the benchmarks write them: a
     // block's whole frame (payload and trailer) must not cross the block
@@ -188,6 +241,45 @@ fn blocks_stay_within_the_block_size() {
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn forward_seeks_agree_with_the_sorted_list(cells in cells_strategy(400),
+                                                block_size in prop_oneof![Just(64usize), Just(256), Just(4096)],
+                                                picks in proptest::collection::vec((any::<proptest::sample::Index>(), 0u8..3), 1..40)) {
+        // Ascending keys, each an existing cell's key, the key just after it
+        // in its row (a skip to the next column), or its row's start: every
+        // seek but the first starts from the cell under the cursor.
+        let dir = tempfile::tempdir().unwrap();
+        let reader = write(dir.path(), &cells, block_size, Compression::None, BloomType::Row);
+        let mut keys: Vec<OwnedKey> = picks
+            .iter()
+            .map(|(i, how)| {
+                let c = &cells[i.index(cells.len())];
+                match how {
+                    0 => (c.0.clone(), c.1.clone(), c.2, c.3, c.4),
+                    1 => {
+                        let mut q = c.1.clone();
+                        q.push(0);
+                        (c.0.clone(), q, i64::MAX, CellKind::DeleteFamily, u64::MAX)
+                    }
+                    _ => (c.0.clone(), Vec::new(), i64::MAX, CellKind::DeleteFamily, u64::MAX),
+                }
+            })
+            .collect();
+        keys.sort_by(|a, b| {
+            compare_keys((&a.0, &a.1, a.2, a.3, a.4), (&b.0, &b.1, b.2, b.3, b.4))
+        });
+        let mut cursor = FileCursor::new(reader);
+        cursor.seek_to_first().unwrap();
+        for k in &keys {
+            let key = SeekKey { row: &k.0, qualifier: &k.1, timestamp: k.2, kind: k.3, sequence: k.4 };
+            cursor.seek(&key).unwrap();
+            let want = cells
+                .iter()
+                .find(|c| compare_keys(r(c).tuple(), key.tuple()) != Ordering::Less);
+            prop_assert_eq!(cursor.current(), want.map(r));
+        }
+    }
 
     #[test]
     fn hfiles_round_trip(cells in cells_strategy(400), block_size in prop_oneof![Just(64usize), Just(256), Just(4096)],

@@ -1,5 +1,6 @@
 //! Opens HFiles and reads their blocks, through the block cache.
 
+use std::cmp::Ordering;
 use std::collections::VecDeque;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -10,8 +11,8 @@ use super::bloom::{self, cell_hash};
 use super::data_block::{DataBlock, DecodedCell, Position};
 use super::index::IndexBlock;
 use super::{FileInfo, FileMeta, TRAILER_BYTES, Trailer, decode_meta};
-use crate::cell::CellRef;
 use crate::cell::SeekKey;
+use crate::cell::{CellRef, compare_keys};
 use crate::error::{Error, Result};
 use crate::gate::RowGate;
 use crate::hfile::cache::{BlockCache, CachedBlock};
@@ -495,6 +496,30 @@ pub(crate) struct FileCursor {
     sequential_misses: u32,
     /// A whole-file pass: read ahead in full batches from the first miss.
     whole_file: bool,
+    /// The last row the read can return: read-ahead stops before a block
+    /// that starts past it.
+    stop: Option<Arc<ReadAheadStop>>,
+}
+
+/// Where a read's rows end, for read-ahead: blocks that start past it hold
+/// nothing the read returns and are never read ahead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ReadAheadStop {
+    /// The last row (or, when `excluded`, the first row not) returned.
+    pub(crate) row: Vec<u8>,
+    /// `row` itself is not returned (a scan's exclusive stop row).
+    pub(crate) excluded: bool,
+}
+
+impl ReadAheadStop {
+    /// Whether a block whose first row is `first` starts past the read.
+    fn is_past(&self, first: &[u8]) -> bool {
+        if self.excluded {
+            first >= self.row.as_slice()
+        } else {
+            first > self.row.as_slice()
+        }
+    }
 }
 
 /// Sequential block reads (cache misses) before a cursor starts reading
@@ -524,7 +549,14 @@ impl FileCursor {
             next_in_sequence: None,
             sequential_misses: 0,
             whole_file: false,
+            stop: None,
         }
+    }
+
+    /// Stops read-ahead at `stop` (a scan's last row).
+    pub(crate) fn with_read_ahead_stop(mut self, stop: Option<Arc<ReadAheadStop>>) -> Self {
+        self.stop = stop;
+        self
     }
 
     /// A cursor for a whole-file pass (compaction, dumps): reads ahead in
@@ -594,6 +626,11 @@ impl FileCursor {
         while bytes < window && next < self.reader.block_count() {
             match self.wanted_from(next)? {
                 Some(wanted) => {
+                    if let Some(stop) = &self.stop
+                        && stop.is_past(&self.reader.block_bounds(wanted)?.0)
+                    {
+                        break;
+                    }
                     bytes += self.reader.block_len(wanted)?;
                     ordinals.push(wanted);
                     next = wanted + 1;
@@ -774,6 +811,17 @@ impl FileCursor {
 
     /// Positions at the first cell with key >= `key`.
     pub(crate) fn seek(&mut self, key: &SeekKey<'_>) -> Result<()> {
+        // Forward from the cell under the cursor (a skip to the next column
+        // or row): every cell at or after the key is in this block or a
+        // later one, so the block is searched from the cursor on, and the
+        // index only when the key is past the block's last cell.
+        if let (Some((ordinal, block)), Some((from, decoded))) = (&self.block, &self.position)
+            && compare_keys(block.decoded(decoded).tuple(), key.tuple()) == Ordering::Less
+            && let Some(p) = block.seek_from(key, *from)
+        {
+            let ordinal = *ordinal;
+            return self.settle_forward(ordinal, Some(p));
+        }
         let Some(mut ordinal) = self.reader.seek_block(key.row)? else {
             self.place(None);
             return Ok(());

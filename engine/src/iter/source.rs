@@ -7,7 +7,7 @@ use crate::cell::CellRef;
 use crate::cell::SeekKey;
 use crate::error::Result;
 use crate::gate::RowGate;
-use crate::hfile::reader::{FileCursor, HFileReader};
+use crate::hfile::reader::{FileCursor, HFileReader, ReadAheadStop};
 use crate::memstore::{Cursor, Memstore};
 
 /// A positioned, forward-iterable run of cells in store order
@@ -259,6 +259,12 @@ impl FileSource {
         }
     }
 
+    /// Stops the file's read-ahead at `stop` (a scan's last row).
+    pub(crate) fn with_read_ahead_stop(mut self, stop: Option<Arc<ReadAheadStop>>) -> Self {
+        self.cursor = self.cursor.with_read_ahead_stop(stop);
+        self
+    }
+
     /// A compaction input: whole-file read-ahead, no block cache fill.
     pub(crate) fn for_compaction(reader: Arc<HFileReader>) -> Self {
         FileSource {
@@ -304,6 +310,8 @@ pub(crate) struct LevelSource {
     cursor: Option<FileCursor>,
     /// Cursors for a compaction: whole-file read-ahead, no cache fill.
     compaction: bool,
+    /// Where the read's rows end: no file's read-ahead passes it.
+    stop: Option<Arc<ReadAheadStop>>,
 }
 
 impl LevelSource {
@@ -314,7 +322,14 @@ impl LevelSource {
             file: 0,
             cursor: None,
             compaction: false,
+            stop: None,
         }
+    }
+
+    /// Stops read-ahead in every file at `stop` (a scan's last row).
+    pub(crate) fn with_read_ahead_stop(mut self, stop: Option<Arc<ReadAheadStop>>) -> Self {
+        self.stop = stop;
+        self
     }
 
     /// A compaction input level: whole-file read-ahead, no cache fill.
@@ -333,6 +348,7 @@ impl LevelSource {
                 FileCursor::for_whole_file(reader)
             } else {
                 FileCursor::with_gate(reader, self.gate.clone())
+                    .with_read_ahead_stop(self.stop.clone())
             });
         }
         self.cursor.as_mut()

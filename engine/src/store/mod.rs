@@ -19,7 +19,7 @@ use std::sync::Arc;
 use parking_lot::{Mutex, RwLock};
 
 use crate::gate::RowGate;
-use crate::hfile::reader::HFileReader;
+use crate::hfile::reader::{HFileReader, ReadAheadStop};
 pub(crate) use version::StoreVersion;
 
 pub(crate) mod output;
@@ -296,6 +296,12 @@ impl Store {
             });
             return sources;
         }
+        let stop = scope.last_row.map(|row| {
+            Arc::new(ReadAheadStop {
+                row: row.to_vec(),
+                excluded: scope.last_row_excluded,
+            })
+        });
         let mut sources: Vec<Source> = Vec::with_capacity(2 + version.frozen.len() + LEVELS);
         if version.active.cell_count() > 0 {
             sources.push(Source::from(MemstoreSource::with_gate(
@@ -317,10 +323,14 @@ impl Store {
                 .collect();
             if level == 0 {
                 for f in files {
-                    sources.push(Source::from(FileSource::new(f, gate.cloned())));
+                    sources.push(Source::from(
+                        FileSource::new(f, gate.cloned()).with_read_ahead_stop(stop.clone()),
+                    ));
                 }
             } else if !files.is_empty() {
-                sources.push(Source::from(LevelSource::new(files, gate.cloned())));
+                sources.push(Source::from(
+                    LevelSource::new(files, gate.cloned()).with_read_ahead_stop(stop.clone()),
+                ));
             }
         }
         sources
