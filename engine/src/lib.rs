@@ -122,6 +122,7 @@ pub use options::{
 pub use read::Scanner;
 pub use read::cursor::{CellView, RowView, ScanCursor};
 pub use read::parallel::ParallelScan;
+pub use region::RegionActivity;
 pub use table::ScanOrder;
 pub use table::{RegionInfo, Table};
 pub use wal::WalStats;

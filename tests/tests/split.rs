@@ -388,3 +388,42 @@ fn a_split_does_not_wait_for_a_queued_compaction_on_a_one_worker_pool() {
     assert_eq!(table.count(&Scan::new()).unwrap(), 8_000);
     db.close().unwrap();
 }
+
+#[test]
+fn region_activity_counts_each_regions_reads_writes_and_maintenance() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open_default(dir.path()).unwrap();
+    let table = db
+        .create_table(TableDescriptor::new("t").family(FamilyDescriptor::new("f")))
+        .unwrap();
+    table.split(Some(b"m")).unwrap();
+    assert_eq!(db.stats().splits, 1);
+    for i in 0..10 {
+        table
+            .put(&Put::new(format!("a{i}")).add("f", "q", "v"))
+            .unwrap();
+    }
+    for i in 0..5 {
+        table
+            .put(&Put::new(format!("n{i}")).add("f", "q", "v"))
+            .unwrap();
+    }
+    for i in 0..3 {
+        assert!(!table.get(&Get::new(format!("a{i}"))).unwrap().is_empty());
+    }
+    // A get of an absent row returns no row.
+    assert!(table.get(&Get::new("a99")).unwrap().is_empty());
+    assert_eq!(keys(&table, &Scan::new()).len(), 15);
+    db.flush().unwrap();
+    let first = table.regions().unwrap()[0].id;
+    table.compact_region(first, true).unwrap();
+    let regions = table.regions().unwrap();
+    assert_eq!(regions.len(), 2);
+    let (a, n) = (regions[0].activity, regions[1].activity);
+    assert_eq!((a.rows_written, n.rows_written), (10, 5));
+    assert_eq!((a.rows_read, n.rows_read), (3 + 10, 5));
+    assert!(a.bytes_written > 10 * 3 && n.bytes_written > 5 * 3);
+    assert_eq!((a.flushes, n.flushes), (1, 1));
+    assert_eq!((a.compactions, n.compactions), (1, 0));
+    assert_eq!(a.stall_micros, 0);
+}

@@ -107,6 +107,7 @@ pub(crate) fn run(
         .counters
         .compactions
         .fetch_add(1, Ordering::Relaxed);
+    region.activity.compactions.fetch_add(1, Ordering::Relaxed);
     Ok(metas)
 }
 

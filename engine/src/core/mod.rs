@@ -36,6 +36,8 @@ pub(crate) struct Counters {
     pub(crate) bytes_flushed_or_compacted: AtomicU64,
     /// Microseconds writers spent stalled.
     pub(crate) stall_micros: AtomicU64,
+    /// Region splits completed since open.
+    pub(crate) splits: AtomicU64,
     /// Background jobs that failed since open.
     pub(crate) background_failures: AtomicU64,
 }

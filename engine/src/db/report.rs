@@ -35,6 +35,8 @@ pub struct DbStats {
     pub file_bytes: u64,
     /// Microseconds writers spent stalled (slowed down or waiting).
     pub stall_micros: u64,
+    /// Region splits completed since open.
+    pub splits: u64,
     /// Background flushes, compactions and splits that failed since open;
     /// [`Db::background_error`] holds the last failure.
     pub background_failures: u64,
@@ -109,6 +111,7 @@ impl Db {
             files,
             file_bytes,
             stall_micros: s.stall_micros.load(Ordering::Relaxed),
+            splits: s.splits.load(Ordering::Relaxed),
             background_failures: s.background_failures.load(Ordering::Relaxed),
         }
     }

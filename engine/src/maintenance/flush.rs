@@ -167,4 +167,5 @@ fn install(
     services.release_memstore_bytes(freed);
     region.refresh_l0_files();
     services.counters.flushes.fetch_add(1, Ordering::Relaxed);
+    region.activity.flushes.fetch_add(1, Ordering::Relaxed);
 }

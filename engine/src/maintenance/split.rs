@@ -47,6 +47,10 @@ pub(crate) fn split_region(
     let records = record_split(services, table, region, key)?;
     let daughters = daughters(table, region, &records);
     install(table, region, &daughters);
+    services
+        .counters
+        .splits
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     Ok(Some(daughters))
 }
 

@@ -76,10 +76,15 @@ impl Supervisor {
         }
         let waited = started.elapsed().as_micros();
         if waited > 0 {
+            let waited = u64::try_from(waited).unwrap_or(u64::MAX);
             self.services
                 .counters
                 .stall_micros
-                .fetch_add(u64::try_from(waited).unwrap_or(u64::MAX), Ordering::Relaxed);
+                .fetch_add(waited, Ordering::Relaxed);
+            region
+                .activity
+                .stall_micros
+                .fetch_add(waited, Ordering::Relaxed);
         }
         Ok(())
     }

@@ -23,7 +23,7 @@ use crate::gate::RowGate;
 use crate::hfile::data_block::{DataBlock, Position};
 use crate::iter::merge::MergedSources;
 use crate::ops::{ColumnSelection, Get, Scan};
-use crate::region::Region;
+use crate::region::{ActivityCounters, Region};
 use crate::schema::{FamilyPlan, family_plan};
 use crate::store::{ReadScope, Store};
 use cell_gate::CellGate;
@@ -421,6 +421,20 @@ pub(crate) struct RegionScanner {
     finished: bool,
     /// The key of the row last returned (reused: no allocation per row).
     row: Vec<u8>,
+    /// Rows returned, added to the region's counters when the scanner
+    /// drops (one atomic add per scanner, not per row).
+    rows_read: u64,
+    activity: Arc<ActivityCounters>,
+}
+
+impl Drop for RegionScanner {
+    fn drop(&mut self) {
+        if self.rows_read > 0 {
+            self.activity
+                .rows_read
+                .fetch_add(self.rows_read, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
 }
 
 impl RegionScanner {
@@ -462,6 +476,8 @@ impl RegionScanner {
                 reverse_bound: None,
                 finished: true,
                 row: Vec::new(),
+                rows_read: 0,
+                activity: region.activity.clone(),
             };
         }
         let mut lower = plan.lower.clone();
@@ -480,6 +496,8 @@ impl RegionScanner {
             reverse_bound: None,
             finished: false,
             row: Vec::new(),
+            rows_read: 0,
+            activity: region.activity.clone(),
         }
     }
 
@@ -494,7 +512,9 @@ impl RegionScanner {
         } else {
             self.next_row_forward(plan, sink)?
         };
-        if !found {
+        if found {
+            self.rows_read += 1;
+        } else {
             self.finished = true;
         }
         Ok(found)

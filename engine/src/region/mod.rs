@@ -11,6 +11,46 @@ pub(crate) use schedule::{CompactionSlot, RegionSchedule};
 
 mod schedule;
 
+/// A region's counters since the database opened (or since the split or
+/// merge that created the region): cheap to read (a few relaxed atomic
+/// loads per region), so a monitor can sample them every second. Take two
+/// snapshots and subtract to see an interval.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RegionActivity {
+    /// Rows returned by gets and scans (a get of an absent row returns none).
+    pub rows_read: u64,
+    /// Rows mutated: one per row of a put, delete, increment or batch.
+    pub rows_written: u64,
+    /// Memstore bytes those mutations added.
+    pub bytes_written: u64,
+    /// Flushes of the region.
+    pub flushes: u64,
+    /// Compactions of the region's stores.
+    pub compactions: u64,
+    /// Microseconds writers to the region spent stalled (slowed down or
+    /// blocked by its L0 files or memstore size, or by global memory).
+    pub stall_micros: u64,
+}
+
+/// What a region has served and undergone since the database opened,
+/// updated by the threads that do the work (relaxed atomics: a snapshot
+/// may be a few operations behind, never wrong by more).
+#[derive(Default)]
+pub(crate) struct ActivityCounters {
+    /// Rows returned by gets and scans.
+    pub(crate) rows_read: AtomicU64,
+    /// Rows mutated (one per row of a put, delete or batch).
+    pub(crate) rows_written: AtomicU64,
+    /// Memstore bytes those mutations added.
+    pub(crate) bytes_written: AtomicU64,
+    /// Flushes of the region completed.
+    pub(crate) flushes: AtomicU64,
+    /// Compactions of the region's stores completed.
+    pub(crate) compactions: AtomicU64,
+    /// Microseconds writers to the region spent stalled.
+    pub(crate) stall_micros: AtomicU64,
+}
+
 /// A key range of a table with its stores.
 pub(crate) struct Region {
     id: u64,
@@ -29,6 +69,8 @@ pub(crate) struct Region {
     /// Which jobs are queued or running for the region, and the locks
     /// that keep them apart.
     pub(crate) schedule: RegionSchedule,
+    /// Shared with the region's scanners, which add their rows when done.
+    pub(crate) activity: Arc<ActivityCounters>,
 }
 
 impl Region {
@@ -57,6 +99,20 @@ impl Region {
             memstore_bytes: AtomicU64::new(0),
             l0_files: AtomicUsize::new(l0),
             schedule: RegionSchedule::default(),
+            activity: Arc::default(),
+        }
+    }
+
+    /// A snapshot of the region's activity counters.
+    pub(crate) fn activity_snapshot(&self) -> RegionActivity {
+        let a = &self.activity;
+        RegionActivity {
+            rows_read: a.rows_read.load(Ordering::Relaxed),
+            rows_written: a.rows_written.load(Ordering::Relaxed),
+            bytes_written: a.bytes_written.load(Ordering::Relaxed),
+            flushes: a.flushes.load(Ordering::Relaxed),
+            compactions: a.compactions.load(Ordering::Relaxed),
+            stall_micros: a.stall_micros.load(Ordering::Relaxed),
         }
     }
 

@@ -22,6 +22,7 @@ use crate::read::cursor::ScanCursor;
 use crate::read::parallel::{ParallelScan, Parts};
 use crate::read::{RowStream, ScanPlan, Scanner, get_finds_nothing, plan_get, plan_scan, read_row};
 use crate::region::Region;
+use crate::region::RegionActivity;
 use crate::write::{PreparedRow, commit};
 
 /// A region of a table as reported by [`Table::regions`].
@@ -41,6 +42,8 @@ pub struct RegionInfo {
     pub files_per_level: Vec<usize>,
     /// Bytes of the region's HFiles.
     pub file_bytes: u64,
+    /// What the region has served and undergone since the database opened.
+    pub activity: RegionActivity,
 }
 
 /// The order in which [`Table::scan_parallel`] hands back rows.
@@ -133,6 +136,7 @@ impl Table {
                     memstore_cells: r.memstore_cells(),
                     files_per_level,
                     file_bytes,
+                    activity: r.activity_snapshot(),
                 }
             })
             .collect())

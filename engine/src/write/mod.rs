@@ -117,6 +117,9 @@ pub(crate) fn commit(services: &Services, rows: &[PreparedRow]) -> Result<()> {
             grown += family.store.insert(sequence, &cells);
         }
         row.region.add_memstore_bytes(grown as i64);
+        let activity = &row.region.activity;
+        activity.rows_written.fetch_add(1, Ordering::Relaxed);
+        activity.bytes_written.fetch_add(grown, Ordering::Relaxed);
         grown_total += grown;
     }
     services
