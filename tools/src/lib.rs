@@ -15,5 +15,6 @@
 
 pub mod disk;
 pub mod exec;
+pub mod loadgen;
 pub mod session;
 pub mod shell;

@@ -38,6 +38,9 @@ impl Supervisor {
         flush_size: u64,
     ) -> Result<()> {
         let started = Instant::now();
+        // Only a write that slept or waited counts as stalled: the checks
+        // alone take a microsecond or so, which is not a stall.
+        let mut stalled = false;
         let o = &self.services.options;
         loop {
             let l0 = region.l0_files();
@@ -61,6 +64,7 @@ impl Supervisor {
                     // Gradual: each L0 file past the slowdown mark adds half a millisecond.
                     let extra = (l0 - o.l0_slowdown_files + 1) as u64;
                     std::thread::sleep(Duration::from_micros(500 * extra));
+                    stalled = true;
                 }
                 break;
             }
@@ -72,10 +76,11 @@ impl Supervisor {
                     source: Box::new(failure),
                 });
             }
+            stalled = true;
             self.pool.wait_progress(STALL_RECHECK);
         }
-        let waited = started.elapsed().as_micros();
-        if waited > 0 {
+        if stalled {
+            let waited = started.elapsed().as_micros();
             let waited = u64::try_from(waited).unwrap_or(u64::MAX);
             self.services
                 .counters

@@ -1,0 +1,635 @@
+//! `strata-loadgen`: drives a strata table at a target rate, open loop,
+//! and reports honest latency per interval and the load per region.
+//!
+//! * [`spec`]: options parsed and checked (rates, ramps, mix, distributions,
+//!   key patterns, SLOs).
+//! * [`schedule`]: intended start times and the dispatch rule (wait, run,
+//!   or drop when more than `--max-lag` behind).
+//! * [`keys`]: record numbers to row keys, records chosen by distribution,
+//!   split keys for a pre-split table.
+//! * [`report`]: interval lines, the summary and region table, JSON, the
+//!   HdrHistogram interval log.
+//!
+//! The run itself ([`run`]) spawns `threads` workers; each follows its own
+//! share of the schedule and records into its own interval slot, which the
+//! reporting thread swaps out once per interval.
+
+pub mod keys;
+pub mod report;
+pub mod schedule;
+pub mod spec;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+use strata::{
+    CheckAction, CheckAndMutate, Delete, Get, Increment, Put, RegionActivity, Scan, Table,
+};
+
+use keys::{Chooser, KeySpace};
+use report::{IntervalRecord, PhaseSummary, RegionLoad, RunSummary};
+use schedule::{Arrival, Dispatch, Schedule, dispatch, latencies};
+use spec::{Mix, OpKind, RateSpec, Slo};
+
+/// The family every operation uses.
+pub const FAMILY: &[u8] = b"f";
+/// The qualifier of a record's value.
+pub const QUALIFIER: &[u8] = b"v";
+/// The qualifier increments add to.
+pub const COUNTER: &[u8] = b"n";
+
+/// Highest latency the histograms hold (1 hour, in ns); longer values are
+/// clamped to it.
+const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
+/// Remaining wait below which a worker spins instead of sleeping: sleeps
+/// overshoot by tens of microseconds, which at high rates would make the
+/// achieved rate oscillate.
+const SPIN_BELOW_NS: u64 = 200_000;
+
+/// Everything a run needs to know.
+#[derive(Debug, Clone)]
+pub struct LoadSpec {
+    /// Target rate(s), or closed loop.
+    pub rate: RateSpec,
+    /// Length of each step of a ramp.
+    pub step_every: Duration,
+    /// Warm-up (at the first rate), measured and reported apart.
+    pub warmup: Duration,
+    /// Length of a fixed-rate (or closed-loop) run after warm-up.
+    pub duration: Duration,
+    /// Worker threads.
+    pub threads: usize,
+    /// Spacing of intended starts.
+    pub arrival: Arrival,
+    /// Operations later than this are dropped (counted, not run).
+    pub max_lag: Duration,
+    /// The operation mix.
+    pub mix: Mix,
+    /// How existing records are chosen.
+    pub chooser: Chooser,
+    /// Row keys.
+    pub keys: KeySpace,
+    /// Value size in bytes.
+    pub value_bytes: usize,
+    /// Rows per scan.
+    pub scan_rows: u64,
+    /// Keys per get_many.
+    pub batch: usize,
+    /// Records present when the run starts (preloaded or existing).
+    pub records: u64,
+    /// Reporting interval.
+    pub interval: Duration,
+    /// The latency objective a ramp is judged by.
+    pub slo: Option<Slo>,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// Test hook: stall every operation from `.0` after the start (warm-up
+    /// included) for `.1`, as an engine pause would.
+    pub pause: Option<(Duration, Duration)>,
+}
+
+/// What the operations run against.
+pub enum Target {
+    /// A strata table.
+    Table(Table),
+    /// Nothing: measures the dispatcher itself.
+    DryRun,
+}
+
+/// An error of a run: what went wrong.
+#[derive(Debug)]
+pub struct RunError(pub String);
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RunError {}
+
+impl From<strata::Error> for RunError {
+    fn from(e: strata::Error) -> Self {
+        RunError(e.to_string())
+    }
+}
+
+/// An empty latency histogram: 3 significant digits from 1 ns to an hour.
+fn histogram() -> Result<Histogram<u64>, RunError> {
+    Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3)
+        .map_err(|e| RunError(format!("latency histogram: {e:?}")))
+}
+
+/// One worker's measurements since the reporter last took them.
+#[derive(Clone)]
+pub struct IntervalSlot {
+    /// Latency from the intended start, ns.
+    pub corrected: Histogram<u64>,
+    /// Latency from the actual start, ns.
+    pub service: Histogram<u64>,
+    /// Schedule lag of operations that ran, ns.
+    pub lag: Histogram<u64>,
+    /// Operations completed (with or without error).
+    pub ops: u64,
+    /// Operations that returned an error.
+    pub errors: u64,
+    /// Operations dropped for being more than `--max-lag` late.
+    pub dropped: u64,
+    /// Operations per region (index into the run's region list).
+    pub per_region: Vec<u64>,
+    /// The first error's message, if any.
+    pub first_error: Option<String>,
+}
+
+impl IntervalSlot {
+    /// An empty slot for `regions` regions, its histograms shaped like
+    /// `empty`.
+    pub fn new(regions: usize, empty: &Histogram<u64>) -> Self {
+        IntervalSlot {
+            corrected: empty.clone(),
+            service: empty.clone(),
+            lag: empty.clone(),
+            ops: 0,
+            errors: 0,
+            dropped: 0,
+            per_region: vec![0; regions],
+            first_error: None,
+        }
+    }
+
+    /// Adds `other` into this slot.
+    pub fn merge(&mut self, other: &IntervalSlot) {
+        // Same bounds on both sides: adding cannot fail.
+        let _ = self.corrected.add(&other.corrected);
+        let _ = self.service.add(&other.service);
+        let _ = self.lag.add(&other.lag);
+        self.ops += other.ops;
+        self.errors += other.errors;
+        self.dropped += other.dropped;
+        for (a, b) in self.per_region.iter_mut().zip(&other.per_region) {
+            *a += b;
+        }
+        if self.first_error.is_none() {
+            self.first_error.clone_from(&other.first_error);
+        }
+    }
+}
+
+/// A phase of the run: warm-up or one rate step.
+#[derive(Debug, Clone, Copy)]
+pub struct Phase {
+    /// Rate (ops/s), `None` closed loop.
+    pub rate: Option<f64>,
+    /// Start, ns since the run's start.
+    pub start_ns: u64,
+    /// End, ns since the run's start.
+    pub end_ns: u64,
+    /// Whether this is the warm-up.
+    pub warmup: bool,
+}
+
+/// The phases of `spec`, back to back from 0.
+pub fn phases(spec: &LoadSpec) -> Vec<Phase> {
+    let mut out = Vec::new();
+    let mut at = 0u64;
+    let mut push = |rate: Option<f64>, length: Duration, warmup: bool| {
+        let end = at + length.as_nanos() as u64;
+        if end > at {
+            out.push(Phase {
+                rate,
+                start_ns: at,
+                end_ns: end,
+                warmup,
+            });
+        }
+        at = end;
+    };
+    match &spec.rate {
+        RateSpec::Max => {
+            push(None, spec.warmup, true);
+            push(None, spec.duration, false);
+        }
+        RateSpec::Steps(rates) if rates.len() == 1 => {
+            push(rates.first().copied(), spec.warmup, true);
+            push(rates.first().copied(), spec.duration, false);
+        }
+        RateSpec::Steps(rates) => {
+            push(rates.first().copied(), spec.warmup, true);
+            for r in rates {
+                push(Some(*r), spec.step_every, false);
+            }
+        }
+    }
+    out
+}
+
+/// Shared by the workers and the reporter.
+struct Shared {
+    spec: LoadSpec,
+    target: Target,
+    phases: Vec<Phase>,
+    /// Region start keys in order (the first is empty).
+    region_starts: Vec<Vec<u8>>,
+    slots: Vec<Mutex<IntervalSlot>>,
+    /// Records that exist: preloaded plus inserted by `put`.
+    records: AtomicU64,
+    /// Operations take it shared; the pause hook takes it exclusively.
+    pause_gate: RwLock<()>,
+    started: Instant,
+    stop: AtomicBool,
+}
+
+impl Shared {
+    fn now_ns(&self) -> u64 {
+        self.started.elapsed().as_nanos() as u64
+    }
+
+    fn region_of(&self, key: &[u8]) -> usize {
+        self.region_starts
+            .partition_point(|s| s.as_slice() <= key)
+            .saturating_sub(1)
+    }
+}
+
+/// Runs `spec` against `target`; calls `on_interval` with each interval's
+/// record as it closes (for the live lines) and returns the summary.
+pub fn run(
+    spec: LoadSpec,
+    target: Target,
+    mut on_interval: impl FnMut(&IntervalRecord),
+) -> Result<RunSummary, RunError> {
+    if spec.threads == 0 || spec.threads > 1024 {
+        return Err(RunError(format!(
+            "--threads {}: must be in 1..=1024",
+            spec.threads
+        )));
+    }
+    let (region_starts, region_ends, activity_before) = match &target {
+        Target::Table(table) => {
+            let regions = table.regions()?;
+            (
+                regions
+                    .iter()
+                    .map(|r| r.start_key.clone())
+                    .collect::<Vec<_>>(),
+                regions
+                    .iter()
+                    .map(|r| r.end_key.clone())
+                    .collect::<Vec<_>>(),
+                regions.iter().map(|r| r.activity).collect::<Vec<_>>(),
+            )
+        }
+        Target::DryRun => (
+            vec![Vec::new()],
+            vec![Vec::new()],
+            vec![RegionActivity::default()],
+        ),
+    };
+    let phases = phases(&spec);
+    let regions = region_starts.len();
+    let empty = histogram()?;
+    let shared = Arc::new(Shared {
+        slots: (0..spec.threads)
+            .map(|_| Mutex::new(IntervalSlot::new(regions, &empty)))
+            .collect(),
+        records: AtomicU64::new(spec.records),
+        phases,
+        region_starts,
+        pause_gate: RwLock::new(()),
+        started: Instant::now(),
+        stop: AtomicBool::new(false),
+        spec,
+        target,
+    });
+    let end_ns = shared.phases.last().map_or(0, |p| p.end_ns);
+    let mut workers = Vec::new();
+    for worker in 0..shared.spec.threads {
+        let s = shared.clone();
+        workers.push(std::thread::spawn(move || work(&s, worker)));
+    }
+    let pauser = shared.spec.pause.map(|(at, length)| {
+        let s = shared.clone();
+        std::thread::spawn(move || {
+            sleep_until(&s, at.as_nanos() as u64);
+            if s.stop.load(Ordering::Relaxed) {
+                return;
+            }
+            let _held = s.pause_gate.write();
+            std::thread::sleep(length);
+        })
+    });
+    // The reporter: one record per interval; phases are cut at interval
+    // boundaries that fall inside them.
+    let interval_ns = shared.spec.interval.as_nanos().max(1) as u64;
+    let mut intervals = Vec::new();
+    let mut phase_totals: Vec<IntervalSlot> = shared
+        .phases
+        .iter()
+        .map(|_| IntervalSlot::new(regions, &empty))
+        .collect();
+    let mut run_total = IntervalSlot::new(regions, &empty);
+    let mut interval_start = 0u64;
+    let mut last_stall_micros = stall_micros(&shared.target);
+    while interval_start < end_ns {
+        let phase_index = shared
+            .phases
+            .iter()
+            .position(|p| interval_start < p.end_ns)
+            .unwrap_or(0);
+        let phase = shared.phases[phase_index];
+        let interval_end = (interval_start + interval_ns).min(phase.end_ns);
+        sleep_until(&shared, interval_end);
+        let mut slot = IntervalSlot::new(regions, &empty);
+        for s in &shared.slots {
+            let taken = {
+                let mut guard = s.lock().map_err(|_| RunError("a worker panicked".into()))?;
+                std::mem::replace(&mut *guard, IntervalSlot::new(regions, &empty))
+            };
+            slot.merge(&taken);
+        }
+        let stalls_now = stall_micros(&shared.target);
+        let engine_stall_us = stalls_now.saturating_sub(last_stall_micros);
+        last_stall_micros = stalls_now;
+        let record = IntervalRecord::new(
+            &slot,
+            interval_start,
+            interval_end,
+            phase.rate,
+            phase.warmup,
+            engine_stall_us,
+        );
+        on_interval(&record);
+        intervals.push(record);
+        if !phase.warmup {
+            run_total.merge(&slot);
+        }
+        if let Some(t) = phase_totals.get_mut(phase_index) {
+            t.merge(&slot);
+        }
+        interval_start = interval_end;
+    }
+    shared.stop.store(true, Ordering::Relaxed);
+    for w in workers {
+        w.join().map_err(|_| RunError("a worker panicked".into()))?;
+    }
+    if let Some(p) = pauser {
+        p.join()
+            .map_err(|_| RunError("the pause hook panicked".into()))?;
+    }
+    // Operations still in flight at the end went into the slots after the
+    // last interval closed: count them into the last phase.
+    for s in &shared.slots {
+        if let Ok(guard) = s.lock() {
+            run_total.merge(&guard);
+            if let Some(t) = phase_totals.last_mut() {
+                t.merge(&guard);
+            }
+        }
+    }
+    let activity_after: Vec<(Vec<u8>, RegionActivity)> = match &shared.target {
+        Target::Table(table) => table
+            .regions()?
+            .into_iter()
+            .map(|r| (r.start_key, r.activity))
+            .collect(),
+        Target::DryRun => Vec::new(),
+    };
+    // Each split adds one region.
+    let splits = activity_after.len().saturating_sub(regions);
+    let region_loads = RegionLoad::table(
+        &shared.region_starts,
+        &region_ends,
+        &run_total.per_region,
+        &activity_before,
+        &activity_after,
+    );
+    let phase_summaries: Vec<PhaseSummary> = shared
+        .phases
+        .iter()
+        .zip(&phase_totals)
+        .map(|(p, t)| PhaseSummary::new(p, t, shared.spec.slo))
+        .collect();
+    Ok(RunSummary::new(
+        &shared.spec,
+        &run_total,
+        phase_summaries,
+        intervals,
+        region_loads,
+        splits,
+        shared.records.load(Ordering::Relaxed),
+    ))
+}
+
+fn stall_micros(target: &Target) -> u64 {
+    match target {
+        Target::Table(t) => t
+            .regions()
+            .map(|rs| rs.iter().map(|r| r.activity.stall_micros).sum())
+            .unwrap_or(0),
+        Target::DryRun => 0,
+    }
+}
+
+/// Sleeps (then spins) until `at_ns` after the run's start, or until the
+/// run stops.
+fn sleep_until(shared: &Shared, at_ns: u64) {
+    loop {
+        let now = shared.now_ns();
+        if now >= at_ns || shared.stop.load(Ordering::Relaxed) {
+            return;
+        }
+        let left = at_ns - now;
+        if left > SPIN_BELOW_NS {
+            std::thread::sleep(Duration::from_nanos(left - SPIN_BELOW_NS / 2));
+        } else {
+            std::hint::spin_loop();
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// One worker: its share of every phase's schedule.
+fn work(shared: &Shared, worker: usize) {
+    let spec = &shared.spec;
+    let mut rng = SmallRng::seed_from_u64(spec.seed ^ keys::mix64(worker as u64 + 1));
+    let mut buffers = Buffers::new(spec, &mut rng);
+    let max_lag_ns = spec.max_lag.as_nanos() as u64;
+    for phase in &shared.phases {
+        let mut schedule = phase
+            .rate
+            .map(|r| Schedule::new(r, spec.threads, worker, phase.start_ns, spec.arrival));
+        loop {
+            if shared.stop.load(Ordering::Relaxed) {
+                return;
+            }
+            let intended = match &mut schedule {
+                Some(s) => s.next(&mut rng),
+                None => shared.now_ns(),
+            };
+            if intended >= phase.end_ns {
+                break;
+            }
+            let started = loop {
+                let now = shared.now_ns();
+                match dispatch(intended, now, max_lag_ns) {
+                    Dispatch::Wait(ns) if ns > SPIN_BELOW_NS => {
+                        std::thread::sleep(Duration::from_nanos(ns - SPIN_BELOW_NS / 2));
+                    }
+                    Dispatch::Wait(_) => std::hint::spin_loop(),
+                    Dispatch::Run { .. } => break Some(now),
+                    Dispatch::Drop => break None,
+                }
+                if shared.stop.load(Ordering::Relaxed) {
+                    return;
+                }
+            };
+            let Some(started) = started else {
+                if let Ok(mut slot) = shared.slots[worker].lock() {
+                    slot.dropped += 1;
+                }
+                continue;
+            };
+            let kind = spec.mix.pick(rng.random::<f64>());
+            let outcome = {
+                let _open = shared.pause_gate.read();
+                execute(shared, kind, &mut rng, &mut buffers)
+            };
+            let finished = shared.now_ns();
+            let (corrected, service) = latencies(intended, started, finished);
+            if let Ok(mut slot) = shared.slots[worker].lock() {
+                slot.ops += 1;
+                let _ = slot.corrected.record(corrected.clamp(1, MAX_LATENCY_NS));
+                let _ = slot.service.record(service.clamp(1, MAX_LATENCY_NS));
+                let _ = slot
+                    .lag
+                    .record((started - intended).clamp(1, MAX_LATENCY_NS));
+                match outcome {
+                    Ok(region) => {
+                        if let Some(n) = slot.per_region.get_mut(region) {
+                            *n += 1;
+                        }
+                    }
+                    Err(e) => {
+                        slot.errors += 1;
+                        if slot.first_error.is_none() {
+                            slot.first_error = Some(format!("{}: {e}", kind.name()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A worker's reusable key and value buffers.
+struct Buffers {
+    key: Vec<u8>,
+    /// Random bytes; values are windows of it.
+    noise: Vec<u8>,
+}
+
+impl Buffers {
+    fn new(spec: &LoadSpec, rng: &mut SmallRng) -> Self {
+        Buffers {
+            key: Vec::with_capacity(64),
+            noise: (0..spec.value_bytes * 2 + 64)
+                .map(|_| rng.random::<u8>())
+                .collect(),
+        }
+    }
+
+    fn value(&self, rng: &mut SmallRng, len: usize) -> &[u8] {
+        let at = rng.random_range(0..self.noise.len() - len);
+        &self.noise[at..at + len]
+    }
+}
+
+/// Runs one operation; returns the region of its (first) key.
+fn execute(
+    shared: &Shared,
+    kind: OpKind,
+    rng: &mut SmallRng,
+    buffers: &mut Buffers,
+) -> Result<usize, strata::Error> {
+    let spec = &shared.spec;
+    let record = if kind == OpKind::Put {
+        shared.records.fetch_add(1, Ordering::Relaxed)
+    } else {
+        spec.chooser
+            .pick(shared.records.load(Ordering::Relaxed), rng)
+    };
+    spec.keys.write_key(record, &mut buffers.key);
+    let region = shared.region_of(&buffers.key);
+    let Target::Table(table) = &shared.target else {
+        return Ok(region);
+    };
+    let key = buffers.key.as_slice();
+    match kind {
+        OpKind::Get => {
+            table.get(&Get::new(key))?;
+        }
+        OpKind::Put | OpKind::Update => {
+            let value = buffers.value(rng, spec.value_bytes);
+            table.put(&Put::new(key).add(FAMILY, QUALIFIER, value))?;
+        }
+        OpKind::Scan => {
+            let mut cursor = table.scan_cursor(&Scan::new().start(key).limit(spec.scan_rows))?;
+            while cursor.next_row()?.is_some() {}
+        }
+        OpKind::Increment => {
+            table.increment(&Increment::new(key).add(FAMILY, COUNTER, 1))?;
+        }
+        OpKind::Delete => {
+            table.delete(&Delete::new(key))?;
+        }
+        OpKind::GetMany => {
+            let mut gets = vec![Get::new(key)];
+            let count = shared.records.load(Ordering::Relaxed);
+            let mut other = Vec::new();
+            for _ in 1..spec.batch {
+                spec.keys
+                    .write_key(spec.chooser.pick(count, rng), &mut other);
+                gets.push(Get::new(&other));
+            }
+            table.get_many(&gets)?;
+        }
+        OpKind::CheckAndMutate => {
+            let expected = buffers.value(rng, spec.value_bytes).to_vec();
+            let put = Put::new(key).add(FAMILY, QUALIFIER, buffers.value(rng, spec.value_bytes));
+            table.check_and_mutate(
+                &CheckAndMutate::builder(key)
+                    .if_equals(FAMILY, QUALIFIER, expected)
+                    .then(CheckAction::Put(put)),
+            )?;
+        }
+    }
+    Ok(region)
+}
+
+/// Loads `records` records (keys 0..records by the spec's pattern) with
+/// `put_many` batches; untimed by the run, timed here for the report.
+pub fn preload(table: &Table, spec: &LoadSpec) -> Result<Duration, RunError> {
+    let started = Instant::now();
+    let mut rng = SmallRng::seed_from_u64(spec.seed);
+    let buffers = Buffers::new(spec, &mut rng);
+    let mut key = Vec::new();
+    let mut batch = Vec::with_capacity(1000);
+    for record in 0..spec.records {
+        spec.keys.write_key(record, &mut key);
+        batch.push(Put::new(&key).add(
+            FAMILY,
+            QUALIFIER,
+            buffers.value(&mut rng, spec.value_bytes),
+        ));
+        if batch.len() == 1000 {
+            table.put_many(&batch)?;
+            batch.clear();
+        }
+    }
+    table.put_many(&batch)?;
+    Ok(started.elapsed())
+}

@@ -1,0 +1,584 @@
+//! What a run reports: one record per interval, per-phase and whole-run
+//! summaries, the per-region table, JSON, and the HdrHistogram log.
+
+use std::io::{self, Write};
+use std::time::{Duration, SystemTime};
+
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::V2DeflateSerializer;
+use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+use serde::Serialize;
+use strata::RegionActivity;
+
+use super::spec::{RateSpec, Slo};
+use super::{IntervalSlot, LoadSpec, Phase};
+
+/// An interval whose corrected p99 is this many times its service p99 (and
+/// at least [`STALL_MIN_NS`]) is flagged as a stall: operations waited for
+/// the engine far longer than the engine took to serve them.
+pub const STALL_RATIO: u64 = 10;
+/// The smallest corrected p99 that can be a stall, ns.
+pub const STALL_MIN_NS: u64 = 1_000_000;
+
+/// Latency percentiles in microseconds.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct Percentiles {
+    /// Median.
+    pub p50_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// 99.9th percentile.
+    pub p999_us: f64,
+    /// Largest.
+    pub max_us: f64,
+}
+
+impl Percentiles {
+    /// The percentiles of a histogram of ns values.
+    pub fn of(h: &Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return Percentiles::default();
+        }
+        let us = |ns: u64| ns as f64 / 1000.0;
+        Percentiles {
+            p50_us: us(h.value_at_quantile(0.50)),
+            p99_us: us(h.value_at_quantile(0.99)),
+            p999_us: us(h.value_at_quantile(0.999)),
+            max_us: us(h.max()),
+        }
+    }
+}
+
+/// One reporting interval.
+#[derive(Debug, Clone, Serialize)]
+pub struct IntervalRecord {
+    /// End of the interval, seconds since the run's start.
+    pub t_s: f64,
+    /// Its length, seconds.
+    pub length_s: f64,
+    /// The phase's target rate (`None`: closed loop).
+    pub target_rate: Option<f64>,
+    /// Part of the warm-up.
+    pub warmup: bool,
+    /// Operations completed.
+    pub ops: u64,
+    /// Operations per second achieved.
+    pub rate: f64,
+    /// Operations that failed.
+    pub errors: u64,
+    /// Operations dropped for lag.
+    pub dropped: u64,
+    /// Schedule lag p99, microseconds.
+    pub lag_p99_us: f64,
+    /// Corrected latency p99, microseconds.
+    pub corrected_p99_us: f64,
+    /// Service latency p99, microseconds.
+    pub service_p99_us: f64,
+    /// Corrected latency percentiles.
+    pub corrected: Percentiles,
+    /// Service latency percentiles.
+    pub service: Percentiles,
+    /// Microseconds the engine stalled writers in this interval.
+    pub engine_stall_us: u64,
+    /// Flagged as a stall (see [`STALL_RATIO`]) or the engine stalled.
+    pub stall: bool,
+    /// Operations per region.
+    pub region_ops: Vec<u64>,
+    /// The first error of the interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+    #[serde(skip)]
+    corrected_histogram: Histogram<u64>,
+    #[serde(skip)]
+    service_histogram: Histogram<u64>,
+    #[serde(skip)]
+    start_ns: u64,
+}
+
+impl IntervalRecord {
+    /// The record of `slot`, measured over `start_ns..end_ns`.
+    pub fn new(
+        slot: &IntervalSlot,
+        start_ns: u64,
+        end_ns: u64,
+        target_rate: Option<f64>,
+        warmup: bool,
+        engine_stall_us: u64,
+    ) -> Self {
+        let length_s = end_ns.saturating_sub(start_ns) as f64 / 1e9;
+        let corrected = Percentiles::of(&slot.corrected);
+        let service = Percentiles::of(&slot.service);
+        let corrected_p99 = slot.corrected.value_at_quantile(0.99);
+        let service_p99 = slot.service.value_at_quantile(0.99).max(1);
+        let stall = (corrected_p99 >= STALL_MIN_NS && corrected_p99 / service_p99 >= STALL_RATIO)
+            || engine_stall_us > 0;
+        IntervalRecord {
+            t_s: end_ns as f64 / 1e9,
+            length_s,
+            target_rate,
+            warmup,
+            ops: slot.ops,
+            rate: if length_s > 0.0 {
+                slot.ops as f64 / length_s
+            } else {
+                0.0
+            },
+            errors: slot.errors,
+            dropped: slot.dropped,
+            lag_p99_us: if slot.lag.is_empty() {
+                0.0
+            } else {
+                slot.lag.value_at_quantile(0.99) as f64 / 1000.0
+            },
+            corrected_p99_us: corrected.p99_us,
+            service_p99_us: service.p99_us,
+            corrected,
+            service,
+            engine_stall_us,
+            stall,
+            region_ops: slot.per_region.clone(),
+            first_error: slot.first_error.clone(),
+            corrected_histogram: slot.corrected.clone(),
+            service_histogram: slot.service.clone(),
+            start_ns,
+        }
+    }
+
+    /// The header of [`IntervalRecord::line`]'s columns.
+    pub fn header() -> String {
+        format!(
+            "{:>7} {:>9} {:>10} {:>9} | {:>9} {:>9} {:>9} {:>9} | {:>8} {:>8} {:>8} | {:>6} {:>7}",
+            "t(s)",
+            "target",
+            "rate",
+            "lag99",
+            "c.p50",
+            "c.p99",
+            "c.p999",
+            "c.max",
+            "s.p50",
+            "s.p99",
+            "s.p999",
+            "errors",
+            "dropped"
+        )
+    }
+
+    /// One line for the terminal: times in ms or us as they fit.
+    pub fn line(&self) -> String {
+        let target = match self.target_rate {
+            Some(r) => format!("{r:.0}"),
+            None => "max".to_string(),
+        };
+        let mut line = format!(
+            "{:>7.1} {:>9} {:>10.0} {:>9} | {:>9} {:>9} {:>9} {:>9} | {:>8} {:>8} {:>8} | {:>6} {:>7}",
+            self.t_s,
+            target,
+            self.rate,
+            micros(self.lag_p99_us),
+            micros(self.corrected.p50_us),
+            micros(self.corrected.p99_us),
+            micros(self.corrected.p999_us),
+            micros(self.corrected.max_us),
+            micros(self.service.p50_us),
+            micros(self.service.p99_us),
+            micros(self.service.p999_us),
+            self.errors,
+            self.dropped
+        );
+        if self.warmup {
+            line.push_str("  warm-up");
+        }
+        if self.stall {
+            line.push_str("  STALL");
+            if self.engine_stall_us > 0 {
+                line.push_str(&format!(
+                    " (engine stalled writers {} ms)",
+                    self.engine_stall_us / 1000
+                ));
+            }
+        }
+        line
+    }
+}
+
+/// Microseconds as a short text: `850us`, `12.3ms`, `1.20s`.
+pub fn micros(us: f64) -> String {
+    if us < 10.0 {
+        format!("{us:.1}us")
+    } else if us < 1000.0 {
+        format!("{us:.0}us")
+    } else if us < 1_000_000.0 {
+        format!("{:.1}ms", us / 1000.0)
+    } else {
+        format!("{:.2}s", us / 1e6)
+    }
+}
+
+/// The warm-up or one rate step, summed.
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseSummary {
+    /// Target rate (`None`: closed loop).
+    pub target_rate: Option<f64>,
+    /// Whether this is the warm-up.
+    pub warmup: bool,
+    /// Length, seconds.
+    pub duration_s: f64,
+    /// Operations completed.
+    pub ops: u64,
+    /// Operations per second achieved.
+    pub achieved_rate: f64,
+    /// Operations that failed.
+    pub errors: u64,
+    /// Operations dropped for lag.
+    pub dropped: u64,
+    /// Corrected latency.
+    pub corrected: Percentiles,
+    /// Service latency.
+    pub service: Percentiles,
+    /// Whether the phase met the SLO (corrected latency at its percentile
+    /// within its bound, nothing dropped, and the achieved rate within 5%
+    /// of the target).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub met_slo: Option<bool>,
+}
+
+impl PhaseSummary {
+    /// The summary of `phase` from its merged measurements.
+    pub fn new(phase: &Phase, total: &IntervalSlot, slo: Option<Slo>) -> Self {
+        let duration_s = (phase.end_ns - phase.start_ns) as f64 / 1e9;
+        let achieved_rate = total.ops as f64 / duration_s.max(1e-9);
+        let met_slo = slo.filter(|_| !phase.warmup).map(|slo| {
+            let at = total.corrected.value_at_quantile(slo.percentile / 100.0);
+            let rate_held = phase.rate.is_none_or(|r| achieved_rate >= 0.95 * r);
+            total.ops > 0 && at <= slo.bound.as_nanos() as u64 && total.dropped == 0 && rate_held
+        });
+        PhaseSummary {
+            target_rate: phase.rate,
+            warmup: phase.warmup,
+            duration_s,
+            ops: total.ops,
+            achieved_rate,
+            errors: total.errors,
+            dropped: total.dropped,
+            corrected: Percentiles::of(&total.corrected),
+            service: Percentiles::of(&total.service),
+            met_slo,
+        }
+    }
+}
+
+/// One region's share of the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RegionLoad {
+    /// Position in the table (0 = first region).
+    pub region: usize,
+    /// Start key (inclusive), escaped as the shell prints keys.
+    pub start_key: String,
+    /// End key (exclusive; empty = the table's end), escaped.
+    pub end_key: String,
+    /// Operations the load generator sent to the region (after warm-up).
+    pub ops: u64,
+    /// `ops` over all operations.
+    pub share: f64,
+    /// Rows the engine read from the region during the run.
+    pub rows_read: u64,
+    /// Rows the engine wrote to the region during the run.
+    pub rows_written: u64,
+    /// Flushes of the region during the run.
+    pub flushes: u64,
+    /// Compactions in the region during the run.
+    pub compactions: u64,
+    /// Microseconds writers to the region stalled during the run.
+    pub stall_us: u64,
+}
+
+/// Escapes a key as the HBase shell does: printable ASCII as is, other
+/// bytes as `\xNN`.
+pub fn escape_key(key: &[u8]) -> String {
+    let mut out = String::new();
+    for &b in key {
+        if (0x20..0x7f).contains(&b) && b != b'\\' {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("\\x{b:02X}"));
+        }
+    }
+    out
+}
+
+impl RegionLoad {
+    /// The table of regions as they were at the start, with the engine's
+    /// counters over the run (`after` by start key; a region split during
+    /// the run keeps the counters of the daughter that kept its start key).
+    pub fn table(
+        starts: &[Vec<u8>],
+        ends: &[Vec<u8>],
+        ops: &[u64],
+        before: &[RegionActivity],
+        after: &[(Vec<u8>, RegionActivity)],
+    ) -> Vec<RegionLoad> {
+        let total: u64 = ops.iter().sum();
+        starts
+            .iter()
+            .enumerate()
+            .map(|(i, start)| {
+                let b = before.get(i).copied().unwrap_or_default();
+                let a = after
+                    .iter()
+                    .find(|(s, _)| s == start)
+                    .map(|(_, a)| *a)
+                    .unwrap_or(b);
+                let n = ops.get(i).copied().unwrap_or(0);
+                RegionLoad {
+                    region: i,
+                    start_key: escape_key(start),
+                    end_key: escape_key(ends.get(i).map_or(&[][..], Vec::as_slice)),
+                    ops: n,
+                    share: if total > 0 {
+                        n as f64 / total as f64
+                    } else {
+                        0.0
+                    },
+                    rows_read: a.rows_read.saturating_sub(b.rows_read),
+                    rows_written: a.rows_written.saturating_sub(b.rows_written),
+                    flushes: a.flushes.saturating_sub(b.flushes),
+                    compactions: a.compactions.saturating_sub(b.compactions),
+                    stall_us: a.stall_micros.saturating_sub(b.stall_micros),
+                }
+            })
+            .collect()
+    }
+}
+
+/// The whole run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSummary {
+    /// Target rate of a fixed-rate run; of a ramp, its last step; `None`
+    /// for a closed-loop run.
+    pub target_rate: Option<f64>,
+    /// Closed loop (`--rate max`): latency is service time only, since no
+    /// operation had an intended start.
+    pub closed_loop: bool,
+    /// Operations per second over the measured phases (warm-up excluded).
+    pub achieved_rate: f64,
+    /// Measured seconds (warm-up excluded).
+    pub duration_s: f64,
+    /// Operations completed after warm-up.
+    pub ops: u64,
+    /// Of which failed.
+    pub errors: u64,
+    /// Operations dropped for lag after warm-up.
+    pub dropped: u64,
+    /// Corrected latency after warm-up.
+    pub corrected: Percentiles,
+    /// Service latency after warm-up.
+    pub service: Percentiles,
+    /// Warm-up and each rate step.
+    pub phases: Vec<PhaseSummary>,
+    /// The highest step rate that met `--slo`, if any did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub highest_rate_meeting_slo: Option<f64>,
+    /// Every interval, warm-up included.
+    pub intervals: Vec<IntervalRecord>,
+    /// Per region, as the table was split when the run started.
+    pub regions: Vec<RegionLoad>,
+    /// Busiest region's operations over the mean per region.
+    pub max_mean_imbalance: f64,
+    /// Regions added by splits during the run.
+    pub splits: usize,
+    /// Records in the table at the end (preloaded plus inserted).
+    pub records_at_end: u64,
+    /// The first error of the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+}
+
+impl RunSummary {
+    /// Assembles the summary.
+    pub fn new(
+        spec: &LoadSpec,
+        total: &IntervalSlot,
+        phases: Vec<PhaseSummary>,
+        intervals: Vec<IntervalRecord>,
+        regions: Vec<RegionLoad>,
+        splits: usize,
+        records_at_end: u64,
+    ) -> Self {
+        let duration_s: f64 = phases
+            .iter()
+            .filter(|p| !p.warmup)
+            .map(|p| p.duration_s)
+            .sum();
+        let max = regions.iter().map(|r| r.ops).max().unwrap_or(0);
+        let mean = regions.iter().map(|r| r.ops).sum::<u64>() as f64 / regions.len().max(1) as f64;
+        let highest_rate_meeting_slo = phases
+            .iter()
+            .filter(|p| p.met_slo == Some(true))
+            .filter_map(|p| p.target_rate)
+            .fold(None, |best: Option<f64>, r| {
+                Some(best.map_or(r, |b| b.max(r)))
+            });
+        RunSummary {
+            target_rate: match &spec.rate {
+                RateSpec::Max => None,
+                RateSpec::Steps(rates) => rates.last().copied(),
+            },
+            closed_loop: spec.rate == RateSpec::Max,
+            achieved_rate: total.ops as f64 / duration_s.max(1e-9),
+            duration_s,
+            ops: total.ops,
+            errors: total.errors,
+            dropped: total.dropped,
+            corrected: Percentiles::of(&total.corrected),
+            service: Percentiles::of(&total.service),
+            phases,
+            highest_rate_meeting_slo,
+            intervals,
+            max_mean_imbalance: if mean > 0.0 { max as f64 / mean } else { 0.0 },
+            regions,
+            splits,
+            records_at_end,
+            first_error: total.first_error.clone(),
+        }
+    }
+
+    /// The end-of-run text: phases, totals and the region table.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        let mode = if self.closed_loop {
+            "closed loop (--rate max): latency is service time; corrected equals service"
+        } else {
+            "open loop: corrected latency is from each operation's intended start"
+        };
+        out.push_str(&format!("\n== summary ({mode})\n"));
+        out.push_str(&format!(
+            "{:>10} {:>8} {:>10} {:>10} {:>8} {:>8} | {:>9} {:>9} {:>9} | {:>8} {:>8} | {}\n",
+            "phase",
+            "secs",
+            "target",
+            "achieved",
+            "errors",
+            "dropped",
+            "c.p50",
+            "c.p99",
+            "c.p999",
+            "s.p50",
+            "s.p99",
+            "slo"
+        ));
+        for p in &self.phases {
+            out.push_str(&format!(
+                "{:>10} {:>8.1} {:>10} {:>10.0} {:>8} {:>8} | {:>9} {:>9} {:>9} | {:>8} {:>8} | {}\n",
+                if p.warmup { "warm-up" } else { "measured" },
+                p.duration_s,
+                p.target_rate.map_or("max".to_string(), |r| format!("{r:.0}")),
+                p.achieved_rate,
+                p.errors,
+                p.dropped,
+                micros(p.corrected.p50_us),
+                micros(p.corrected.p99_us),
+                micros(p.corrected.p999_us),
+                micros(p.service.p50_us),
+                micros(p.service.p99_us),
+                match p.met_slo {
+                    Some(true) => "met",
+                    Some(false) => "missed",
+                    None => "-",
+                }
+            ));
+        }
+        out.push_str(&format!(
+            "total: {} ops in {:.1} s = {:.0} ops/s; {} errors, {} dropped; corrected p50 {} p99 {} p99.9 {} max {}; service p99 {}\n",
+            self.ops,
+            self.duration_s,
+            self.achieved_rate,
+            self.errors,
+            self.dropped,
+            micros(self.corrected.p50_us),
+            micros(self.corrected.p99_us),
+            micros(self.corrected.p999_us),
+            micros(self.corrected.max_us),
+            micros(self.service.p99_us),
+        ));
+        if let Some(r) = self.highest_rate_meeting_slo {
+            out.push_str(&format!("highest rate meeting the SLO: {r:.0} ops/s\n"));
+        }
+        let stalls: Vec<String> = self
+            .intervals
+            .iter()
+            .filter(|i| i.stall)
+            .map(|i| format!("{:.1}s", i.t_s))
+            .collect();
+        if !stalls.is_empty() {
+            out.push_str(&format!(
+                "stalls in the intervals ending at: {}\n",
+                stalls.join(", ")
+            ));
+        }
+        if let Some(e) = &self.first_error {
+            out.push_str(&format!("first error: {e}\n"));
+        }
+        out.push_str(&format!(
+            "\n== regions (max/mean imbalance {:.2}; {} split(s) during the run)\n",
+            self.max_mean_imbalance, self.splits
+        ));
+        out.push_str(&format!(
+            "{:>4} {:>20} {:>20} {:>10} {:>7} {:>10} {:>10} {:>7} {:>7} {:>9}\n",
+            "#",
+            "start",
+            "end",
+            "ops",
+            "share",
+            "rows_read",
+            "rows_wrtn",
+            "flushes",
+            "compact",
+            "stall_ms"
+        ));
+        for r in &self.regions {
+            out.push_str(&format!(
+                "{:>4} {:>20} {:>20} {:>10} {:>6.1}% {:>10} {:>10} {:>7} {:>7} {:>9}\n",
+                r.region,
+                r.start_key,
+                r.end_key,
+                r.ops,
+                r.share * 100.0,
+                r.rows_read,
+                r.rows_written,
+                r.flushes,
+                r.compactions,
+                r.stall_us / 1000
+            ));
+        }
+        out
+    }
+
+    /// Writes the HdrHistogram interval log (V2 compressed histograms,
+    /// values in nanoseconds, max column in milliseconds): each interval's
+    /// corrected latency tagged `corrected` and service latency tagged
+    /// `service`.
+    pub fn write_hdr_log<W: Write>(&self, started: SystemTime, out: &mut W) -> io::Result<()> {
+        let mut serializer = V2DeflateSerializer::new();
+        let mut builder = IntervalLogWriterBuilder::new();
+        builder
+            .add_comment("strata-loadgen: latency in nanoseconds; tags corrected and service")
+            .with_start_time(started)
+            .with_base_time(started)
+            .with_max_value_divisor(1e6);
+        let mut writer = builder.begin_log_with(out, &mut serializer)?;
+        for i in &self.intervals {
+            let start = Duration::from_nanos(i.start_ns);
+            let length = Duration::from_secs_f64(i.length_s);
+            for (tag, h) in [
+                ("corrected", &i.corrected_histogram),
+                ("service", &i.service_histogram),
+            ] {
+                writer
+                    .write_histogram(h, start, length, Tag::new(tag))
+                    .map_err(|e| io::Error::other(format!("{e:?}")))?;
+            }
+        }
+        Ok(())
+    }
+}
