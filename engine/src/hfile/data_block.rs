@@ -570,30 +570,12 @@ impl DataBlock {
                 });
             }
         }
-        let cells = self.row_cells(r);
         let start = if r == from.row {
             from.cell
         } else {
-            cells.start
+            self.row_cells(r).start
         };
-        let (mut lo, mut hi) = (start, cells.end);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            let c = self.cell(Position { row: r, cell: mid });
-            if compare_keys(c.tuple(), key.tuple()) == Ordering::Less {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        if lo < cells.end {
-            Some(Position { row: r, cell: lo })
-        } else {
-            (r + 1 < self.rows).then(|| Position {
-                row: r + 1,
-                cell: self.row_cells(r + 1).start,
-            })
-        }
+        self.seek_in_row(key, r, start)
     }
 
     /// Position of the first cell with key >= `key`, if the block has one.
@@ -609,8 +591,15 @@ impl DataBlock {
                 cell: self.row_cells(r).start,
             });
         }
+        self.seek_in_row(key, r, self.row_cells(r).start)
+    }
+
+    /// The first cell with key >= `key` among the cells of row `r` (whose
+    /// key is `key.row`) from cell `start` on; past the row, the next
+    /// row's first cell, if any.
+    fn seek_in_row(&self, key: &SeekKey<'_>, r: usize, start: usize) -> Option<Position> {
         let cells = self.row_cells(r);
-        let (mut lo, mut hi) = (cells.start, cells.end);
+        let (mut lo, mut hi) = (start, cells.end);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             let c = self.cell(Position { row: r, cell: mid });
