@@ -9,7 +9,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use strata::{
-    Db, DbOptions, Delete, Durability, FamilyDescriptor, Put, RowResult, Scan, Table,
+    Db, DbOptions, Delete, Durability, FamilyDescriptor, Get, Put, RowResult, Scan, Table,
     TableDescriptor,
 };
 
@@ -426,4 +426,149 @@ fn a_file_starting_at_the_stop_row_is_read_only_when_the_stop_is_inclusive() {
     );
     assert_eq!(reversed.len(), 2);
     assert_eq!(reversed[0].row, stop.into_bytes());
+}
+
+/// One family in small blocks (a few rows each), compacted into one sorted
+/// run, then a sparse memstore on top: scans read most rows as block runs
+/// (straight from the block, the cursor moved once per run) and must stop
+/// each run at the memstore's rows, at the scan's bounds and at a block's
+/// last row.
+fn small_block_table(dir: &std::path::Path) -> (Db, Table) {
+    let db = Db::open(dir, DbOptions::default()).unwrap();
+    let table = db
+        .create_table(
+            TableDescriptor::new("runs")
+                .family(
+                    FamilyDescriptor::new("f")
+                        .max_versions(2)
+                        .block_size_bytes(1024),
+                )
+                .durability(Durability::SkipWal),
+        )
+        .unwrap();
+    let puts: Vec<Put> = (0..3000)
+        .map(|i| {
+            let mut put = Put::new(row_key(i)).add_at("f", "q", 1, format!("v{i}-1"));
+            if i % 3 == 0 {
+                put = put.add_at("f", "q", 2, format!("v{i}-2"));
+            }
+            if i % 5 == 0 {
+                put = put.add_at("f", "r", 1, format!("r{i}-1"));
+            }
+            put
+        })
+        .collect();
+    table.put_many(&puts).unwrap();
+    for i in (0..3000).step_by(41) {
+        table
+            .delete(&Delete::new(row_key(i)).column_all_versions("f", "q"))
+            .unwrap();
+    }
+    table.flush().unwrap();
+    table.major_compact().unwrap();
+    for i in (0..3000).step_by(37) {
+        table
+            .put(&Put::new(row_key(i)).add_at("f", "q", 3, format!("v{i}-3")))
+            .unwrap();
+    }
+    for i in (0..3000).step_by(53) {
+        table.delete(&Delete::new(row_key(i))).unwrap();
+    }
+    (db, table)
+}
+
+/// What `scan` returns, worked out row by row with gets (a get reads one
+/// row and never runs over a block), within `keys`.
+fn by_gets(
+    table: &Table,
+    keys: std::ops::Range<usize>,
+    get: impl Fn(String) -> Get,
+) -> Vec<RowResult> {
+    keys.map(|i| table.get(&get(row_key(i))).unwrap())
+        .filter(|row| !row.cells.is_empty())
+        .collect()
+}
+
+#[test]
+fn block_runs_return_what_gets_of_each_row_return() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, table) = small_block_table(dir.path());
+    let plain = |key: String| Get::new(key);
+    let cases: Vec<(&str, Scan, Vec<RowResult>)> = vec![
+        ("whole table", Scan::new(), by_gets(&table, 0..3000, plain)),
+        (
+            "stop mid-block, exclusive",
+            Scan::new().start(row_key(1234)).stop(row_key(2345)),
+            by_gets(&table, 1234..2345, plain),
+        ),
+        (
+            "stop mid-block, inclusive",
+            Scan::new()
+                .start(row_key(1234))
+                .stop_with(row_key(2345), true),
+            by_gets(&table, 1234..2346, plain),
+        ),
+        (
+            "exclusive start",
+            Scan::new().start_with(row_key(100), false),
+            by_gets(&table, 101..3000, plain),
+        ),
+        (
+            "two versions",
+            Scan::new().max_versions(2),
+            by_gets(&table, 0..3000, |k| Get::new(k).max_versions(2)),
+        ),
+        (
+            "one column",
+            Scan::new().column("f", "r"),
+            by_gets(&table, 0..3000, |k| Get::new(k).column("f", "r")),
+        ),
+        (
+            "cell filter matching memstore cells only",
+            Scan::new()
+                .filter_string("ValueFilter(=, 'substring:-3')")
+                .unwrap(),
+            by_gets(&table, 0..3000, |k| {
+                Get::new(k)
+                    .filter_string("ValueFilter(=, 'substring:-3')")
+                    .unwrap()
+            }),
+        ),
+        (
+            "cell filter matching some file cells",
+            Scan::new()
+                .filter_string("ValueFilter(=, 'substring:7-')")
+                .unwrap(),
+            by_gets(&table, 0..3000, |k| {
+                Get::new(k)
+                    .filter_string("ValueFilter(=, 'substring:7-')")
+                    .unwrap()
+            }),
+        ),
+    ];
+    for (name, scan, want) in cases {
+        assert!(!want.is_empty(), "{name}: the case reads something");
+        assert_eq!(owned(&table, &scan), want, "{name}: owned rows");
+        assert_eq!(lent(&table, &scan), want, "{name}: cursor");
+    }
+    // A limit ends a scan inside a run; the next scan starts afresh.
+    let all = by_gets(&table, 0..3000, plain);
+    for limit in [1, 2, 7, 777] {
+        let got = owned(&table, &Scan::new().limit(limit));
+        assert_eq!(got, all[..limit as usize], "limit {limit}");
+    }
+    // A filter's seek hints (applied by the filter stage, not the sources)
+    // end a run and move the cursor.
+    let ranges = "MultiRowRangeFilter('row00100', true, 'row00200', false, \
+                  'row01000', true, 'row01010', true, 'row02500', false, 'row02600', false)";
+    let scan = Scan::new().filter_string(ranges).unwrap().vectorized(false);
+    let mut want = by_gets(&table, 100..200, plain);
+    want.extend(by_gets(&table, 1000..1011, plain));
+    want.extend(by_gets(&table, 2501..2600, plain));
+    assert_eq!(
+        owned(&table, &scan),
+        want,
+        "row ranges through the filter stage"
+    );
+    assert_eq!(lent(&table, &scan), want, "row ranges, cursor");
 }

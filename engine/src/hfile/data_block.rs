@@ -513,6 +513,23 @@ impl DataBlock {
         Some(Position { row, cell })
     }
 
+    /// The first row at or after `from` whose key satisfies `past` (a
+    /// predicate that, once true for a row, is true for every later row);
+    /// the row count when none does. A binary search: a few key
+    /// comparisons for the whole block.
+    pub(crate) fn first_row_where(&self, from: usize, past: impl Fn(&[u8]) -> bool) -> usize {
+        let (mut lo, mut hi) = (from.min(self.rows), self.rows);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if past(self.row(mid)) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        lo
+    }
+
     /// First row index whose key is >= `row`.
     fn lower_bound_row(&self, row: &[u8]) -> usize {
         // A cached block is usually cold in the CPU caches: load the keys

@@ -961,6 +961,12 @@ impl FileCursor {
         self.settle_forward(ordinal, at)
     }
 
+    /// True when the cursor filters rows by a row gate (the rows of its
+    /// block are then not all returned).
+    pub(crate) fn has_gate(&self) -> bool {
+        self.gate.is_some()
+    }
+
     /// The file the cursor reads.
     pub(crate) fn reader(&self) -> &Arc<HFileReader> {
         &self.reader

@@ -231,24 +231,33 @@ impl MergedSources {
 
     /// When the winning source alone holds cells of `row` (the row of the
     /// current cell) and it reads a file: its cursor, for a caller that
-    /// reads the row straight from the block. The caller must then call
+    /// reads the row straight from the block, and the row of the runner-up
+    /// (`None` when no other source has cells left): every row before it is
+    /// the cursor's alone. The caller must then call
     /// [`MergedSources::sole_source_moved`].
     #[inline]
-    pub(crate) fn sole_file_cursor(&mut self, row: &[u8]) -> Option<&mut FileCursor> {
+    pub(crate) fn sole_file_cursor(
+        &mut self,
+        row: &[u8],
+    ) -> Option<(&mut FileCursor, Option<&[u8]>)> {
         let winner = self.winner?;
-        if let Some(runner_up) = self.runner_up {
-            // Every other source is at or after the runner-up.
-            let next = self.sources.get(runner_up)?.current()?;
-            if next.row == row {
-                return None;
-            }
+        let Some(runner_up) = self.runner_up else {
+            return Some((self.sources.get_mut(winner)?.file_cursor_mut()?, None));
+        };
+        let [winning, next] = self.sources.get_disjoint_mut([winner, runner_up]).ok()?;
+        // Every other source is at or after the runner-up.
+        let next = next.current()?.row;
+        if next == row {
+            return None;
         }
-        self.sources.get_mut(winner)?.file_cursor_mut()
+        Some((winning.file_cursor_mut()?, Some(next)))
     }
 
-    /// True when one source alone has cells left.
-    pub(crate) fn single_live_source(&self) -> bool {
-        self.winner.is_some() && self.runner_up.is_none()
+    /// The winning source's file cursor, if it reads a file (for a caller
+    /// that moved it past cells only it holds; see
+    /// [`MergedSources::sole_source_moved`]).
+    pub(crate) fn winner_file_cursor(&mut self) -> Option<&mut FileCursor> {
+        self.sources.get_mut(self.winner?)?.file_cursor_mut()
     }
 
     /// Restores the merge's invariants after the caller moved the cursor

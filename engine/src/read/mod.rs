@@ -425,6 +425,9 @@ pub(crate) struct RegionScanner {
     /// drops (one atomic add per scanner, not per row).
     rows_read: u64,
     activity: Arc<ActivityCounters>,
+    /// Rows being read straight from one block (forward scans of one
+    /// store only).
+    run: Option<BlockRun>,
 }
 
 impl Drop for RegionScanner {
@@ -478,6 +481,7 @@ impl RegionScanner {
                 row: Vec::new(),
                 rows_read: 0,
                 activity: region.activity.clone(),
+                run: None,
             };
         }
         let mut lower = plan.lower.clone();
@@ -498,6 +502,7 @@ impl RegionScanner {
             row: Vec::new(),
             rows_read: 0,
             activity: region.activity.clone(),
+            run: None,
         }
     }
 
@@ -538,6 +543,15 @@ impl RegionScanner {
         }
         let mut row = std::mem::take(&mut self.row);
         let found = loop {
+            match self.step_run(plan, &mut row, sink) {
+                Ok(Some(true)) => break true,
+                Ok(Some(false)) => continue,
+                Ok(None) => {}
+                Err(e) => {
+                    self.row = row;
+                    return Err(e);
+                }
+            }
             let smallest = self
                 .stores
                 .iter()
@@ -605,6 +619,7 @@ impl RegionScanner {
 
     /// Moves to the candidate row a filter's seek hint names.
     pub(crate) fn skip_to(&mut self, target: &Seek) -> Result<()> {
+        self.end_run()?;
         match target {
             Seek::Forward(key) => {
                 self.started = true;
@@ -630,9 +645,14 @@ impl RegionScanner {
     }
 
     /// Resolves every store's cells of `row` into `sink` (starting it
-    /// afresh); leaves each store positioned after the row.
+    /// afresh); leaves each store positioned after the row, except when a
+    /// [`BlockRun`] begins: its store's cursor then stays where the run
+    /// began.
     fn collect_row<S: RowSink>(&mut self, plan: &ScanPlan, row: &[u8], sink: &mut S) -> Result<()> {
         sink.begin_row(row);
+        // A run reads the rows of one store forward; with several stores a
+        // row is assembled from all of them.
+        let may_run = self.stores.len() == 1 && !plan.reversed;
         for store in &mut self.stores {
             let Some(family) = plan.families.get(store.family) else {
                 continue;
@@ -650,64 +670,67 @@ impl RegionScanner {
                 qualifier_buffer,
                 ..
             } = store;
-            let alone = sources.single_live_source();
-            if let Some(cursor) = sources.sole_file_cursor(row)
+            if let Some((cursor, next_row)) = sources.sole_file_cursor(row)
                 && let Some((block, block_row, cells)) = cursor.rest_of_row_in_block()
                 && block.row(block_row) == row
             {
                 // The usual state after a compaction: one file alone holds
                 // the row, wholly inside the cached block. Its cells come
                 // straight from the block's columns, without the merge.
-                let selected = match &plan.cell_gate {
-                    None => None,
-                    Some(gate) => {
-                        if block_cells
-                            .as_ref()
-                            .is_none_or(|(held, _)| !Arc::ptr_eq(held, block))
-                        {
-                            let bits = gate.block_cells(&family.name, block);
-                            *block_cells = Some((block.clone(), bits));
-                        }
-                        block_cells.as_ref().map(|(_, bits)| bits)
-                    }
-                };
+                let selected =
+                    gate_bits(plan.cell_gate.as_deref(), &family.name, block_cells, block);
                 if let Some(bits) = selected {
                     let next_selected = next_set_bit(bits, cells.start);
                     if next_selected.is_none_or(|i| i >= cells.end) {
                         // No cell of the row passes: the row returns
-                        // nothing, whatever its versions and markers. When
-                        // this source alone has cells left, no other holds
-                        // the rows up to the next passing cell either (or to
-                        // the block's last row, which may go on in the next
-                        // block): jump there.
-                        let to_row = match next_selected {
-                            Some(i) if alone => block.row_of_cell(i),
-                            None if alone => block.rows() - 1,
-                            _ => block_row + 1,
-                        };
-                        let skipped = cells.len();
-                        cursor.jump_to_row(to_row.max(block_row + 1))?;
+                        // nothing, whatever its versions and markers. No
+                        // other source holds the rows before the runner-up's
+                        // row: jump to the next passing cell's row within
+                        // them (or to the block's last row, which may go on
+                        // in the next block).
+                        let target =
+                            next_selected.map_or(block.rows() - 1, |i| block.row_of_cell(i));
+                        let to_row = target
+                            .min(run_end(block, block_row + 1, next_row, &Bound::Unbounded))
+                            .max(block_row + 1);
+                        let skipped =
+                            block.row_cells(to_row.min(block.rows() - 1)).start - cells.start;
+                        cursor.jump_to_row(to_row)?;
                         sources.sole_source_moved(skipped)?;
                         *qualifier_buffer = resolver.into_buffer();
                         continue;
                     }
                 }
                 let count = cells.len();
-                for i in cells {
-                    let cell = block.cell(Position {
-                        row: block_row,
-                        cell: i,
-                    });
-                    if cell.sequence <= read_point
-                        && resolver.push(&cell)
-                        && selected.is_none_or(|bits| bits.get(i))
-                    {
-                        sink.push_cell(&family.name, &cell);
+                let from_cell = cells.start;
+                resolve_block_row(
+                    block,
+                    block_row,
+                    cells,
+                    read_point,
+                    &mut resolver,
+                    selected,
+                    &family.name,
+                    sink,
+                );
+                *qualifier_buffer = resolver.into_buffer();
+                if may_run && !cursor.has_gate() {
+                    let end = run_end(block, block_row + 1, next_row, &self.upper);
+                    if end > block_row + 1 {
+                        // The rows up to `end` are this cursor's alone and
+                        // inside the scan: read them from the block without
+                        // moving the cursor row by row.
+                        self.run = Some(BlockRun {
+                            block: block.clone(),
+                            next: block_row + 1,
+                            end,
+                            from_cell,
+                        });
+                        continue;
                     }
                 }
                 cursor.step_past_row(block_row)?;
                 sources.sole_source_moved(count)?;
-                *qualifier_buffer = resolver.into_buffer();
                 continue;
             }
             while let Some(cell) = store.sources.current() {
@@ -731,6 +754,170 @@ impl RegionScanner {
             store.qualifier_buffer = resolver.into_buffer();
         }
         Ok(())
+    }
+
+    /// Reads the next row of the block run into `sink` (its key into
+    /// `row`): `Some(true)` when the row returns cells, `Some(false)` when
+    /// it returns none, `None` when no run is under way (one that reached
+    /// its end is ended here).
+    fn step_run<S: RowSink>(
+        &mut self,
+        plan: &ScanPlan,
+        row: &mut Vec<u8>,
+        sink: &mut S,
+    ) -> Result<Option<bool>> {
+        let (Some(run), Some(store)) = (&mut self.run, self.stores.first_mut()) else {
+            return Ok(None);
+        };
+        if run.next >= run.end {
+            self.end_run()?;
+            return Ok(None);
+        }
+        let Some(family) = plan.families.get(store.family) else {
+            return Ok(None);
+        };
+        let block = &run.block;
+        let block_row = run.next;
+        run.next += 1;
+        let cells = block.row_cells(block_row);
+        row.clear();
+        row.extend_from_slice(block.row(block_row));
+        sink.begin_row(row);
+        let selected = gate_bits(
+            plan.cell_gate.as_deref(),
+            &family.name,
+            &mut store.block_cells,
+            block,
+        );
+        if let Some(bits) = selected {
+            let next_selected = next_set_bit(bits, cells.start);
+            if next_selected.is_none_or(|i| i >= cells.end) {
+                // As in `collect_row`: on to the next row with a passing
+                // cell, within the run.
+                run.next = next_selected
+                    .map_or(run.end, |i| block.row_of_cell(i))
+                    .clamp(run.next, run.end);
+                return Ok(Some(false));
+            }
+        }
+        let mut resolver = Resolver::new(
+            family.columns.as_ref(),
+            family.rules,
+            plan.query,
+            std::mem::take(&mut store.qualifier_buffer),
+        );
+        resolve_block_row(
+            block,
+            block_row,
+            cells,
+            store.sources.read_point(),
+            &mut resolver,
+            selected,
+            &family.name,
+            sink,
+        );
+        store.qualifier_buffer = resolver.into_buffer();
+        Ok(Some(sink.cell_count() > 0))
+    }
+
+    /// Ends the block run, if one is under way: its store's cursor moves to
+    /// the first row the run did not read.
+    fn end_run(&mut self) -> Result<()> {
+        let (Some(run), Some(store)) = (self.run.take(), self.stores.first_mut()) else {
+            return Ok(());
+        };
+        // `run.next < run.end < rows`: the row exists in the block.
+        let moved = run.block.row_cells(run.next).start - run.from_cell;
+        if let Some(cursor) = store.sources.winner_file_cursor() {
+            cursor.jump_to_row(run.next)?;
+        }
+        store.sources.sole_source_moved(moved)
+    }
+}
+
+/// Rows of one cached block that one store's file cursor alone holds,
+/// inside the scan's bounds: the scanner reads them straight from the
+/// block, row after row, while the cursor stays at the cell where the run
+/// began (moving it and re-ranking the merge per row was most of a cached
+/// scan's time); [`RegionScanner::end_run`] moves it past them at once.
+struct BlockRun {
+    block: Arc<DataBlock>,
+    /// The next row to read.
+    next: usize,
+    /// The first row the run does not read (`next <= end < rows`).
+    end: usize,
+    /// The cell the store's cursor stands at.
+    from_cell: usize,
+}
+
+/// The row at or after `from` of `block` where rows that the block's
+/// cursor alone holds stop: the block's last row (it may go on in the next
+/// block), the first row at or after `next_row` (the runner-up's: another
+/// source holds it), or the first row past `upper`.
+fn run_end(
+    block: &DataBlock,
+    from: usize,
+    next_row: Option<&[u8]>,
+    upper: &Bound<Vec<u8>>,
+) -> usize {
+    let mut end = block.rows().saturating_sub(1);
+    if let Some(next) = next_row {
+        end = end.min(block.first_row_where(from, |r| r >= next));
+    }
+    match upper {
+        Bound::Included(u) => end.min(block.first_row_where(from, |r| r > u.as_slice())),
+        Bound::Excluded(u) => end.min(block.first_row_where(from, |r| r >= u.as_slice())),
+        Bound::Unbounded => end,
+    }
+}
+
+/// The cells of `block` that the plan's cell gate passes (`None` without a
+/// gate), computed once per block and held in `held`.
+fn gate_bits<'h>(
+    gate: Option<&CellGate>,
+    family: &[u8],
+    held: &'h mut Option<(Arc<DataBlock>, Bitmap)>,
+    block: &Arc<DataBlock>,
+) -> Option<&'h Bitmap> {
+    let gate = gate?;
+    if held
+        .as_ref()
+        .is_none_or(|(block_held, _)| !Arc::ptr_eq(block_held, block))
+    {
+        *held = Some((block.clone(), gate.block_cells(family, block)));
+    }
+    held.as_ref().map(|(_, bits)| bits)
+}
+
+/// Resolves cells `cells` of row `block_row` of `block` into `sink`: those
+/// visible at `read_point` that the resolver returns and the cell gate's
+/// selection (if any) passes.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the loop body of the two block paths; a struct would only rename them"
+)]
+#[inline]
+fn resolve_block_row<S: RowSink>(
+    block: &DataBlock,
+    block_row: usize,
+    cells: std::ops::Range<usize>,
+    read_point: u64,
+    resolver: &mut Resolver<'_>,
+    selected: Option<&Bitmap>,
+    family: &[u8],
+    sink: &mut S,
+) {
+    for i in cells {
+        let cell = block.cell(Position {
+            row: block_row,
+            cell: i,
+        });
+        if cell.sequence <= read_point
+            && resolver.push(&cell)
+            && selected.is_none_or(|bits| bits.get(i))
+        {
+            sink.push_cell(family, &cell);
+        }
     }
 }
 
