@@ -243,6 +243,20 @@ pub(crate) struct DecodedCell {
     sequence: u64,
 }
 
+impl DecodedCell {
+    /// Where the qualifier lies in the block's bytes ([`DataBlock::bytes`]).
+    #[inline]
+    pub(crate) fn qualifier_span(&self) -> (usize, usize) {
+        self.qualifier
+    }
+
+    /// Where the value lies in the block's bytes.
+    #[inline]
+    pub(crate) fn value_span(&self) -> (usize, usize) {
+        self.value
+    }
+}
+
 /// A cell position inside a block: row index and cell index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Position {
@@ -348,6 +362,12 @@ impl DataBlock {
             }
         }
         Ok(())
+    }
+
+    /// The block's bytes, which [`DecodedCell`]'s spans index.
+    #[inline]
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.data
     }
 
     /// Number of cells.

@@ -2,18 +2,22 @@
 //! over an owned [`RowResult`].
 //!
 //! The cursor resolves a row's cells straight from the sources into one
-//! reused buffer (each cell's family, qualifier and value copied once, from
-//! the cached block or the memstore) and lends a [`RowView`] of it until the
-//! next call. Once the buffer has grown to the widest row, a scan allocates
-//! nothing per row or per cell; [`Scanner`](super::Scanner), the owned-row
-//! iterator, is the same stream with a copy into owned cells at the edge.
+//! reused buffer and lends a [`RowView`] of it until the next call. A cell
+//! read straight from a cached block is not copied: the buffer holds the
+//! block and the view's cell points into it; a cell from the memstore or the
+//! merge is copied once. Once the buffer has grown to the widest row, a scan
+//! allocates nothing per row or per cell; [`Scanner`](super::Scanner), the
+//! owned-row iterator, is the same stream with a copy into owned cells at
+//! the edge.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use super::RowStream;
 use super::sink::{BufferedCell, CellSpan, RowBuffer};
 use crate::cell::{Cell, CellKind, RowResult};
 use crate::error::Result;
+use crate::hfile::data_block::DataBlock;
 
 /// A scan that lends its rows: call [`ScanCursor::next_row`] until it gives
 /// `None`. Each [`RowView`] borrows the cursor, so it lives until the next
@@ -64,6 +68,7 @@ impl ScanCursor {
             self.buffer.row(),
             self.buffer.spans().get(start..end).unwrap_or_default(),
             self.buffer.bytes(),
+            self.buffer.blocks(),
         )))
     }
 }
@@ -75,11 +80,24 @@ pub struct RowView<'a> {
     row: &'a [u8],
     cells: &'a [CellSpan],
     bytes: &'a [u8],
+    /// Cached blocks some cells point into (they stay held while the view
+    /// lives).
+    blocks: &'a [Arc<DataBlock>],
 }
 
 impl<'a> RowView<'a> {
-    pub(crate) fn new(row: &'a [u8], cells: &'a [CellSpan], bytes: &'a [u8]) -> RowView<'a> {
-        RowView { row, cells, bytes }
+    pub(crate) fn new(
+        row: &'a [u8],
+        cells: &'a [CellSpan],
+        bytes: &'a [u8],
+        blocks: &'a [Arc<DataBlock>],
+    ) -> RowView<'a> {
+        RowView {
+            row,
+            cells,
+            bytes,
+            blocks,
+        }
     }
 
     /// The row key.
@@ -99,15 +117,15 @@ impl<'a> RowView<'a> {
 
     /// Cell `i` of the view.
     pub fn cell(&self, i: usize) -> Option<CellView<'a>> {
-        let cell = self.cells.get(i)?.read(self.bytes);
+        let cell = self.cells.get(i)?.read(self.bytes, self.blocks);
         Some(CellView { cell })
     }
 
     /// The cells in order: family ASC, qualifier ASC, timestamp DESC.
     pub fn cells(&self) -> impl ExactSizeIterator<Item = CellView<'a>> + 'a {
-        let bytes = self.bytes;
+        let (bytes, blocks) = (self.bytes, self.blocks);
         self.cells.iter().map(move |span| CellView {
-            cell: span.read(bytes),
+            cell: span.read(bytes, blocks),
         })
     }
 

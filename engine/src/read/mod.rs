@@ -419,7 +419,9 @@ pub(crate) struct RegionScanner {
     /// Reverse scans: the next row must be below this (`None` = no bound yet).
     reverse_bound: Option<Vec<u8>>,
     finished: bool,
-    /// The key of the row last returned (reused: no allocation per row).
+    /// The key of the row the merge path last resolved (reused: no
+    /// allocation per row); a get's result takes it. Rows of a block run
+    /// go to the sink without it.
     row: Vec<u8>,
     /// Rows returned, added to the region's counters when the scanner
     /// drops (one atomic add per scanner, not per row).
@@ -543,7 +545,7 @@ impl RegionScanner {
         }
         let mut row = std::mem::take(&mut self.row);
         let found = loop {
-            match self.step_run(plan, &mut row, sink) {
+            match self.step_run(plan, sink) {
                 Ok(Some(true)) => break true,
                 Ok(Some(false)) => continue,
                 Ok(None) => {}
@@ -756,16 +758,10 @@ impl RegionScanner {
         Ok(())
     }
 
-    /// Reads the next row of the block run into `sink` (its key into
-    /// `row`): `Some(true)` when the row returns cells, `Some(false)` when
-    /// it returns none, `None` when no run is under way (one that reached
-    /// its end is ended here).
-    fn step_run<S: RowSink>(
-        &mut self,
-        plan: &ScanPlan,
-        row: &mut Vec<u8>,
-        sink: &mut S,
-    ) -> Result<Option<bool>> {
+    /// Reads the next row of the block run into `sink`: `Some(true)` when
+    /// the row returns cells, `Some(false)` when it returns none, `None`
+    /// when no run is under way (one that reached its end is ended here).
+    fn step_run<S: RowSink>(&mut self, plan: &ScanPlan, sink: &mut S) -> Result<Option<bool>> {
         let (Some(run), Some(store)) = (&mut self.run, self.stores.first_mut()) else {
             return Ok(None);
         };
@@ -780,9 +776,7 @@ impl RegionScanner {
         let block_row = run.next;
         run.next += 1;
         let cells = block.row_cells(block_row);
-        row.clear();
-        row.extend_from_slice(block.row(block_row));
-        sink.begin_row(row);
+        sink.begin_row(block.row(block_row));
         let selected = gate_bits(
             plan.cell_gate.as_deref(),
             &family.name,
@@ -898,7 +892,7 @@ fn gate_bits<'h>(
 )]
 #[inline]
 fn resolve_block_row<S: RowSink>(
-    block: &DataBlock,
+    block: &Arc<DataBlock>,
     block_row: usize,
     cells: std::ops::Range<usize>,
     read_point: u64,
@@ -908,15 +902,16 @@ fn resolve_block_row<S: RowSink>(
     sink: &mut S,
 ) {
     for i in cells {
-        let cell = block.cell(Position {
+        let decoded = block.decode_cell(Position {
             row: block_row,
             cell: i,
         });
+        let cell = block.decoded(&decoded);
         if cell.sequence <= read_point
             && resolver.push(&cell)
             && selected.is_none_or(|bits| bits.get(i))
         {
-            sink.push_cell(family, &cell);
+            sink.push_block_cell(family, block, &decoded, &cell);
         }
     }
 }

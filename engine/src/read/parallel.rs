@@ -225,7 +225,7 @@ impl ParallelScan {
         let Some((key, spans, bytes)) = self.batch.as_ref().and_then(|b| b.row(index)) else {
             return Ok(None);
         };
-        Ok(Some(RowView::new(key, spans, bytes).part(cells)))
+        Ok(Some(RowView::new(key, spans, bytes, &[]).part(cells)))
     }
 
     /// Moves to the next row or part to lend: its index in the batch and

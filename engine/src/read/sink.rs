@@ -3,12 +3,16 @@
 //! The region scanner resolves a row's cells as the sources stream them and
 //! hands each returned cell to a [`RowSink`]: an owned `Vec<Cell>` for the
 //! owned-row API, a reused [`RowBuffer`] for the borrowing cursor (no
-//! allocation per row or cell once the buffer has grown to the widest row),
-//! or a [`CellCount`] when only whether a row has cells matters.
+//! allocation per row or cell once the buffer has grown to the widest row;
+//! cells read straight from a cached block are not even copied: the buffer
+//! holds the block and points into it), or a [`CellCount`] when only
+//! whether a row has cells matters.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use crate::cell::{Cell, CellKind, CellRef};
+use crate::hfile::data_block::{DataBlock, DecodedCell};
 
 /// Receives the returned cells of one row, in order.
 pub(crate) trait RowSink {
@@ -18,6 +22,21 @@ pub(crate) trait RowSink {
     fn push_cell(&mut self, family: &[u8], cell: &CellRef<'_>);
     /// Cells since the last [`RowSink::begin_row`].
     fn cell_count(&self) -> usize;
+    /// Appends one returned cell of family `family` that lies in `block`
+    /// (`cell` is `decoded` read from it). Sinks that can lend from the
+    /// block keep a reference to it instead of copying the cell's bytes;
+    /// the others copy.
+    #[inline]
+    fn push_block_cell(
+        &mut self,
+        family: &[u8],
+        block: &Arc<DataBlock>,
+        decoded: &DecodedCell,
+        cell: &CellRef<'_>,
+    ) {
+        let _ = (block, decoded);
+        self.push_cell(family, cell);
+    }
 }
 
 impl RowSink for Vec<Cell> {
@@ -58,44 +77,59 @@ impl RowSink for CellCount {
     }
 }
 
-/// One buffered cell: where its bytes lie in the buffer.
+/// One buffered cell: where its bytes lie. The family is in the buffer's
+/// own bytes; the qualifier and value are in the buffer's own bytes too
+/// (`source` 0) or in the data of the `source`-th block the buffer holds.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct CellSpan {
-    /// Family, qualifier and value lie back to back from here.
-    start: usize,
-    family_len: usize,
-    qualifier_len: usize,
-    value_len: usize,
+    family: (usize, usize),
+    qualifier: (usize, usize),
+    value: (usize, usize),
+    source: usize,
     timestamp: i64,
     kind: CellKind,
 }
 
 impl CellSpan {
-    /// The cell's fields, from the bytes the span points into.
+    /// The cell's fields, from the bytes and blocks the span points into.
     #[inline]
-    pub(crate) fn read<'a>(&self, bytes: &'a [u8]) -> BufferedCell<'a> {
-        let family_end = self.start + self.family_len;
-        let qualifier_end = family_end + self.qualifier_len;
-        let value_end = qualifier_end + self.value_len;
+    pub(crate) fn read<'a>(
+        &self,
+        bytes: &'a [u8],
+        blocks: &'a [Arc<DataBlock>],
+    ) -> BufferedCell<'a> {
+        let slice = |data: &'a [u8], (lo, hi): (usize, usize)| data.get(lo..hi).unwrap_or_default();
+        let data = match self.source.checked_sub(1) {
+            None => bytes,
+            Some(block) => blocks.get(block).map_or(&[][..], |b| b.bytes()),
+        };
         BufferedCell {
-            family: bytes.get(self.start..family_end).unwrap_or_default(),
-            qualifier: bytes.get(family_end..qualifier_end).unwrap_or_default(),
+            family: slice(bytes, self.family),
+            qualifier: slice(data, self.qualifier),
             timestamp: self.timestamp,
             kind: self.kind,
-            value: bytes.get(qualifier_end..value_end).unwrap_or_default(),
+            value: slice(data, self.value),
         }
     }
 }
 
-/// A row's key and cells in two reused buffers: each cell's family,
-/// qualifier and value are copied once into `bytes` (the cursor API lends
-/// slices of it). Clearing keeps the capacity, so a scan allocates only
-/// while its rows grow wider than any before.
+/// Blocks a [`RowBuffer`] holds at most while it fills a row; a cell of a
+/// further block is copied. (A row's block cells come from one block per
+/// family, so this is only reached by rows of many families.)
+const MAX_HELD_BLOCKS: usize = 4;
+
+/// A row's key and cells in reused buffers: each cell's family is copied
+/// into `bytes`, and so are its qualifier and value unless they lie in a
+/// cached block, which the buffer then holds (the cursor API lends slices of
+/// both). Clearing keeps the capacity, so a scan allocates only while its
+/// rows grow wider than any before; the blocks stay held from row to row
+/// (a scan reads many rows of one block) until a row needs room for others.
 #[derive(Debug, Default)]
 pub(crate) struct RowBuffer {
     row: Vec<u8>,
     bytes: Vec<u8>,
     cells: Vec<CellSpan>,
+    blocks: Vec<Arc<DataBlock>>,
 }
 
 /// The fields of one buffered cell, borrowed from the buffer.
@@ -119,7 +153,8 @@ impl RowBuffer {
         self.cells.len()
     }
 
-    /// The cells' spans (into [`RowBuffer::bytes`]).
+    /// The cells' spans (into [`RowBuffer::bytes`] and
+    /// [`RowBuffer::blocks`]).
     pub(crate) fn spans(&self) -> &[CellSpan] {
         &self.cells
     }
@@ -129,14 +164,46 @@ impl RowBuffer {
         &self.bytes
     }
 
+    /// The blocks the spans point into.
+    pub(crate) fn blocks(&self) -> &[Arc<DataBlock>] {
+        &self.blocks
+    }
+
     /// Cell `i`.
     pub(crate) fn cell(&self, i: usize) -> Option<BufferedCell<'_>> {
-        Some(self.cells.get(i)?.read(&self.bytes))
+        Some(self.cells.get(i)?.read(&self.bytes, &self.blocks))
     }
 
     /// The cells in `range`, in order.
     pub(crate) fn cells(&self, range: Range<usize>) -> impl Iterator<Item = BufferedCell<'_>> {
         range.filter_map(move |i| self.cell(i))
+    }
+
+    /// Where `family` lies in the buffer's bytes: the previous cell's family
+    /// when it is the same (a row's cells come family by family), else a
+    /// fresh copy.
+    fn family_span(&mut self, family: &[u8]) -> (usize, usize) {
+        if let Some(last) = self.cells.last()
+            && self.bytes.get(last.family.0..last.family.1) == Some(family)
+        {
+            return last.family;
+        }
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(family);
+        (start, self.bytes.len())
+    }
+
+    /// The source index of `block` (see [`CellSpan`]), holding it if it is
+    /// not yet held; `None` when the buffer holds as many as it may.
+    fn block_source(&mut self, block: &Arc<DataBlock>) -> Option<usize> {
+        if let Some(i) = self.blocks.iter().position(|b| Arc::ptr_eq(b, block)) {
+            return Some(i + 1);
+        }
+        if self.blocks.len() >= MAX_HELD_BLOCKS {
+            return None;
+        }
+        self.blocks.push(block.clone());
+        Some(self.blocks.len())
     }
 }
 
@@ -223,15 +290,19 @@ impl RowSink for RowBatch {
 /// Copies a cell's family, qualifier and value to the end of `bytes` and
 /// records where they lie.
 fn push_span(bytes: &mut Vec<u8>, cells: &mut Vec<CellSpan>, family: &[u8], cell: &CellRef<'_>) {
-    let start = bytes.len();
-    bytes.extend_from_slice(family);
-    bytes.extend_from_slice(cell.qualifier);
-    bytes.extend_from_slice(cell.value);
+    let mut copy = |field: &[u8]| {
+        let start = bytes.len();
+        bytes.extend_from_slice(field);
+        (start, bytes.len())
+    };
+    let family = copy(family);
+    let qualifier = copy(cell.qualifier);
+    let value = copy(cell.value);
     cells.push(CellSpan {
-        start,
-        family_len: family.len(),
-        qualifier_len: cell.qualifier.len(),
-        value_len: cell.value.len(),
+        family,
+        qualifier,
+        value,
+        source: 0,
         timestamp: cell.timestamp,
         kind: cell.kind,
     });
@@ -243,10 +314,50 @@ impl RowSink for RowBuffer {
         self.row.extend_from_slice(row);
         self.bytes.clear();
         self.cells.clear();
+        if self.blocks.len() >= MAX_HELD_BLOCKS {
+            // No cell points into them any more: make room.
+            self.blocks.clear();
+        }
     }
 
     fn push_cell(&mut self, family: &[u8], cell: &CellRef<'_>) {
-        push_span(&mut self.bytes, &mut self.cells, family, cell);
+        let family = self.family_span(family);
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(cell.qualifier);
+        let qualifier = (start, self.bytes.len());
+        self.bytes.extend_from_slice(cell.value);
+        let value = (qualifier.1, self.bytes.len());
+        self.cells.push(CellSpan {
+            family,
+            qualifier,
+            value,
+            source: 0,
+            timestamp: cell.timestamp,
+            kind: cell.kind,
+        });
+    }
+
+    #[inline]
+    fn push_block_cell(
+        &mut self,
+        family: &[u8],
+        block: &Arc<DataBlock>,
+        decoded: &DecodedCell,
+        cell: &CellRef<'_>,
+    ) {
+        let Some(source) = self.block_source(block) else {
+            self.push_cell(family, cell);
+            return;
+        };
+        let family = self.family_span(family);
+        self.cells.push(CellSpan {
+            family,
+            qualifier: decoded.qualifier_span(),
+            value: decoded.value_span(),
+            source,
+            timestamp: cell.timestamp,
+            kind: cell.kind,
+        });
     }
 
     fn cell_count(&self) -> usize {
@@ -289,5 +400,71 @@ mod tests {
             }
             assert!(buffer.cell(4).is_none());
         }
+    }
+
+    /// A block of `cells` cells of row "r", qualifier `q<i>`, value `v<i>`
+    /// followed by `tag`.
+    fn block(tag: u8, cells: u8) -> Arc<DataBlock> {
+        let mut builder = crate::hfile::data_block::DataBlockBuilder::default();
+        for i in 0..cells {
+            builder.add(&CellRef {
+                row: b"r",
+                qualifier: &[b'q', i],
+                timestamp: 1,
+                kind: CellKind::Put,
+                sequence: 1,
+                value: &[b'v', i, tag],
+            });
+        }
+        Arc::new(DataBlock::decode(builder.finish()).unwrap())
+    }
+
+    fn push_from(buffer: &mut RowBuffer, family: &[u8], block: &Arc<DataBlock>, i: usize) {
+        let decoded = block.decode_cell(crate::hfile::data_block::Position { row: 0, cell: i });
+        let cell = block.decoded(&decoded);
+        buffer.push_block_cell(family, block, &decoded, &cell);
+    }
+
+    #[test]
+    fn block_cells_point_into_the_held_block_and_copy_beyond_the_bound() {
+        let mut buffer = RowBuffer::default();
+        let blocks: Vec<_> = (0..MAX_HELD_BLOCKS as u8 + 2).map(|t| block(t, 3)).collect();
+        buffer.begin_row(b"r");
+        // Cells of one family from one block: no copy of qualifier or
+        // value, one copy of the family.
+        for i in 0..3 {
+            push_from(&mut buffer, b"fam", &blocks[0], i);
+        }
+        assert_eq!(buffer.bytes(), b"fam");
+        assert_eq!(buffer.blocks().len(), 1);
+        // One cell from each further block: held up to the bound, copied
+        // beyond it.
+        for (b, block) in blocks.iter().enumerate().skip(1) {
+            push_from(&mut buffer, format!("f{b}").as_bytes(), block, 1);
+        }
+        assert_eq!(buffer.blocks().len(), MAX_HELD_BLOCKS);
+        let cells: Vec<_> = buffer.cells(0..buffer.len()).collect();
+        assert_eq!(cells.len(), 3 + blocks.len() - 1);
+        for (i, cell) in cells.iter().take(3).enumerate() {
+            assert_eq!(cell.family, b"fam");
+            assert_eq!(cell.qualifier, [b'q', i as u8]);
+            assert_eq!(cell.value, [b'v', i as u8, 0]);
+        }
+        for (b, cell) in cells.iter().skip(3).enumerate() {
+            let b = b + 1;
+            assert_eq!(cell.family, format!("f{b}").as_bytes());
+            assert_eq!(cell.qualifier, [b'q', 1]);
+            assert_eq!(cell.value, [b'v', 1, b as u8]);
+        }
+        // The next row starts with room for new blocks; a block held from
+        // row to row is found again, not held twice.
+        buffer.begin_row(b"s");
+        assert!(buffer.blocks().is_empty());
+        push_from(&mut buffer, b"fam", &blocks[0], 2);
+        buffer.begin_row(b"t");
+        push_from(&mut buffer, b"fam", &blocks[0], 0);
+        assert_eq!(buffer.blocks().len(), 1);
+        let cell = buffer.cell(0).unwrap();
+        assert_eq!((cell.qualifier, cell.value), (&b"q\x00"[..], &b"v\x00\x00"[..]));
     }
 }
