@@ -2,6 +2,8 @@
 
 use std::cmp::Ordering;
 
+use smallvec::SmallVec;
+
 use super::source::{CellSource, Source};
 use crate::cell::SeekKey;
 use crate::cell::{CellRef, compare_keys};
@@ -32,9 +34,13 @@ pub(crate) struct MergedSources {
     winner: Option<usize>,
     /// Every other source with a current cell, as a binary min-heap by
     /// that cell (`heap[0]` is the runner-up); never holds the winner or an
-    /// exhausted source.
-    heap: Vec<usize>,
+    /// exhausted source. Inline up to [`INLINE_SOURCES`] (a get merges one
+    /// or two sources and should not allocate for it).
+    heap: SmallVec<[usize; INLINE_SOURCES]>,
 }
+
+/// Sources a merge heaps without allocating.
+const INLINE_SOURCES: usize = 8;
 
 /// Debug builds count the key comparisons the mergers of a thread make and
 /// the cells they move past, so that a test can bound comparisons per cell.
@@ -93,7 +99,7 @@ impl MergedSources {
             sources,
             read_point,
             winner: None,
-            heap: Vec::new(),
+            heap: SmallVec::new(),
         }
     }
 
@@ -321,7 +327,7 @@ fn sift_down(heap: &mut [usize], sources: &[Source], mut at: usize) {
 }
 
 /// Takes the top of `heap` (the source with the smallest current cell).
-fn pop_top(heap: &mut Vec<usize>, sources: &[Source]) -> Option<usize> {
+fn pop_top(heap: &mut SmallVec<[usize; INLINE_SOURCES]>, sources: &[Source]) -> Option<usize> {
     if heap.is_empty() {
         return None;
     }

@@ -653,8 +653,8 @@ impl RegionScanner {
     fn collect_row<S: RowSink>(&mut self, plan: &ScanPlan, row: &[u8], sink: &mut S) -> Result<()> {
         sink.begin_row(row);
         // A run reads the rows of one store forward; with several stores a
-        // row is assembled from all of them.
-        let may_run = self.stores.len() == 1 && !plan.reversed;
+        // row is assembled from all of them; a get reads one row.
+        let may_run = self.stores.len() == 1 && !plan.reversed && plan.single_row().is_none();
         for store in &mut self.stores {
             let Some(family) = plan.families.get(store.family) else {
                 continue;
@@ -855,6 +855,14 @@ fn run_end(
     upper: &Bound<Vec<u8>>,
 ) -> usize {
     let mut end = block.rows().saturating_sub(1);
+    if from >= end
+        || next_row.is_some_and(|next| block.row(from) >= next)
+        || !below_upper(block.row(from), upper)
+    {
+        // No row to run over (a get, a run's last row): one comparison
+        // instead of the searches below.
+        return from;
+    }
     if let Some(next) = next_row {
         end = end.min(block.first_row_where(from, |r| r >= next));
     }

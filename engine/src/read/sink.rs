@@ -428,7 +428,9 @@ mod tests {
     #[test]
     fn block_cells_point_into_the_held_block_and_copy_beyond_the_bound() {
         let mut buffer = RowBuffer::default();
-        let blocks: Vec<_> = (0..MAX_HELD_BLOCKS as u8 + 2).map(|t| block(t, 3)).collect();
+        let blocks: Vec<_> = (0..MAX_HELD_BLOCKS as u8 + 2)
+            .map(|t| block(t, 3))
+            .collect();
         buffer.begin_row(b"r");
         // Cells of one family from one block: no copy of qualifier or
         // value, one copy of the family.
@@ -465,6 +467,9 @@ mod tests {
         push_from(&mut buffer, b"fam", &blocks[0], 0);
         assert_eq!(buffer.blocks().len(), 1);
         let cell = buffer.cell(0).unwrap();
-        assert_eq!((cell.qualifier, cell.value), (&b"q\x00"[..], &b"v\x00\x00"[..]));
+        assert_eq!(
+            (cell.qualifier, cell.value),
+            (&b"q\x00"[..], &b"v\x00\x00"[..])
+        );
     }
 }
