@@ -968,3 +968,22 @@ fn column_count_get_filter_closes_the_families_that_reached_it() {
         assert!(!evaluator.evaluate_row(row, 1).stop_scan);
     }
 }
+
+/// HBase's parser closes the parentheses left open at the end: the filter behaves as the
+/// closed one.
+#[test]
+fn an_unclosed_parenthesis_at_the_end_is_closed() {
+    let t = people();
+    assert_eq!(
+        scan("(PrefixFilter('b')", &t, 1),
+        scan("PrefixFilter('b')", &t, 1)
+    );
+    assert_eq!(
+        scan(
+            "(PrefixFilter('b') AND (ValueFilter(=, 'binary:bob')",
+            &t,
+            1
+        ),
+        vec!["b1 f:name@1=bob".to_owned()]
+    );
+}
