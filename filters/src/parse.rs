@@ -6,6 +6,7 @@
 //! and_expr  := unary { "AND" unary }
 //! unary     := "SKIP" unary | "WHILE" unary | primary
 //! primary   := "(" or_expr ")" | Name "(" [ arg { sep arg } ] ")"
+//!              ("(" or_expr still open at the end of the string is closed there)
 //! arg       := 'quoted' | b'binary' | bare          bare: integer, boolean or operator
 //! sep       := any run of spaces and commas         (as lenient as HBase)
 //! ```
