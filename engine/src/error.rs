@@ -146,6 +146,39 @@ pub enum Error {
         /// The table name.
         table: String,
     },
+    /// No namespace with this name exists (HBase's `NamespaceNotFoundException`); a table
+    /// `ns:t` needs its namespace.
+    NamespaceNotFound {
+        /// The namespace name.
+        namespace: String,
+    },
+    /// A namespace with this name already exists (HBase's `NamespaceExistException`).
+    NamespaceExists {
+        /// The namespace name.
+        namespace: String,
+    },
+    /// Only empty namespaces can be dropped.
+    NamespaceNotEmpty {
+        /// The namespace name.
+        namespace: String,
+        /// How many tables it holds.
+        tables: usize,
+    },
+    /// `default` and `hbase` always exist: they cannot be dropped (nor created), and `hbase`
+    /// takes no tables (HBase keeps its system tables there; strata has none).
+    ReservedNamespace {
+        /// The namespace name.
+        namespace: String,
+        /// What was refused.
+        reason: &'static str,
+    },
+    /// A namespace name does not follow the rules (`[A-Za-z0-9_]`, 1..=255 bytes).
+    InvalidNamespaceName {
+        /// The rejected name.
+        name: String,
+        /// Why it was rejected.
+        reason: &'static str,
+    },
     /// The database (or a handle into it) was used after it was closed.
     Closed,
     /// The database was opened read-only (`DbOptions::read_only`) and the
@@ -237,6 +270,7 @@ impl Error {
                 | Error::RowKeyTooLong { .. }
                 | Error::QualifierTooLong { .. }
                 | Error::InvalidTableName { .. }
+                | Error::InvalidNamespaceName { .. }
                 | Error::InvalidFamilyName { .. }
                 | Error::DuplicateFamily { .. }
                 | Error::NoFamilies { .. }
@@ -355,6 +389,23 @@ impl fmt::Display for Error {
             Error::InvalidFilter { reason } => write!(f, "invalid filter: {reason}"),
             Error::TableNotFound { table } => write!(f, "table '{table}' does not exist"),
             Error::TableExists { table } => write!(f, "table '{table}' already exists"),
+            Error::NamespaceNotFound { namespace } => {
+                write!(f, "namespace '{namespace}' does not exist")
+            }
+            Error::NamespaceExists { namespace } => {
+                write!(f, "namespace '{namespace}' already exists")
+            }
+            Error::NamespaceNotEmpty { namespace, tables } => write!(
+                f,
+                "namespace '{namespace}' holds {tables} table(s); only empty namespaces can be \
+                 dropped"
+            ),
+            Error::ReservedNamespace { namespace, reason } => {
+                write!(f, "namespace '{namespace}' is reserved: {reason}")
+            }
+            Error::InvalidNamespaceName { name, reason } => {
+                write!(f, "invalid namespace name '{name}': {reason}")
+            }
             Error::TableDisabled { table } => write!(f, "table '{table}' is disabled"),
             Error::Closed => write!(f, "the database is closed"),
             Error::ReadOnly => write!(f, "the database is open read-only: nothing may change it"),

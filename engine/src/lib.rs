@@ -116,8 +116,8 @@ pub use ops::{
 };
 pub use options::{
     BloomType, Compression, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_MAX_REGION_SIZE_BYTES,
-    DEFAULT_MEMSTORE_FLUSH_SIZE_BYTES, DbOptions, Durability, FamilyDescriptor, IoMode,
-    MAX_PRESPLIT_REGIONS, PreSplit, TableDescriptor, WalRecovery,
+    DEFAULT_MEMSTORE_FLUSH_SIZE_BYTES, DEFAULT_NAMESPACE, DbOptions, Durability, FamilyDescriptor,
+    IoMode, MAX_PRESPLIT_REGIONS, PreSplit, SYSTEM_NAMESPACE, TableDescriptor, WalRecovery,
 };
 pub use read::Scanner;
 pub use read::cursor::{CellView, RowView, ScanCursor};

@@ -11,14 +11,15 @@
 //!   fsync the directory.
 //!
 //! Every open starts a new manifest holding a snapshot of the state (a
-//! `NextIds` edit and one `CreateTable` per table, with every region's files
-//! and flushed sequence), switches `CURRENT` to it and deletes the old one;
+//! `NextIds` edit, one `CreateNamespace` per user namespace and one
+//! `CreateTable` per table, with every region's files and flushed
+//! sequence), switches `CURRENT` to it and deletes the old one;
 //! so does an append that finds the manifest larger than
 //! [`MAX_MANIFEST_BYTES`]. Manifests therefore stay small. A crash before the
 //! rename leaves the old manifest live; a crash after it leaves an unused
 //! old file that the next open deletes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::codec::{DecodeError, Decoder, Encode};
@@ -48,6 +49,8 @@ const EDIT_FLUSH: u8 = 5;
 const EDIT_COMPACTION: u8 = 6;
 const EDIT_SET_ENABLED: u8 = 7;
 const EDIT_SPLIT_REGION: u8 = 8;
+const EDIT_CREATE_NAMESPACE: u8 = 9;
+const EDIT_DROP_NAMESPACE: u8 = 10;
 
 /// A manifest larger than this is rewritten as a snapshot on the next append.
 pub(crate) const MAX_MANIFEST_BYTES: u64 = 8 * 1024 * 1024;
@@ -130,12 +133,24 @@ pub(crate) enum Edit {
         removed: Vec<u64>,
         added: Vec<(u8, FileMeta)>,
     },
+    /// A namespace was created (never `default` or `hbase`, which always exist).
+    CreateNamespace {
+        name: String,
+    },
+    /// An empty namespace was dropped.
+    DropNamespace {
+        name: String,
+    },
 }
 
 /// The catalog the manifest describes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ManifestState {
     pub(crate) tables: BTreeMap<u64, TableRecord>,
+    /// Namespaces created by users; `default` and `hbase` always exist and are not listed.
+    /// A table named `ns:t` always has its namespace here (a manifest written before
+    /// namespaces existed gets the namespaces of its tables).
+    pub(crate) namespaces: BTreeSet<String>,
     pub(crate) next_table_id: u64,
     pub(crate) next_region_id: u64,
     pub(crate) next_family_id: u32,
@@ -148,6 +163,7 @@ impl Default for ManifestState {
     fn default() -> Self {
         ManifestState {
             tables: BTreeMap::new(),
+            namespaces: BTreeSet::new(),
             next_table_id: 1,
             next_region_id: 1,
             next_family_id: 1,
@@ -173,7 +189,16 @@ impl ManifestState {
                 for &family in &table.family_ids {
                     self.next_family_id = self.next_family_id.max(family + 1);
                 }
+                if let Some(namespace) = user_namespace_of(table.descriptor.name()) {
+                    self.namespaces.insert(namespace.to_owned());
+                }
                 self.tables.insert(table.id, table.clone());
+            }
+            Edit::CreateNamespace { name } => {
+                self.namespaces.insert(name.clone());
+            }
+            Edit::DropNamespace { name } => {
+                self.namespaces.remove(name);
             }
             Edit::AlterTable {
                 table_id,
@@ -323,9 +348,21 @@ impl ManifestState {
             file: self.next_file_id,
             last_sequence: self.last_sequence,
         }];
+        edits.extend(
+            self.namespaces
+                .iter()
+                .map(|name| Edit::CreateNamespace { name: name.clone() }),
+        );
         edits.extend(self.tables.values().cloned().map(Edit::CreateTable));
         edits
     }
+}
+
+/// The namespace of a table name `ns:t` when it is a user namespace (not `default` or
+/// `hbase`, which always exist).
+fn user_namespace_of(table: &str) -> Option<&str> {
+    let (namespace, _) = table.split_once(':')?;
+    (!crate::options::is_builtin_namespace(namespace)).then_some(namespace)
 }
 
 fn encode_descriptor(out: &mut Vec<u8>, d: &TableDescriptor) {
@@ -620,6 +657,14 @@ pub(crate) fn encode_edit(edit: &Edit) -> Vec<u8> {
                 encode_file_meta(&mut out, meta);
             }
         }
+        Edit::CreateNamespace { name } => {
+            out.put_u8(EDIT_CREATE_NAMESPACE);
+            out.put_bytes32(name.as_bytes());
+        }
+        Edit::DropNamespace { name } => {
+            out.put_u8(EDIT_DROP_NAMESPACE);
+            out.put_bytes32(name.as_bytes());
+        }
     }
     out
 }
@@ -715,6 +760,12 @@ pub(crate) fn decode_edit(payload: &[u8]) -> Result<Edit, DecodeError> {
                 added,
             }
         }
+        EDIT_CREATE_NAMESPACE => Edit::CreateNamespace {
+            name: d.string32()?,
+        },
+        EDIT_DROP_NAMESPACE => Edit::DropNamespace {
+            name: d.string32()?,
+        },
         other => return Err(DecodeError(format!("unknown manifest edit {other}"))),
     };
     if !d.is_empty() {
@@ -1260,6 +1311,12 @@ mod tests {
                 removed: vec![77, 78],
                 added: vec![(1, file_meta(79)), (1, file_meta(80))],
             },
+            Edit::CreateNamespace {
+                name: "ns1".to_owned(),
+            },
+            Edit::DropNamespace {
+                name: "ns_2".to_owned(),
+            },
         ] {
             let bytes = encode_edit(&edit);
             assert_eq!(decode_edit(&bytes).unwrap(), edit);
@@ -1303,6 +1360,39 @@ mod tests {
             .filter(|n| n.starts_with("MANIFEST-"))
             .collect();
         assert_eq!(manifests, ["MANIFEST-000003"]);
+    }
+
+    #[test]
+    fn namespaces_survive_reopen_and_tables_bring_theirs() {
+        let dir = tempfile::tempdir().unwrap();
+        let io = Io::with_backend(Backend::Sync);
+        {
+            let mut m = Manifest::open(dir.path(), io).unwrap();
+            m.record(&Edit::CreateNamespace {
+                name: "ns1".to_owned(),
+            })
+            .unwrap();
+            m.record(&Edit::CreateNamespace {
+                name: "gone".to_owned(),
+            })
+            .unwrap();
+            m.record(&Edit::DropNamespace {
+                name: "gone".to_owned(),
+            })
+            .unwrap();
+            // A table recorded without its namespace edit (as a manifest written before
+            // namespaces existed holds it) brings its namespace along.
+            let mut old = table(1);
+            old.descriptor =
+                TableDescriptor::new("legacy:t").family(crate::options::FamilyDescriptor::new("f"));
+            m.record(&Edit::CreateTable(old)).unwrap();
+        }
+        // Twice: the snapshot written at the first reopen must keep them too.
+        for _ in 0..2 {
+            let m = Manifest::open(dir.path(), io).unwrap();
+            let names: Vec<&str> = m.state().namespaces.iter().map(String::as_str).collect();
+            assert_eq!(names, ["legacy", "ns1"]);
+        }
     }
 
     /// A manifest with two committed CreateTable edits after its snapshot.

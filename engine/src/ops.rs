@@ -339,6 +339,13 @@ impl Get {
         Ok(self.filter(strata_filters::parse(filter)?))
     }
 
+    /// Applies a filter written in HBase's filter language, given as bytes: quoted
+    /// arguments may hold any byte, UTF-8 or not (`'binary:\x82'` with the raw byte), as
+    /// HBase's `ParseFilter.parseFilterString(byte[])` reads them.
+    pub fn filter_bytes(self, filter: &[u8]) -> Result<Self> {
+        Ok(self.filter(strata_filters::parse_bytes(filter)?))
+    }
+
     /// Returns all of `family`.
     pub fn family(mut self, family: impl AsRef<[u8]>) -> Self {
         self.columns.family(family);
@@ -438,6 +445,13 @@ impl Scan {
     /// Applies a filter written in HBase's filter language.
     pub fn filter_string(self, filter: &str) -> Result<Self> {
         Ok(self.filter(strata_filters::parse(filter)?))
+    }
+
+    /// Applies a filter written in HBase's filter language, given as bytes: quoted
+    /// arguments may hold any byte, UTF-8 or not (`'binary:\x82'` with the raw byte), as
+    /// HBase's `ParseFilter.parseFilterString(byte[])` reads them.
+    pub fn filter_bytes(self, filter: &[u8]) -> Result<Self> {
+        Ok(self.filter(strata_filters::parse_bytes(filter)?))
     }
 
     /// With `false`, filters run row by row on decoded cells only (no block

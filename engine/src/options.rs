@@ -612,9 +612,11 @@ pub const DEFAULT_MEMSTORE_FLUSH_SIZE_BYTES: u64 = 128 * 1024 * 1024;
 
 impl TableDescriptor {
     /// A table with no families yet and default options.
+    /// `default:t` names the table `t`, as in HBase.
     pub fn new(name: impl Into<String>) -> Self {
+        let name: String = name.into();
         TableDescriptor {
-            name: name.into(),
+            name: canonical_table_name(&name).to_owned(),
             families: Vec::new(),
             pre_split: PreSplit::None,
             max_region_size_bytes: DEFAULT_MAX_REGION_SIZE_BYTES,
@@ -729,6 +731,53 @@ impl TableDescriptor {
         self.pre_split.split_keys()?;
         Ok(())
     }
+}
+
+/// The namespace of tables named without one.
+pub const DEFAULT_NAMESPACE: &str = "default";
+
+/// The namespace HBase keeps its system tables in; it always exists and takes no tables in
+/// strata (which keeps its catalog in the manifest, not in system tables).
+pub const SYSTEM_NAMESPACE: &str = "hbase";
+
+/// True for `default` and `hbase`, the namespaces that always exist.
+pub(crate) fn is_builtin_namespace(namespace: &str) -> bool {
+    namespace == DEFAULT_NAMESPACE || namespace == SYSTEM_NAMESPACE
+}
+
+/// A table name as the catalog keys it: `default:t` is `t`, as in HBase (a table of the
+/// default namespace is named without it).
+pub(crate) fn canonical_table_name(name: &str) -> &str {
+    name.strip_prefix("default:").unwrap_or(name)
+}
+
+/// The namespace of a table name (`default` when it has none).
+pub(crate) fn namespace_of(table: &str) -> &str {
+    match table.split_once(':') {
+        Some((namespace, _)) => namespace,
+        None => DEFAULT_NAMESPACE,
+    }
+}
+
+/// Checks a namespace name as HBase does (`TableName.isLegalNamespaceName`): letters, digits
+/// and `_` (ASCII, as strata's table names are), 1..=255 bytes.
+pub(crate) fn validate_namespace_name(name: &str) -> Result<()> {
+    let fail = |reason| {
+        Err(Error::InvalidNamespaceName {
+            name: name.to_owned(),
+            reason,
+        })
+    };
+    if name.is_empty() {
+        return fail("it is empty");
+    }
+    if name.len() > 255 {
+        return fail("it is longer than 255 bytes");
+    }
+    if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return fail("namespaces may only contain letters, digits and '_'");
+    }
+    Ok(())
 }
 
 /// Checks a table name: `[A-Za-z0-9_.-]`, at most 255 bytes, optionally

@@ -11,7 +11,8 @@ use std::fmt::{self, Display, Formatter, Write};
 
 use crate::escape::to_string_binary;
 use crate::model::{
-    ColumnOffset, ColumnValueTest, Comparator, CompareOp, Filter, FilterList, ListOperator,
+    ColumnOffset, ColumnValueTest, Comparator, CompareOp, DependentColumn, Filter, FilterList,
+    ListOperator,
 };
 
 /// Writes `'...'` with single quotes doubled.
@@ -110,6 +111,29 @@ fn write_column_value(out: &mut Formatter<'_>, name: &str, test: &ColumnValueTes
     out.write_char(')')
 }
 
+/// HBase's shortest form: 2 arguments without a value test and with the reference column
+/// kept, 3 with it dropped, 5 with a value test.
+fn write_dependent_column(
+    out: &mut Formatter<'_>,
+    name: &str,
+    dependent: &DependentColumn,
+) -> fmt::Result {
+    write!(out, "{name}(")?;
+    write_literal(out, &dependent.family)?;
+    out.write_str(", ")?;
+    write_literal(out, &dependent.qualifier)?;
+    match &dependent.value_test {
+        Some((op, comparator)) => write!(
+            out,
+            ", {}, {op}, {comparator}",
+            dependent.drop_dependent_column
+        )?,
+        None if dependent.drop_dependent_column => out.write_str(", true")?,
+        None => {}
+    }
+    out.write_char(')')
+}
+
 /// Writes `Name(arg, arg, ...)` where each argument is produced by `write_arg`.
 fn write_call<T>(
     out: &mut Formatter<'_>,
@@ -185,6 +209,19 @@ impl Display for Filter {
             Filter::SingleColumnValue(test) | Filter::SingleColumnValueExclude(test) => {
                 write_column_value(out, name, test)
             }
+            Filter::ColumnValue {
+                family,
+                qualifier,
+                op,
+                comparator,
+            } => {
+                write!(out, "{name}(")?;
+                write_literal(out, family)?;
+                out.write_str(", ")?;
+                write_literal(out, qualifier)?;
+                write!(out, ", {op}, {comparator})")
+            }
+            Filter::DependentColumn(dependent) => write_dependent_column(out, name, dependent),
             Filter::Skip(inner) => {
                 out.write_str("SKIP ")?;
                 write_operand(out, inner)

@@ -26,7 +26,12 @@ pub fn to_string_binary(bytes: &[u8]) -> String {
 /// Reads HBase's `Bytes.toBytesBinary` notation: `\xNN` (two hex digits, either case) is one
 /// byte; any other character, a lone backslash included, stands for its UTF-8 bytes.
 pub fn from_string_binary(text: &str) -> Vec<u8> {
-    let bytes = text.as_bytes();
+    from_bytes_binary(text.as_bytes())
+}
+
+/// [`from_string_binary`] over bytes that need not be UTF-8: `\xNN` is one byte, every other
+/// byte stands for itself.
+pub fn from_bytes_binary(bytes: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(bytes.len());
     let mut index = 0;
     while index < bytes.len() {

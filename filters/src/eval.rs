@@ -11,6 +11,7 @@
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
+use std::collections::HashSet;
 
 use crate::compare::CompiledComparator;
 use crate::fuzzy::FuzzySet;
@@ -154,6 +155,12 @@ pub struct RowOutcome<'a> {
 pub struct FilterEvaluator {
     root: Node,
     reversed: bool,
+    /// Families whose store HBase would have closed (see [`FilterEvaluator::evaluate_row`]):
+    /// their cells are ignored for the rest of the scan.
+    closed_families: Vec<Vec<u8>>,
+    /// The families the scan reads, when the caller said which
+    /// ([`FilterEvaluator::with_scan_families`]).
+    scan_families: Option<Vec<Vec<u8>>>,
 }
 
 impl FilterEvaluator {
@@ -170,7 +177,49 @@ impl FilterEvaluator {
         Ok(FilterEvaluator {
             root: Node::build(filter)?,
             reversed,
+            closed_families: Vec::new(),
+            scan_families: None,
         })
+    }
+
+    /// Tells the evaluator which families the scan reads, so that it can end the scan once
+    /// the filter has closed every one of them (see [`FilterEvaluator::evaluate_row`]).
+    /// Without it, rows keep coming and the closed families' cells are ignored: the same
+    /// results, read to the end.
+    pub fn with_scan_families<F: AsRef<[u8]>>(
+        mut self,
+        families: impl IntoIterator<Item = F>,
+    ) -> Self {
+        let mut families: Vec<Vec<u8>> = families
+            .into_iter()
+            .map(|family| family.as_ref().to_vec())
+            .collect();
+        families.sort();
+        families.dedup();
+        self.scan_families = Some(families);
+        self
+    }
+
+    /// The families closed so far: HBase's store scanner of such a family met a finished
+    /// filter (`DONE_SCAN`) and returns nothing more in this scan.
+    pub fn closed_families(&self) -> &[Vec<u8>] {
+        &self.closed_families
+    }
+
+    /// True when the scan's families are known and the filter closed every one of them.
+    fn every_scan_family_closed(&self) -> bool {
+        self.scan_families.as_ref().is_some_and(|families| {
+            !families.is_empty()
+                && families
+                    .iter()
+                    .all(|family| self.closed_families.contains(family))
+        })
+    }
+
+    fn is_closed(&self, family: &[u8]) -> bool {
+        self.closed_families
+            .iter()
+            .any(|closed| closed.as_slice() == family)
     }
 
     /// Clears the per-row state; called between rows.
@@ -226,7 +275,29 @@ impl FilterEvaluator {
     /// scan's selected columns, at most the family's VERSIONS per column. `max_versions` is the
     /// scan's version limit; as in HBase it counts cells the filter included, so a filter can
     /// reach past rejected newer versions. An empty `cells` is a row that does not exist.
+    ///
+    /// Families close as HBase's store scanners do: when the filter reports
+    /// `filter_all_remaining` at the end of a family's cells in a row (or in the middle of
+    /// them), that family's store scanner meets `DONE_SCAN` at its next cell and closes, so
+    /// the family returns nothing more in this scan, while the other families go on. This is
+    /// what `ColumnCountGetFilter` does when a row has more columns than its limit: its count
+    /// is reset between rows, so the scan continues, without the families that saw it.
+    /// Cells of closed families are ignored; a row with nothing else does not exist. The
+    /// scan ends (`stop_scan`) when the filter is still done after the row's reset, or when
+    /// every family of the scan ([`FilterEvaluator::with_scan_families`]) is closed.
     pub fn evaluate_row<'a>(&mut self, cells: &[CellRef<'a>], max_versions: u32) -> RowOutcome<'a> {
+        let open: Cow<'_, [CellRef<'a>]> = if self.closed_families.is_empty() {
+            Cow::Borrowed(cells)
+        } else {
+            Cow::Owned(
+                cells
+                    .iter()
+                    .filter(|cell| !self.is_closed(cell.family))
+                    .copied()
+                    .collect(),
+            )
+        };
+        let cells: &[CellRef<'a>] = &open;
         let excluded = |stop_scan| RowOutcome {
             cells: Vec::new(),
             excluded: true,
@@ -234,7 +305,7 @@ impl FilterEvaluator {
             next_row_hint: None,
         };
         let Some(first) = cells.first() else {
-            return excluded(self.filter_all_remaining());
+            return excluded(self.filter_all_remaining() || self.every_scan_family_closed());
         };
         // HBase's FilterWrapper: a finished filter excludes the row and the scan ends.
         if self.filter_all_remaining() {
@@ -252,7 +323,7 @@ impl FilterEvaluator {
             every_family_sought: true,
         };
         let mut start = 0;
-        while start < cells.len() && !scan.done_scan {
+        while start < cells.len() {
             let family = cells[start].family;
             let length = cells[start..]
                 .iter()
@@ -264,6 +335,11 @@ impl FilterEvaluator {
                 &mut out,
                 &mut scan,
             );
+            // The family's store scanner matches its next cell (in a later row) right after
+            // this row's last one: a finished filter answers DONE_SCAN there, which closes it.
+            if self.filter_all_remaining() {
+                self.closed_families.push(family.to_vec());
+            }
             start += length;
         }
         let was_empty = out.is_empty();
@@ -283,7 +359,7 @@ impl FilterEvaluator {
             out.clear();
         }
         self.reset();
-        let stop_scan = scan.done_scan || self.filter_all_remaining();
+        let stop_scan = self.filter_all_remaining() || self.every_scan_family_closed();
         let next_row_hint = if scan.every_family_sought && !scan.done_scan {
             scan.row_hint
         } else {
@@ -491,6 +567,23 @@ enum Node {
         found: bool,
         matched: bool,
     },
+    /// ColumnValueFilter: `found` once the row's tested column was seen.
+    ColumnValueCells {
+        family: Vec<u8>,
+        qualifier: Vec<u8>,
+        op: CompareOp,
+        comparator: CompiledComparator,
+        found: bool,
+    },
+    /// DependentColumnFilter: `stamps` holds the timestamps of the row's reference cells that
+    /// passed the value test.
+    DependentColumn {
+        family: Vec<u8>,
+        qualifier: Vec<u8>,
+        drop_dependent_column: bool,
+        value_test: Option<(CompareOp, CompiledComparator)>,
+        stamps: HashSet<i64>,
+    },
     Skip {
         inner: Box<Node>,
         filter_row: bool,
@@ -606,6 +699,28 @@ impl Node {
                     matched: false,
                 }
             }
+            Filter::ColumnValue {
+                family,
+                qualifier,
+                op,
+                comparator,
+            } => Node::ColumnValueCells {
+                family: family.clone(),
+                qualifier: qualifier.clone(),
+                op: *op,
+                comparator: CompiledComparator::compile(comparator)?,
+                found: false,
+            },
+            Filter::DependentColumn(dependent) => Node::DependentColumn {
+                family: dependent.family.clone(),
+                qualifier: dependent.qualifier.clone(),
+                drop_dependent_column: dependent.drop_dependent_column,
+                value_test: match &dependent.value_test {
+                    Some((op, comparator)) => Some((*op, CompiledComparator::compile(comparator)?)),
+                    None => None,
+                },
+                stamps: HashSet::new(),
+            },
             Filter::Skip(inner) => Node::Skip {
                 inner: Box::new(Node::build(inner)?),
                 filter_row: false,
@@ -660,6 +775,8 @@ impl Node {
                 *found = false;
                 *matched = false;
             }
+            Node::ColumnValueCells { found, .. } => *found = false,
+            Node::DependentColumn { stamps, .. } => stamps.clear(),
             Node::Skip { inner, filter_row } => {
                 inner.reset();
                 *filter_row = false;
@@ -976,6 +1093,52 @@ impl Node {
                 *matched = true;
                 ReturnCode::Include
             }
+            Node::ColumnValueCells {
+                family,
+                qualifier,
+                op,
+                comparator,
+                found,
+            } => {
+                if cell.family != family.as_slice() || cell.qualifier != qualifier.as_slice() {
+                    // Once the column was seen, nothing after it in the row can match.
+                    return if *found {
+                        ReturnCode::NextRow
+                    } else {
+                        ReturnCode::NextCol
+                    };
+                }
+                *found = true;
+                if comparator.passes(*op, cell.value) {
+                    ReturnCode::Include
+                } else {
+                    ReturnCode::Skip
+                }
+            }
+            Node::DependentColumn {
+                family,
+                qualifier,
+                drop_dependent_column,
+                value_test,
+                stamps,
+            } => {
+                // Other columns are included for now; filter_row_cells keeps those whose
+                // timestamp a reference cell has.
+                if cell.family != family.as_slice() || cell.qualifier != qualifier.as_slice() {
+                    return ReturnCode::Include;
+                }
+                if let Some((op, comparator)) = value_test
+                    && !comparator.passes(*op, cell.value)
+                {
+                    return ReturnCode::Skip;
+                }
+                stamps.insert(cell.timestamp);
+                if *drop_dependent_column {
+                    ReturnCode::Skip
+                } else {
+                    ReturnCode::Include
+                }
+            }
             Node::Skip { inner, filter_row } => {
                 let code = inner.filter_cell(cell, reversed);
                 *filter_row |= code != ReturnCode::Include;
@@ -1090,6 +1253,9 @@ impl Node {
                         || cell.qualifier != test.qualifier.as_slice()
                 });
             }
+            Node::DependentColumn { stamps, .. } => {
+                cells.retain(|cell| stamps.contains(&cell.timestamp));
+            }
             Node::And { children, .. } | Node::Or { children, .. } => {
                 children
                     .iter_mut()
@@ -1104,7 +1270,8 @@ impl Node {
             Node::Page { .. }
             | Node::Skip { .. }
             | Node::While { .. }
-            | Node::ColumnValue { .. } => true,
+            | Node::ColumnValue { .. }
+            | Node::DependentColumn { .. } => true,
             Node::And { children, .. } | Node::Or { children, .. } => {
                 children.iter().any(Node::has_filter_row)
             }

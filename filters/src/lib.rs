@@ -38,8 +38,8 @@ pub mod reference;
 pub use batch::{Batch, BatchError, Bitmap, FixedBatch, ValueBatch, VarBatch};
 pub use eval::{CellHint, CellRef, FilterEvaluator, OutputCell, ReturnCode, RowOutcome};
 pub use model::{
-    BitOp, ColumnOffset, ColumnValueTest, Comparator, CompareOp, Filter, FilterList, FuzzyRule,
-    ListOperator, ModelError, RowMask, RowRange,
+    BitOp, ColumnOffset, ColumnValueTest, Comparator, CompareOp, DependentColumn, Filter,
+    FilterList, FuzzyRule, ListOperator, ModelError, RowMask, RowRange,
 };
-pub use parse::{ParseError, parse};
+pub use parse::{ParseError, parse, parse_bytes};
 pub use plan::{Plan, ScanRange};

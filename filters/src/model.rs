@@ -207,6 +207,39 @@ impl ColumnValueTest {
     }
 }
 
+/// `DependentColumnFilter`: the reference column whose timestamps decide which cells of a row
+/// are kept.
+///
+/// HBase's semantics: the filter includes every cell of other columns for the moment and
+/// collects the timestamps of the reference column's cells that pass the optional value test;
+/// at the end of the row (`filterRowCells`) it keeps only the cells whose timestamp is one of
+/// them. With `drop_dependent_column` the reference column's own cells are not returned.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DependentColumn {
+    /// The reference column's family.
+    pub family: Vec<u8>,
+    /// The reference column's qualifier.
+    pub qualifier: Vec<u8>,
+    /// Leave the reference column's cells out of the result.
+    pub drop_dependent_column: bool,
+    /// The reference cells' value test; `None` (HBase's `NO_OP` with a null comparator, the
+    /// 2- and 3-argument forms) lets every reference cell count.
+    pub value_test: Option<(CompareOp, Comparator)>,
+}
+
+impl DependentColumn {
+    /// A filter on the reference column `family:qualifier`, keeping its cells, with no value
+    /// test (HBase's 2-argument form).
+    pub fn new(family: &[u8], qualifier: &[u8]) -> Self {
+        DependentColumn {
+            family: family.to_vec(),
+            qualifier: qualifier.to_vec(),
+            drop_dependent_column: false,
+            value_test: None,
+        }
+    }
+}
+
 /// Where `ColumnPaginationFilter` starts a row's page.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ColumnOffset {
@@ -401,6 +434,21 @@ pub enum Filter {
     SingleColumnValue(ColumnValueTest),
     /// `SingleColumnValueExcludeFilter`: as `SingleColumnValue`, without the tested column.
     SingleColumnValueExclude(ColumnValueTest),
+    /// `ColumnValueFilter` (HBase 2.1+): only the cells of one column whose value passes the
+    /// comparison, unlike `SingleColumnValueFilter`, which keeps or drops whole rows.
+    ColumnValue {
+        /// The column's family.
+        family: Vec<u8>,
+        /// The column's qualifier.
+        qualifier: Vec<u8>,
+        /// Operator.
+        op: CompareOp,
+        /// Comparator.
+        comparator: Comparator,
+    },
+    /// `DependentColumnFilter`: cells whose timestamp is one of the reference column's
+    /// (passing) timestamps in the row.
+    DependentColumn(DependentColumn),
     /// `SkipFilter` (`SKIP`): drops the whole row when the wrapped filter rejects any cell.
     Skip(Box<Filter>),
     /// `WhileMatchFilter` (`WHILE`): ends the scan at the first rejection.
@@ -604,6 +652,8 @@ impl Filter {
             Filter::ColumnRange { .. } => "ColumnRangeFilter",
             Filter::SingleColumnValue(_) => "SingleColumnValueFilter",
             Filter::SingleColumnValueExclude(_) => "SingleColumnValueExcludeFilter",
+            Filter::ColumnValue { .. } => "ColumnValueFilter",
+            Filter::DependentColumn(_) => "DependentColumnFilter",
             Filter::Skip(_) => "SKIP",
             Filter::While(_) => "WHILE",
             Filter::List(_) => "List",
@@ -665,6 +715,15 @@ impl Filter {
             Filter::SingleColumnValue(test) | Filter::SingleColumnValueExclude(test) => {
                 validate_comparison(test.op, &test.comparator)
             }
+            Filter::ColumnValue { op, comparator, .. } => validate_comparison(*op, comparator),
+            // HBase's DependentColumnFilter takes any operator with any comparator (it does
+            // not restrict substring and regexstring to = and !=); only the regex must compile.
+            Filter::DependentColumn(dependent) => match &dependent.value_test {
+                Some((_, Comparator::RegexString(pattern))) => {
+                    crate::compare::compile_regex(pattern).map(|_| ())
+                }
+                _ => Ok(()),
+            },
             Filter::Skip(inner) | Filter::While(inner) => inner.validate(),
             Filter::List(list) => {
                 if list.filters.len() < 2 {

@@ -6,6 +6,7 @@
 //! and_expr  := unary { "AND" unary }
 //! unary     := "SKIP" unary | "WHILE" unary | primary
 //! primary   := "(" or_expr ")" | Name "(" [ arg { sep arg } ] ")"
+//!              ("(" or_expr still open at the end of the string is closed there)
 //! arg       := 'quoted' | b'binary' | bare          bare: integer, boolean or operator
 //! sep       := any run of spaces and commas         (as lenient as HBase)
 //! ```
@@ -15,14 +16,19 @@
 //! a single quote (`'it''s'`). Arguments of HBase's filters are literal bytes; the strata
 //! extensions read `\xNN` escapes in theirs; `b'...'` reads escapes anywhere. Errors carry the
 //! byte position, what was expected and what was found.
+//!
+//! A filter string is bytes, as in HBase ([`parse_bytes`]): quoted arguments may hold any
+//! byte, UTF-8 or not (`'binary:\x82'` written with the raw byte 0x82). [`parse`] takes text.
+//! As HBase's parser does, parentheses still open at the end of the string are closed there:
+//! `(PrefixFilter('a')` is `PrefixFilter('a')`.
 
 use std::fmt;
 
-use crate::escape::from_string_binary;
+use crate::escape::from_bytes_binary;
 use crate::model::{
-    BitOp, ColumnOffset, ColumnValueTest, Comparator, CompareOp, Filter, FilterList, FuzzyRule,
-    ListOperator, MAX_INT_ARGUMENT, MAX_LONG_ARGUMENT, ModelError, RowMask, RowRange,
-    validate_comparison,
+    BitOp, ColumnOffset, ColumnValueTest, Comparator, CompareOp, DependentColumn, Filter,
+    FilterList, FuzzyRule, ListOperator, MAX_INT_ARGUMENT, MAX_LONG_ARGUMENT, ModelError, RowMask,
+    RowRange, validate_comparison,
 };
 
 /// Longest input the parser accepts, in bytes (a bound on work and nesting).
@@ -41,7 +47,7 @@ pub struct ParseError {
     /// What is at `position` instead.
     pub found: String,
     /// The whole input, for the caret display.
-    pub input: String,
+    pub input: Vec<u8>,
 }
 
 impl fmt::Display for ParseError {
@@ -51,27 +57,52 @@ impl fmt::Display for ParseError {
             "expected {}, found {} at byte {}",
             self.expected, self.found, self.position
         )?;
-        let shown: String = self
-            .input
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect();
-        let column = self
-            .input
-            .get(..self.position)
-            .map_or(0, |head| head.chars().count());
+        let (shown, column) = shown_with_column(&self.input, self.position);
         writeln!(f, "  {shown}")?;
         write!(f, "  {}^", " ".repeat(column))
     }
+}
+
+/// The input as the caret display shows it (UTF-8 as text with control characters as spaces,
+/// other bytes as `\xNN`), and the display column of byte `position`.
+fn shown_with_column(input: &[u8], position: usize) -> (String, usize) {
+    let mut shown = String::with_capacity(input.len());
+    let mut column = None;
+    let mut columns = 0;
+    let mut index = 0;
+    for chunk in input.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if index >= position && column.is_none() {
+                column = Some(columns);
+            }
+            shown.push(if c.is_control() { ' ' } else { c });
+            columns += 1;
+            index += c.len_utf8();
+        }
+        for byte in chunk.invalid() {
+            if index >= position && column.is_none() {
+                column = Some(columns);
+            }
+            shown.push_str(&format!("\\x{byte:02X}"));
+            columns += 4;
+            index += 1;
+        }
+    }
+    (shown, column.unwrap_or(columns))
 }
 
 impl std::error::Error for ParseError {}
 
 /// Parses a filter string into a validated [`Filter`].
 pub fn parse(input: &str) -> Result<Filter, ParseError> {
+    parse_bytes(input.as_bytes())
+}
+
+/// Parses a filter string given as bytes (HBase's `parseFilterString(byte[])`): quoted
+/// arguments may hold bytes that are not UTF-8.
+pub fn parse_bytes(input: &[u8]) -> Result<Filter, ParseError> {
     let mut parser = Parser {
-        input,
-        bytes: input.as_bytes(),
+        bytes: input,
         position: 0,
         depth: 0,
     };
@@ -101,7 +132,7 @@ enum Quoting {
 
 #[derive(Debug)]
 enum ArgKind {
-    Quoted { text: String, binary: bool },
+    Quoted { text: Vec<u8>, binary: bool },
     Bare(String),
 }
 
@@ -117,8 +148,10 @@ impl Arg {
             ArgKind::Quoted {
                 text,
                 binary: false,
-            } => format!("'{}'", shorten(text)),
-            ArgKind::Quoted { text, binary: true } => format!("b'{}'", shorten(text)),
+            } => format!("'{}'", shorten(&String::from_utf8_lossy(text))),
+            ArgKind::Quoted { text, binary: true } => {
+                format!("b'{}'", shorten(&String::from_utf8_lossy(text)))
+            }
             ArgKind::Bare(text) => format!("`{}`", shorten(text)),
         }
     }
@@ -135,7 +168,6 @@ fn shorten(text: &str) -> String {
 }
 
 struct Parser<'a> {
-    input: &'a str,
     bytes: &'a [u8],
     position: usize,
     depth: usize,
@@ -160,7 +192,7 @@ impl<'a> Parser<'a> {
             position,
             expected: expected.into(),
             found: found.into(),
-            input: self.input.to_string(),
+            input: self.bytes.to_vec(),
         }
     }
 
@@ -170,11 +202,18 @@ impl<'a> Parser<'a> {
     }
 
     fn describe_here(&self) -> String {
-        let rest = self.input.get(self.position..).unwrap_or("");
-        match rest.chars().next() {
-            None => "end of input".to_string(),
+        let rest = self.bytes.get(self.position..).unwrap_or(&[]);
+        let Some(chunk) = rest.utf8_chunks().next() else {
+            return "end of input".to_string();
+        };
+        match chunk.valid().chars().next() {
+            None => match chunk.invalid().first() {
+                Some(byte) => format!("`\\x{byte:02X}`"),
+                None => "end of input".to_string(),
+            },
             Some(c) if c.is_alphanumeric() || c == '_' => {
-                let word: String = rest
+                let word: String = chunk
+                    .valid()
                     .chars()
                     .take_while(|c| c.is_alphanumeric() || *c == '_')
                     .collect();
@@ -278,10 +317,12 @@ impl<'a> Parser<'a> {
             let inner = self.or_expr()?;
             self.depth -= 1;
             self.skip_whitespace();
-            if self.bytes.get(self.position) != Some(&b')') {
-                return Err(self.error_here("`)`, AND or OR"));
+            match self.bytes.get(self.position) {
+                Some(b')') => self.position += 1,
+                // HBase's parser closes the parentheses still open at the end of the string.
+                None => {}
+                Some(_) => return Err(self.error_here("`)`, AND or OR")),
             }
-            self.position += 1;
             return Ok(inner);
         }
         self.call()
@@ -296,8 +337,9 @@ impl<'a> Parser<'a> {
         {
             self.position += 1;
         }
-        let input = self.input;
-        let name = &input[name_start..self.position];
+        let bytes = self.bytes;
+        // Name bytes are ASCII, so the slice is UTF-8.
+        let name = std::str::from_utf8(&bytes[name_start..self.position]).unwrap_or_default();
         if name.is_empty() {
             return Err(self.error_here("a filter name, SKIP, WHILE or `(`"));
         }
@@ -360,7 +402,8 @@ impl<'a> Parser<'a> {
                     }) {
                         self.position += 1;
                     }
-                    let text = self.input[start..self.position].to_string();
+                    let text =
+                        String::from_utf8_lossy(&self.bytes[start..self.position]).into_owned();
                     args.push(Arg {
                         kind: ArgKind::Bare(text),
                         position: start,
@@ -371,18 +414,19 @@ impl<'a> Parser<'a> {
     }
 
     /// Reads a quoted string whose opening quote is at `open`; `''` stands for one quote.
-    fn quoted(&mut self, open: usize) -> Result<String, ParseError> {
-        let mut text = String::new();
+    /// Every other byte, UTF-8 or not, stands for itself.
+    fn quoted(&mut self, open: usize) -> Result<Vec<u8>, ParseError> {
+        let mut text = Vec::new();
         let mut index = open + 1;
         loop {
-            let rest = self.input.get(index..).unwrap_or("");
-            let Some(quote) = rest.find('\'') else {
+            let rest = self.bytes.get(index..).unwrap_or(&[]);
+            let Some(quote) = memchr::memchr(b'\'', rest) else {
                 return Err(self.error_at(open, "a closing `'` for this string", "end of input"));
             };
-            text.push_str(&rest[..quote]);
+            text.extend_from_slice(&rest[..quote]);
             index += quote + 1;
             if self.bytes.get(index) == Some(&b'\'') {
-                text.push('\'');
+                text.push(b'\'');
                 index += 1;
             } else {
                 self.position = index;
@@ -411,6 +455,8 @@ pub const FILTER_NAMES: &[&str] = &[
     "ColumnRangeFilter",
     "SingleColumnValueFilter",
     "SingleColumnValueExcludeFilter",
+    "ColumnValueFilter",
+    "DependentColumnFilter",
     "FuzzyRowFilter",
     "MultiRowRangeFilter",
     "RowMaskFilter",
@@ -455,9 +501,9 @@ impl Args<'_, '_> {
         match self.args.get(index).map(|arg| &arg.kind) {
             Some(ArgKind::Quoted { text, binary }) => {
                 if *binary || self.quoting == Quoting::Binary {
-                    Ok(from_string_binary(text))
+                    Ok(from_bytes_binary(text))
                 } else {
-                    Ok(text.as_bytes().to_vec())
+                    Ok(text.clone())
                 }
             }
             _ => Err(self.error(index, "a quoted string")),
@@ -693,6 +739,40 @@ fn build_filter(
         }
         "SingleColumnValueFilter" => Filter::SingleColumnValue(a.column_value()?),
         "SingleColumnValueExcludeFilter" => Filter::SingleColumnValueExclude(a.column_value()?),
+        "ColumnValueFilter" => {
+            a.expect_count(
+                &[4],
+                "4 arguments ('family', 'qualifier', operator, 'comparator')",
+            )?;
+            let family = a.bytes(0)?;
+            let qualifier = a.bytes(1)?;
+            let op = a.operator(2)?;
+            let comparator = a.comparator(3)?;
+            a.check(3, validate_comparison(op, &comparator))?;
+            Filter::ColumnValue {
+                family,
+                qualifier,
+                op,
+                comparator,
+            }
+        }
+        "DependentColumnFilter" => {
+            a.expect_count(
+                &[2, 3, 5],
+                "2, 3 or 5 arguments ('family', 'qualifier' [, dropDependentColumn \
+                 [, operator, 'comparator']])",
+            )?;
+            let mut dependent = DependentColumn::new(&a.bytes(0)?, &a.bytes(1)?);
+            if args.len() >= 3 {
+                dependent.drop_dependent_column = a.boolean(2)?;
+            }
+            if args.len() == 5 {
+                dependent.value_test = Some((a.operator(3)?, a.comparator(4)?));
+            }
+            let filter = Filter::DependentColumn(dependent);
+            a.check(4, filter.validate())?;
+            filter
+        }
         "FuzzyRowFilter" => {
             if !args.len().is_multiple_of(2) {
                 return Err(a.error(

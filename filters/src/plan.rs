@@ -224,6 +224,15 @@ pub enum CellPredicate {
     /// MultipleColumnPrefixFilter (sorted): passes when the qualifier starts with the largest
     /// prefix not above it, HBase's exact rule.
     MultipleColumnPrefix(Vec<Vec<u8>>),
+    /// ColumnValueFilter: the cell is in the column and its value passes the kernel.
+    ColumnValue {
+        /// The column's family.
+        family: Vec<u8>,
+        /// The column's qualifier.
+        qualifier: Vec<u8>,
+        /// The operator and comparator as a kernel over values.
+        kernel: ComparatorKernel,
+    },
     /// ColumnRangeFilter (empty bound: none).
     ColumnRange {
         /// Lower bound.
@@ -260,6 +269,15 @@ impl CellPredicate {
             }
             CellPredicate::Family(kernel) => cell.family.is_empty() || kernel.matches(cell.family),
             CellPredicate::Timestamps(sorted) => sorted.binary_search(&cell.timestamp).is_ok(),
+            CellPredicate::ColumnValue {
+                family,
+                qualifier,
+                kernel,
+            } => {
+                cell.family == family.as_slice()
+                    && cell.qualifier == qualifier.as_slice()
+                    && kernel.matches(cell.value)
+            }
             CellPredicate::ColumnPrefix(prefix) => cell.qualifier.starts_with(prefix),
             CellPredicate::MultipleColumnPrefix(sorted) => {
                 let at_most = sorted.partition_point(|prefix| prefix.as_slice() <= cell.qualifier);
@@ -287,6 +305,25 @@ impl CellPredicate {
     pub fn eval(&self, cells: &CellBatch<'_>, out: &mut Bitmap) {
         match self {
             CellPredicate::Value(kernel) => kernel.eval(&Batch::Var(cells.values), out),
+            CellPredicate::ColumnValue {
+                family,
+                qualifier,
+                kernel,
+            } => {
+                if cells.family != family.as_slice() {
+                    // A batch holds one family: none of its cells is in the column.
+                    *out = Bitmap::zeros(cells.qualifiers.count());
+                    return;
+                }
+                kernel.eval(&Batch::Var(cells.values), out);
+                let in_column = Bitmap::from_bools(
+                    cells
+                        .qualifiers
+                        .iter()
+                        .map(|candidate| candidate == qualifier.as_slice()),
+                );
+                out.and_assign(&in_column);
+            }
             CellPredicate::Qualifier(kernel) => {
                 kernel.eval(&Batch::Var(cells.qualifiers), out);
                 let empty = Bitmap::from_bools(cells.qualifiers.iter().map(<[u8]>::is_empty));
@@ -1126,6 +1163,23 @@ fn classify(filter: &Filter, reversed: bool) -> Result<Part, ModelError> {
         Filter::Value { op, comparator } => Part::Cell {
             predicate: CellPredicate::Value(comparator_kernel(*op, comparator)?),
             skips_only: true,
+            next_col: false,
+        },
+        // ColumnValueFilter's NEXT_COL and NEXT_ROW only skip cells it rejects anyway, but
+        // they hide cells from filters that look at every cell (a SingleColumnValueFilter
+        // after it): neither flag.
+        Filter::ColumnValue {
+            family,
+            qualifier,
+            op,
+            comparator,
+        } => Part::Cell {
+            predicate: CellPredicate::ColumnValue {
+                family: family.clone(),
+                qualifier: qualifier.clone(),
+                kernel: comparator_kernel(*op, comparator)?,
+            },
+            skips_only: false,
             next_col: false,
         },
         Filter::Qualifier { op, comparator } => Part::Cell {

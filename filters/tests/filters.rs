@@ -399,7 +399,8 @@ fn column_pagination_and_count() {
         scan("ColumnPaginationFilter(2, 'b')", &t, 1),
         &["r1 f:b@1=2 f:c@1=3", "r2 f:b@1=6"],
     );
-    // ColumnCountGetFilter ends the scan inside the first row with more than `limit` columns.
+    // ColumnCountGetFilter closes the family inside the first row with more than `limit`
+    // columns; with one family nothing more comes.
     expect(
         scan("ColumnCountGetFilter(2)", &t, 1),
         &["r1 f:a@1=1 f:b@1=2"],
@@ -624,4 +625,365 @@ fn evaluate_row_reports_row_level_seeks() {
     }];
     let outcome = evaluator.evaluate_row(&late, 1);
     assert!(outcome.excluded && outcome.stop_scan);
+}
+
+/// HBase's `TestDependentColumnFilter.testScans`: two rows, two families, three stamps; the
+/// reference column is `familyOne:qualifier`.
+fn dependent_table() -> Table {
+    Table::new(&[
+        ("test1", "familyOne", "qualifier", 900, "bad1"),
+        ("test1", "familyOne", "qualifier", 800, "bad2"),
+        ("test1", "familyOne", "qualifier", 700, "match"),
+        ("test1", "familyTwo", "qualifier", 900, "bad1"),
+        ("test1", "familyTwo", "qualifier", 700, "bad3"),
+        ("test2", "familyOne", "qualifier", 900, "bad1"),
+        ("test2", "familyOne", "qualifier", 700, "match"),
+        ("test2", "familyTwo", "qualifier", 900, "match"),
+        ("test2", "familyTwo", "qualifier", 800, "bad3"),
+    ])
+}
+
+fn cell_count(rows: &[String]) -> usize {
+    rows.iter().map(|row| row.split(' ').count() - 1).sum()
+}
+
+#[test]
+fn dependent_column_filter_matches_hbase_test_scans() {
+    let t = dependent_table();
+    let all = u32::MAX;
+    // Every cell whose timestamp the reference column has: 2 rows, 8 cells.
+    let rows = scan("DependentColumnFilter('familyOne', 'qualifier')", &t, all);
+    assert_eq!((rows.len(), cell_count(&rows)), (2, 8), "{rows:?}");
+    expect(
+        rows,
+        &[
+            "test1 familyOne:qualifier@900=bad1 familyOne:qualifier@800=bad2 \
+             familyOne:qualifier@700=match familyTwo:qualifier@900=bad1 \
+             familyTwo:qualifier@700=bad3",
+            "test2 familyOne:qualifier@900=bad1 familyOne:qualifier@700=match \
+             familyTwo:qualifier@900=match",
+        ],
+    );
+    // Dropping the reference cells: 2 rows, 3 cells.
+    expect(
+        scan(
+            "DependentColumnFilter('familyOne', 'qualifier', true)",
+            &t,
+            all,
+        ),
+        &[
+            "test1 familyTwo:qualifier@900=bad1 familyTwo:qualifier@700=bad3",
+            "test2 familyTwo:qualifier@900=match",
+        ],
+    );
+    // With a value test only the matching reference cells count: 2 rows, 3 cells.
+    expect(
+        scan(
+            "DependentColumnFilter('familyOne', 'qualifier', false, =, 'binary:match')",
+            &t,
+            all,
+        ),
+        &[
+            "test1 familyOne:qualifier@700=match familyTwo:qualifier@700=bad3",
+            "test2 familyOne:qualifier@700=match",
+        ],
+    );
+    // Value test and drop: 1 row, 1 cell.
+    expect(
+        scan(
+            "DependentColumnFilter('familyOne', 'qualifier', true, =, 'binary:match')",
+            &t,
+            all,
+        ),
+        &["test1 familyTwo:qualifier@700=bad3"],
+    );
+    // NO_OP in the 5-argument form lets no reference cell count: nothing.
+    expect(
+        scan(
+            "DependentColumnFilter('familyOne', 'qualifier', false, NO_OP, 'binary:match')",
+            &t,
+            all,
+        ),
+        &[],
+    );
+    // A row without the reference column keeps nothing.
+    let lone = Table::new(&[("r", "f", "x", 5, "v")]);
+    expect(scan("DependentColumnFilter('f', 'ref')", &lone, 1), &[]);
+}
+
+/// The reference timestamps are those the filter saw: HBase calls the filter on a column's
+/// versions until the scan's version count (which counts included cells) is exceeded, so with
+/// 1 version the second reference version is seen (and counts) but not returned.
+#[test]
+fn dependent_column_filter_with_multiple_versions() {
+    let t = Table::new(&[
+        ("r", "f", "a", 2, "a2"),
+        ("r", "f", "a", 1, "a1"),
+        ("r", "f", "ref", 3, "new"),
+        ("r", "f", "ref", 2, "old"),
+        ("r", "f", "ref", 1, "oldest"),
+        ("r", "g", "b", 3, "b3"),
+        ("r", "g", "b", 1, "b1"),
+    ]);
+    // One version: ref@3 included, ref@2 seen (stamp 2 counts) then cut by the version count;
+    // ref@1 never seen. f:a's newest version (2) matches, g:b's newest (3) matches.
+    expect(
+        scan("DependentColumnFilter('f', 'ref')", &t, 1),
+        &["r f:a@2=a2 f:ref@3=new g:b@3=b3"],
+    );
+    // Every version: all three stamps count.
+    expect(
+        scan("DependentColumnFilter('f', 'ref')", &t, u32::MAX),
+        &["r f:a@2=a2 f:a@1=a1 f:ref@3=new f:ref@2=old f:ref@1=oldest g:b@3=b3 g:b@1=b1"],
+    );
+    // A value test skips the newest reference version, so the version count reaches deeper:
+    // with 1 version, ref@2 is included and ref@1 seen (stamps 2 and 1). g:b@3 is g:b's one
+    // included version and has no matching stamp; g:b@1 was cut by the version count.
+    expect(
+        scan(
+            "DependentColumnFilter('f', 'ref', false, !=, 'binary:new')",
+            &t,
+            1,
+        ),
+        &["r f:a@2=a2 f:ref@2=old"],
+    );
+    // Versions of other columns are counted before filterRowCells drops the unmatched ones:
+    // with 1 version g:b@3 is the only version of g:b included, so g:b@1 never shows.
+    expect(
+        scan(
+            "DependentColumnFilter('f', 'ref', true, =, 'binary:oldest')",
+            &t,
+            1,
+        ),
+        &[],
+    );
+    expect(
+        scan(
+            "DependentColumnFilter('f', 'ref', true, =, 'binary:oldest')",
+            &t,
+            2,
+        ),
+        &["r f:a@1=a1 g:b@1=b1"],
+    );
+}
+
+#[test]
+fn dependent_column_filter_in_lists() {
+    let t = dependent_table();
+    // AND: earlier members hide cells from it (HBASE-20565), so a reference cell a
+    // ValueFilter rejects does not count.
+    expect(
+        scan(
+            "ValueFilter(!=, 'binary:match') AND DependentColumnFilter('familyOne', 'qualifier')",
+            &t,
+            u32::MAX,
+        ),
+        &[
+            "test1 familyOne:qualifier@900=bad1 familyOne:qualifier@800=bad2 \
+             familyTwo:qualifier@900=bad1",
+            "test2 familyOne:qualifier@900=bad1",
+        ],
+    );
+    // It never decides on row keys: a RowFilter before it still rejects rows.
+    expect(
+        scan(
+            "RowFilter(=, 'binary:test2') AND DependentColumnFilter('familyOne', 'qualifier', true)",
+            &t,
+            u32::MAX,
+        ),
+        &["test2 familyTwo:qualifier@900=match"],
+    );
+}
+
+/// HBase 2.1's ColumnValueFilter returns only the tested column's matching cells, where
+/// SingleColumnValueFilter returns whole rows.
+#[test]
+fn column_value_filter_returns_only_the_matching_cells() {
+    let t = Table::new(&[
+        ("r1", "f", "a", 1, "x"),
+        ("r1", "f", "status", 2, "active"),
+        ("r1", "f", "status", 1, "new"),
+        ("r1", "f", "z", 1, "y"),
+        ("r1", "g", "status", 1, "active"),
+        ("r2", "f", "a", 1, "x"),
+        ("r2", "f", "status", 1, "closed"),
+        ("r3", "f", "a", 1, "x"),
+    ]);
+    expect(
+        scan(
+            "ColumnValueFilter('f', 'status', =, 'binary:active')",
+            &t,
+            1,
+        ),
+        &["r1 f:status@2=active"],
+    );
+    // The row-level filter keeps r1 and r3 (no column: it passes) whole.
+    expect(
+        scan(
+            "SingleColumnValueFilter('f', 'status', =, 'binary:active')",
+            &t,
+            1,
+        ),
+        &[
+            "r1 f:a@1=x f:status@2=active f:z@1=y g:status@1=active",
+            "r3 f:a@1=x",
+        ],
+    );
+    // Versions are counted after the filter: every matching version, newest first.
+    expect(
+        scan("ColumnValueFilter('f', 'status', <, 'binary:b')", &t, 1),
+        &["r1 f:status@2=active"],
+    );
+    expect(
+        scan("ColumnValueFilter('f', 'status', >, 'binary:b')", &t, 1),
+        &["r1 f:status@1=new", "r2 f:status@1=closed"],
+    );
+    expect(
+        scan("ColumnValueFilter('f', 'status', !=, 'binary:x')", &t, 3),
+        &[
+            "r1 f:status@2=active f:status@1=new",
+            "r2 f:status@1=closed",
+        ],
+    );
+    // HBase's TestParseFilter string; binaryprefix compares the value's first bytes.
+    expect(
+        scan(
+            "ColumnValueFilter ('f', 'status', <, 'binaryprefix:b')",
+            &t,
+            1,
+        ),
+        &["r1 f:status@2=active"],
+    );
+    expect(
+        scan(
+            "ColumnValueFilter('f', 'status', =, 'substring:LOS')",
+            &t,
+            1,
+        ),
+        &["r2 f:status@1=closed"],
+    );
+    // Another family's column of the same qualifier is not the column.
+    expect(
+        scan(
+            "ColumnValueFilter('g', 'status', =, 'binary:active')",
+            &t,
+            1,
+        ),
+        &["r1 g:status@1=active"],
+    );
+    // NO_OP keeps nothing; a missing column keeps nothing.
+    expect(
+        scan("ColumnValueFilter('f', 'status', NO_OP, 'binary:x')", &t, 1),
+        &[],
+    );
+    expect(
+        scan("ColumnValueFilter('f', 'nope', !=, 'binary:x')", &t, 1),
+        &[],
+    );
+    // In lists: with KeyOnlyFilter the value is tested before it is emptied; OR keeps the
+    // other member's cells.
+    expect(
+        scan(
+            "ColumnValueFilter('f', 'status', =, 'binary:active') AND KeyOnlyFilter()",
+            &t,
+            1,
+        ),
+        &["r1 f:status@2="],
+    );
+    expect(
+        scan(
+            "ColumnValueFilter('f', 'status', =, 'binary:closed') OR QualifierFilter(=, 'binary:z')",
+            &t,
+            1,
+        ),
+        &["r1 f:z@1=y", "r2 f:status@1=closed"],
+    );
+    expect(
+        scan_reversed(
+            "ColumnValueFilter('f', 'status', =, 'binary:active')",
+            &t,
+            1,
+        ),
+        &["r1 f:status@2=active"],
+    );
+}
+
+/// HBase's ColumnCountGetFilter: once a row has more columns than the limit, the filter
+/// reports filterAllRemaining, and each family's store scanner that meets it (at its next
+/// cell, even when that cell is in a later row) closes for the rest of the scan. The count
+/// is reset between rows, so the families that did not see it go on.
+#[test]
+fn column_count_get_filter_closes_the_families_that_reached_it() {
+    // The limit is passed on the last cell of r1: HBase returns nothing more of family f.
+    let one_family = Table::new(&[
+        ("r1", "f", "a", 1, "1"),
+        ("r1", "f", "b", 1, "2"),
+        ("r1", "f", "c", 1, "3"),
+        ("r2", "f", "a", 1, "4"),
+        ("r3", "f", "a", 1, "5"),
+    ]);
+    expect(
+        scan("ColumnCountGetFilter(2)", &one_family, 1),
+        &["r1 f:a@1=1 f:b@1=2"],
+    );
+    // Exactly the limit: nothing closes.
+    expect(
+        scan("ColumnCountGetFilter(3)", &one_family, 1),
+        &["r1 f:a@1=1 f:b@1=2 f:c@1=3", "r2 f:a@1=4", "r3 f:a@1=5"],
+    );
+    // Two families: r1's family a reaches the limit and closes (with family b, which comes
+    // after it in r1); r2 has only family c, which did not see it and goes on.
+    let families = Table::new(&[
+        ("r1", "a", "x", 1, "1"),
+        ("r1", "a", "y", 1, "2"),
+        ("r1", "b", "x", 1, "3"),
+        ("r2", "a", "x", 1, "4"),
+        ("r2", "c", "x", 1, "5"),
+        ("r3", "b", "x", 1, "6"),
+        ("r3", "c", "x", 1, "7"),
+        ("r3", "c", "y", 1, "8"),
+    ]);
+    expect(
+        scan("ColumnCountGetFilter(1)", &families, 1),
+        &["r1 a:x@1=1", "r2 c:x@1=5", "r3 c:x@1=7"],
+    );
+    // The evaluator reports the end of the scan once every family it was told about closed.
+    let filter = strata_filters::parse("ColumnCountGetFilter(1)").unwrap();
+    let rows = families.refs(false);
+    let mut evaluator = strata_filters::FilterEvaluator::new(&filter)
+        .unwrap()
+        .with_scan_families(["a", "b", "c"]);
+    let first = evaluator.evaluate_row(&rows[0], 1);
+    assert!(!first.excluded && !first.stop_scan);
+    assert_eq!(evaluator.closed_families(), &[b"a".to_vec(), b"b".to_vec()]);
+    let second = evaluator.evaluate_row(&rows[1], 1);
+    assert_eq!(second.cells.len(), 1);
+    assert!(!second.stop_scan);
+    let third = evaluator.evaluate_row(&rows[2], 1);
+    assert_eq!(third.cells.len(), 1);
+    assert!(third.stop_scan, "every family is closed: {third:?}");
+    // Without the scan's families the closed ones are ignored, never reported as the end.
+    let mut evaluator = strata_filters::FilterEvaluator::new(&filter).unwrap();
+    for row in &rows {
+        assert!(!evaluator.evaluate_row(row, 1).stop_scan);
+    }
+}
+
+/// HBase's parser closes the parentheses left open at the end: the filter behaves as the
+/// closed one.
+#[test]
+fn an_unclosed_parenthesis_at_the_end_is_closed() {
+    let t = people();
+    assert_eq!(
+        scan("(PrefixFilter('b')", &t, 1),
+        scan("PrefixFilter('b')", &t, 1)
+    );
+    assert_eq!(
+        scan(
+            "(PrefixFilter('b') AND (ValueFilter(=, 'binary:bob')",
+            &t,
+            1
+        ),
+        vec!["b1 f:name@1=bob".to_owned()]
+    );
 }

@@ -4,8 +4,8 @@
 use proptest::prelude::*;
 use strata_filters::model::{MAX_INT_ARGUMENT, MAX_LONG_ARGUMENT};
 use strata_filters::{
-    BitOp, ColumnOffset, ColumnValueTest, Comparator, CompareOp, Filter, FilterList, FuzzyRule,
-    ListOperator, RowMask, RowRange, parse,
+    BitOp, ColumnOffset, ColumnValueTest, Comparator, CompareOp, DependentColumn, Filter,
+    FilterList, FuzzyRule, ListOperator, RowMask, RowRange, parse, parse_bytes,
 };
 
 fn list(operator: ListOperator, filters: Vec<Filter>) -> Filter {
@@ -257,6 +257,59 @@ fn valid_strings_and_their_model() {
                 value: vec![0, 0, 7, 0xdf],
             }),
         ),
+        // HBase's TestParseFilter strings.
+        (
+            "ColumnValueFilter ('family', 'qualifier', <, 'binaryprefix:value')",
+            Filter::ColumnValue {
+                family: b"family".to_vec(),
+                qualifier: b"qualifier".to_vec(),
+                op: CompareOp::Less,
+                comparator: Comparator::BinaryPrefix(b"value".to_vec()),
+            },
+        ),
+        (
+            "DependentColumnFilter('family', 'qualifier', true, =, 'binary:abc')",
+            Filter::DependentColumn(DependentColumn {
+                family: b"family".to_vec(),
+                qualifier: b"qualifier".to_vec(),
+                drop_dependent_column: true,
+                value_test: Some((CompareOp::Equal, binary(b"abc"))),
+            }),
+        ),
+        (
+            "DependentColumnFilter('f', 'q')",
+            Filter::DependentColumn(DependentColumn::new(b"f", b"q")),
+        ),
+        (
+            "DependentColumnFilter('f', 'q', false)",
+            Filter::DependentColumn(DependentColumn::new(b"f", b"q")),
+        ),
+        (
+            "DependentColumnFilter('f', 'q', TRUE)",
+            Filter::DependentColumn(DependentColumn {
+                drop_dependent_column: true,
+                ..DependentColumn::new(b"f", b"q")
+            }),
+        ),
+        // HBase's DependentColumnFilter takes any operator with substring (it does not check).
+        (
+            "DependentColumnFilter('f', 'q', false, <, 'substring:x')",
+            Filter::DependentColumn(DependentColumn {
+                value_test: Some((CompareOp::Less, Comparator::Substring("x".into()))),
+                ..DependentColumn::new(b"f", b"q")
+            }),
+        ),
+        // HBase's parser closes the parentheses left open at the end.
+        ("(PrefixFilter('a')", prefix(b"a")),
+        ("((PrefixFilter('a')  ", prefix(b"a")),
+        (
+            "(PrefixFilter('a') AND (PageFilter(1)",
+            and(vec![prefix(b"a"), page(1)]),
+        ),
+        (
+            "PrefixFilter('a') OR (PageFilter(1) AND PageFilter(2)",
+            or(vec![prefix(b"a"), and(vec![page(1), page(2)])]),
+        ),
     ];
     for (text, expected) in cases {
         match parse(text) {
@@ -282,7 +335,35 @@ fn invalid_strings_and_their_error_positions() {
         ("PrefxFilter('a')", 0, "a filter name"),
         ("PrefixFilter'a')", 12, "`(` after PrefixFilter"),
         ("PrefixFilter('a'))", 17, "AND, OR or the end"),
-        ("(PrefixFilter('a')", 18, "`)`, AND or OR"),
+        ("(PrefixFilter('a') PageFilter(1)", 19, "`)`, AND or OR"),
+        ("(PrefixFilter('a'))) ", 19, "AND, OR or the end"),
+        ("ColumnValueFilter('f', 'q', =)", 29, "4 arguments"),
+        (
+            "ColumnValueFilter('f', 'q', <, 'substring:a')",
+            31,
+            "only = and !=",
+        ),
+        ("DependentColumnFilter('f')", 25, "2, 3 or 5 arguments"),
+        (
+            "DependentColumnFilter('f', 'q', true, =)",
+            39,
+            "2, 3 or 5 arguments",
+        ),
+        (
+            "DependentColumnFilter('f', 'q', yes)",
+            32,
+            "`true` or `false`",
+        ),
+        (
+            "DependentColumnFilter('f', 'q', false, =, 'regexstring:(')",
+            42,
+            "invalid regular expression",
+        ),
+        (
+            "DependentColumnFilter('f', 'q', false, ~, 'binary:a')",
+            39,
+            "a compare operator",
+        ),
         ("PrefixFilter('a') AND (", 23, "a filter name"),
         ("SKIP", 4, "a filter name"),
         ("PageFilter(-1)", 11, "an integer from 0"),
@@ -366,6 +447,49 @@ fn invalid_strings_and_their_error_positions() {
     }
 }
 
+/// Filter strings are bytes: HBase's shell test scans with
+/// `SingleColumnValueFilter('x', 'a', >=, 'binary:\x82', true, true)` written with the raw
+/// byte 0x82, which is not UTF-8.
+#[test]
+fn filter_strings_are_bytes() {
+    let mut input = b"SingleColumnValueFilter('x', 'a', >=, 'binary:".to_vec();
+    input.push(0x82);
+    input.extend_from_slice(b"', true, true)");
+    let mut expected = ColumnValueTest::new(
+        b"x",
+        b"a",
+        CompareOp::GreaterOrEqual,
+        Comparator::Binary(vec![0x82]),
+    );
+    expected.filter_if_missing = true;
+    let filter = parse_bytes(&input).unwrap();
+    assert_eq!(filter, Filter::SingleColumnValue(expected));
+    // Printed with the binary form, and read back the same.
+    assert_eq!(
+        filter.to_string(),
+        r"SingleColumnValueFilter('x', 'a', >=, b'binary:\x82', true, true)"
+    );
+    assert_eq!(parse(&filter.to_string()).unwrap(), filter);
+    // Any byte in any quoted argument, ColumnValueFilter and DependentColumnFilter included.
+    let filter = parse_bytes(b"ColumnValueFilter('f\xff', 'q', =, 'binary:\x00\x01')").unwrap();
+    assert_eq!(
+        filter,
+        Filter::ColumnValue {
+            family: b"f\xff".to_vec(),
+            qualifier: b"q".to_vec(),
+            op: CompareOp::Equal,
+            comparator: binary(b"\x00\x01"),
+        }
+    );
+    // Errors point at the byte and show invalid bytes escaped, the caret under them.
+    let error = parse_bytes(b"PrefixFilter('a') \xfe").unwrap_err();
+    assert_eq!(error.position, 18);
+    assert_eq!(
+        error.to_string(),
+        "expected AND, OR or the end of the filter, found `\\xFE` at byte 18\n  PrefixFilter('a') \\xFE\n                    ^"
+    );
+}
+
 #[test]
 fn errors_show_the_input_with_a_caret() {
     let Err(error) = parse("PrefixFilter('a') XOR PageFilter(1)") else {
@@ -418,6 +542,38 @@ fn printing_uses_the_language() {
         })
         .to_string(),
         r"RowMaskFilter(4, '\xFF\xFF\xFF\xFF', >, '\x00\x00\x07\xDF')"
+    );
+    // DependentColumnFilter in HBase's shortest form: 2, 3 or 5 arguments.
+    let dependent = DependentColumn::new(b"f", b"q");
+    assert_eq!(
+        Filter::DependentColumn(dependent.clone()).to_string(),
+        "DependentColumnFilter('f', 'q')"
+    );
+    assert_eq!(
+        Filter::DependentColumn(DependentColumn {
+            drop_dependent_column: true,
+            ..dependent.clone()
+        })
+        .to_string(),
+        "DependentColumnFilter('f', 'q', true)"
+    );
+    assert_eq!(
+        Filter::DependentColumn(DependentColumn {
+            value_test: Some((CompareOp::NotEqual, binary(b"x"))),
+            ..dependent
+        })
+        .to_string(),
+        "DependentColumnFilter('f', 'q', false, !=, 'binary:x')"
+    );
+    assert_eq!(
+        Filter::ColumnValue {
+            family: b"f".to_vec(),
+            qualifier: b"q".to_vec(),
+            op: CompareOp::Less,
+            comparator: Comparator::BinaryPrefix(b"v".to_vec()),
+        }
+        .to_string(),
+        "ColumnValueFilter('f', 'q', <, 'binaryprefix:v')"
     );
 }
 
@@ -576,8 +732,39 @@ fn leaf() -> impl Strategy<Value = Filter> {
     ]
 }
 
+/// The filters added for HBase 2.1's ColumnValueFilter and DependentColumnFilter.
+fn column_filters() -> impl Strategy<Value = Filter> {
+    prop_oneof![
+        (bytes(), bytes(), comparison()).prop_map(|(family, qualifier, (op, comparator))| {
+            Filter::ColumnValue {
+                family,
+                qualifier,
+                op,
+                comparator,
+            }
+        }),
+        (
+            bytes(),
+            bytes(),
+            any::<bool>(),
+            proptest::option::of(prop_oneof![
+                comparison(),
+                (op(), text()).prop_map(|(op, s)| (op, Comparator::Substring(s))),
+            ])
+        )
+            .prop_map(|(family, qualifier, drop_dependent_column, value_test)| {
+                Filter::DependentColumn(DependentColumn {
+                    family,
+                    qualifier,
+                    drop_dependent_column,
+                    value_test,
+                })
+            }),
+    ]
+}
+
 fn filter() -> impl Strategy<Value = Filter> {
-    leaf().prop_recursive(4, 24, 4, |inner| {
+    prop_oneof![4 => leaf(), 1 => column_filters()].prop_recursive(4, 24, 4, |inner| {
         prop_oneof![
             inner.clone().prop_map(|f| Filter::Skip(Box::new(f))),
             inner.clone().prop_map(|f| Filter::While(Box::new(f))),

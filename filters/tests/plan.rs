@@ -11,8 +11,8 @@ use proptest::prelude::*;
 use strata_filters::kernels::{Isa, Kernel};
 use strata_filters::plan::{Plan, ScanRange, Seek};
 use strata_filters::{
-    Batch, Bitmap, ColumnOffset, ColumnValueTest, Comparator, CompareOp, Filter, FilterList,
-    FuzzyRule, ListOperator, RowMask, RowRange, parse,
+    Batch, Bitmap, ColumnOffset, ColumnValueTest, Comparator, CompareOp, DependentColumn, Filter,
+    FilterList, FuzzyRule, ListOperator, RowMask, RowRange, parse,
 };
 use support::{Cell, Table, run};
 
@@ -191,6 +191,19 @@ fn cell_filter() -> impl Strategy<Value = Filter> {
             max: b"xy".to_vec(),
             max_inclusive: b
         }),
+        (
+            value_comparator(),
+            proptest::sample::select(vec![b"a".to_vec(), b"b".to_vec()]),
+            proptest::sample::select(vec![b"x".to_vec(), b"y".to_vec(), b"".to_vec()])
+        )
+            .prop_map(
+                |((op, comparator), family, qualifier)| Filter::ColumnValue {
+                    family,
+                    qualifier,
+                    op,
+                    comparator
+                }
+            ),
     ]
 }
 
@@ -251,6 +264,20 @@ fn other_filter() -> impl Strategy<Value = Filter> {
             offset: ColumnOffset::Index(offset)
         }),
         (0u32..4).prop_map(|limit| Filter::ColumnCountGet { limit }),
+        (
+            proptest::sample::select(vec![b"a".to_vec(), b"b".to_vec()]),
+            proptest::sample::select(vec![b"x".to_vec(), b"y".to_vec()]),
+            any::<bool>(),
+            proptest::option::of(value_comparator())
+        )
+            .prop_map(|(family, qualifier, drop_dependent_column, value_test)| {
+                Filter::DependentColumn(DependentColumn {
+                    family,
+                    qualifier,
+                    drop_dependent_column,
+                    value_test,
+                })
+            }),
         row_filter().prop_map(|f| Filter::While(Box::new(f))),
         cell_filter().prop_map(|f| Filter::While(Box::new(f))),
         prop_oneof![row_filter(), cell_filter()].prop_map(|f| Filter::Skip(Box::new(f))),
@@ -368,6 +395,15 @@ fn plan_shapes() {
     assert!(!plan.needs_evaluator && plan.row_filter.is_some() && plan.cell_filter.len() == 1);
     assert_eq!(plan.seek(b"aa"), Seek::Forward(b"ab".to_vec()));
     assert_eq!(plan.seek(b"b"), Seek::Done);
+    // ColumnValueFilter is a cell predicate (exact without the evaluator);
+    // DependentColumnFilter decides from the whole row, in the evaluator.
+    let plan = compile("ColumnValueFilter('f', 'q', >, 'binary:5')");
+    assert!(!plan.needs_evaluator);
+    assert!(matches!(
+        plan.cell_filter.as_slice(),
+        [strata_filters::plan::CellPredicate::ColumnValue { .. }]
+    ));
+    assert!(compile("DependentColumnFilter('f', 'q')").needs_evaluator);
     // Two RowMaskFilters on one field fuse into a segment range.
     let plan = compile(
         r"RowMaskFilter(16, '\xFF\xFF\xFF\xFF', >, '\x00\x00\x00\x05') AND RowMaskFilter(16, '\xFF\xFF\xFF\xFF', <, '\x00\x00\x00\x09')",

@@ -33,6 +33,7 @@ fn tables_are_created_listed_described_and_survive_reopen() {
         .max_region_size_bytes(1 << 30)
         .memstore_flush_size_bytes(64 << 20)
         .durability(Durability::AsyncWal);
+    t.db.create_namespace("ns").unwrap();
     t.db.create_table(full.clone()).unwrap();
     t.db.create_table(descriptor("plain")).unwrap();
     assert_eq!(t.db.list_tables(), ["ns:full", "plain"]);
@@ -40,6 +41,83 @@ fn tables_are_created_listed_described_and_survive_reopen() {
     t.reopen();
     assert_eq!(t.db.describe_table("ns:full").unwrap(), full);
     assert_eq!(t.db.list_tables(), ["ns:full", "plain"]);
+}
+
+/// HBase's namespaces: `default` and `hbase` always exist; `ns:t` needs `ns`; only empty
+/// namespaces drop; everything survives reopening.
+#[test]
+fn namespaces_hold_tables_and_survive_reopen() {
+    let mut t = TestDb::new(1000);
+    assert_eq!(t.db.list_namespaces(), ["default", "hbase"]);
+    assert!(t.db.namespace_exists("default") && t.db.namespace_exists("hbase"));
+    // A table in a namespace that does not exist is refused, and nothing is created.
+    match t.db.create_table(descriptor("ns1:t")) {
+        Err(Error::NamespaceNotFound { namespace }) => assert_eq!(namespace, "ns1"),
+        other => panic!("{other:?}"),
+    }
+    assert!(t.db.list_tables().is_empty());
+    t.db.create_namespace("ns1").unwrap();
+    assert!(matches!(
+        t.db.create_namespace("ns1"),
+        Err(Error::NamespaceExists { .. })
+    ));
+    assert!(matches!(
+        t.db.create_namespace("default"),
+        Err(Error::NamespaceExists { .. })
+    ));
+    assert!(matches!(
+        t.db.create_namespace("bad-name"),
+        Err(Error::InvalidNamespaceName { .. })
+    ));
+    let table = t.db.create_table(descriptor("ns1:t")).unwrap();
+    table.put(&Put::new("r").add("f", "q", "v")).unwrap();
+    t.db.create_table(descriptor("plain")).unwrap();
+    // `default:x` is `x`, as in HBase.
+    t.db.create_table(descriptor("default:x")).unwrap();
+    assert_eq!(t.db.list_tables(), ["ns1:t", "plain", "x"]);
+    assert!(t.db.table_exists("default:plain") && t.db.table("default:x").is_ok());
+    assert_eq!(t.db.list_namespace_tables("ns1").unwrap(), ["t"]);
+    assert_eq!(
+        t.db.list_namespace_tables("default").unwrap(),
+        ["plain", "x"]
+    );
+    assert!(t.db.list_namespace_tables("hbase").unwrap().is_empty());
+    assert!(matches!(
+        t.db.list_namespace_tables("nope"),
+        Err(Error::NamespaceNotFound { .. })
+    ));
+    // strata keeps no system tables: the hbase namespace takes none.
+    assert!(matches!(
+        t.db.create_table(descriptor("hbase:meta2")),
+        Err(Error::ReservedNamespace { .. })
+    ));
+    match t.db.drop_namespace("ns1") {
+        Err(Error::NamespaceNotEmpty { namespace, tables }) => {
+            assert_eq!((namespace.as_str(), tables), ("ns1", 1));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        t.db.drop_namespace("default"),
+        Err(Error::ReservedNamespace { .. })
+    ));
+    assert!(matches!(
+        t.db.drop_namespace("nope"),
+        Err(Error::NamespaceNotFound { .. })
+    ));
+    t.db.create_namespace("empty").unwrap();
+    t.reopen();
+    assert_eq!(t.db.list_namespaces(), ["default", "empty", "hbase", "ns1"]);
+    assert_eq!(
+        scan_rows(&t.db.table("ns1:t").unwrap(), &Scan::new()).len(),
+        1
+    );
+    t.db.drop_namespace("empty").unwrap();
+    t.db.drop_table("ns1:t").unwrap();
+    t.db.drop_namespace("ns1").unwrap();
+    t.reopen();
+    assert_eq!(t.db.list_namespaces(), ["default", "hbase"]);
+    assert_eq!(t.db.list_tables(), ["plain", "x"]);
 }
 
 #[test]

@@ -66,6 +66,11 @@ const FILTERS: &[&str] = &[
     "FuzzyRowFilter('r?5', '\\x00\\x01\\x00')",
     "RowMaskFilter(1, '\\xFF', =, '1')",
     "RowMaskFilter(2, '\\x0F', >, '\\x04')",
+    "ColumnValueFilter('f', 'a', >=, 'binary:v2')",
+    "ColumnValueFilter('g', 'b', !=, 'binary:v1')",
+    "DependentColumnFilter('f', 'a')",
+    "DependentColumnFilter('g', 'b', true, !=, 'binary:v1')",
+    "ColumnCountGetFilter(1)",
 ];
 
 fn filter_strategy() -> impl Strategy<Value = String> {
@@ -209,6 +214,193 @@ proptest! {
             }
         }
     }
+}
+
+/// HBase's own examples over a small table, inside the engine: DependentColumnFilter
+/// (`TestDependentColumnFilter.testScans`), ColumnValueFilter, ColumnCountGetFilter closing
+/// the families that reached its limit, and a filter string holding a byte that is not UTF-8
+/// (the shell test `scan should support FILTER with non-ASCII bytes`).
+#[test]
+fn hbase_examples_inside_the_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open_default(dir.path()).unwrap();
+    let table = db
+        .create_table(
+            TableDescriptor::new("t")
+                .family(FamilyDescriptor::new("familyOne").max_versions(5))
+                .family(FamilyDescriptor::new("familyTwo").max_versions(5)),
+        )
+        .unwrap();
+    let cells: &[(&str, &str, i64, &str)] = &[
+        ("test1", "familyOne", 900, "bad1"),
+        ("test1", "familyOne", 800, "bad2"),
+        ("test1", "familyOne", 700, "match"),
+        ("test1", "familyTwo", 900, "bad1"),
+        ("test1", "familyTwo", 700, "bad3"),
+        ("test2", "familyOne", 900, "bad1"),
+        ("test2", "familyOne", 700, "match"),
+        ("test2", "familyTwo", 900, "match"),
+        ("test2", "familyTwo", 800, "bad3"),
+    ];
+    for (row, family, ts, value) in cells {
+        table
+            .put(&Put::new(row).add_at(family, "qualifier", *ts, value))
+            .unwrap();
+    }
+    let cells_of = |filter: &str| -> (usize, usize) {
+        let rows = scan_all(
+            &table,
+            &Scan::new().all_versions().filter_string(filter).unwrap(),
+        );
+        (rows.len(), rows.iter().map(|r| r.cells.len()).sum())
+    };
+    assert_eq!(
+        cells_of("DependentColumnFilter('familyOne', 'qualifier')"),
+        (2, 8)
+    );
+    assert_eq!(
+        cells_of("DependentColumnFilter('familyOne', 'qualifier', true)"),
+        (2, 3)
+    );
+    assert_eq!(
+        cells_of("DependentColumnFilter('familyOne', 'qualifier', false, =, 'binary:match')"),
+        (2, 3)
+    );
+    assert_eq!(
+        cells_of("DependentColumnFilter('familyOne', 'qualifier', true, =, 'binary:match')"),
+        (1, 1)
+    );
+    // The same after a flush (cells now come from an HFile).
+    table.flush().unwrap();
+    assert_eq!(
+        cells_of("DependentColumnFilter('familyOne', 'qualifier', true)"),
+        (2, 3)
+    );
+    // ColumnValueFilter returns the matching cells of its column only.
+    let rows = flat(scan_all(
+        &table,
+        &Scan::new()
+            .all_versions()
+            .filter_string("ColumnValueFilter('familyTwo', 'qualifier', =, 'binary:match')")
+            .unwrap(),
+    ));
+    assert_eq!(
+        rows,
+        vec![(
+            b"test2".to_vec(),
+            vec![(
+                b"familyTwo".to_vec(),
+                b"qualifier".to_vec(),
+                900,
+                b"match".to_vec()
+            )]
+        )]
+    );
+    // Versions are counted after the filter: with one version, each row's newest *matching*
+    // version of familyOne:qualifier shows (the newest versions are "bad1").
+    assert_eq!(
+        table
+            .count(
+                &Scan::new()
+                    .filter_string("ColumnValueFilter('familyOne', 'qualifier', =, 'binary:match')")
+                    .unwrap()
+            )
+            .unwrap(),
+        2
+    );
+}
+
+/// HBase's shell test `scan should support FILTER with non-ASCII bytes`: the value is the
+/// byte 0x82 and the filter string holds that raw byte inside its binary comparator.
+#[test]
+fn filter_strings_may_hold_any_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open_default(dir.path()).unwrap();
+    let table = db
+        .create_table(TableDescriptor::new("t").family(FamilyDescriptor::new("x")))
+        .unwrap();
+    for (row, value) in [("1", b"1".as_slice()), ("2", b"11"), ("4", b"\x82")] {
+        table.put(&Put::new(row).add("x", "a", value)).unwrap();
+    }
+    let mut filter = b"SingleColumnValueFilter('x', 'a', >=, 'binary:".to_vec();
+    filter.push(0x82);
+    filter.extend_from_slice(b"', true, true)");
+    let rows = scan_all(&table, &Scan::new().filter_bytes(&filter).unwrap());
+    let keys: Vec<&[u8]> = rows.iter().map(|r| r.row.as_slice()).collect();
+    assert_eq!(keys, vec![b"4".as_slice()]);
+    let got = table
+        .get(&Get::new("4").filter_bytes(&filter).unwrap())
+        .unwrap();
+    assert_eq!(got.cells.len(), 1);
+    // A malformed byte string is a typed error pointing at the byte.
+    let err = Scan::new()
+        .filter_bytes(b"PrefixFilter('a') \xff")
+        .unwrap_err();
+    assert!(err.is_invalid_input());
+    assert!(err.to_string().contains("at byte 18"), "{err}");
+}
+
+/// ColumnCountGetFilter: a row with more columns than the limit closes the families that
+/// saw it for the rest of the scan (HBase's store scanners meet DONE_SCAN); the others go on.
+#[test]
+fn column_count_get_filter_closes_families_inside_the_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open_default(dir.path()).unwrap();
+    let table = db
+        .create_table(
+            TableDescriptor::new("t")
+                .family(FamilyDescriptor::new("a"))
+                .family(FamilyDescriptor::new("c")),
+        )
+        .unwrap();
+    for (row, family, qualifier) in [
+        ("r1", "a", "x"),
+        ("r1", "a", "y"),
+        ("r2", "a", "x"),
+        ("r2", "c", "x"),
+        ("r3", "c", "x"),
+    ] {
+        table
+            .put(&Put::new(row).add(family, qualifier, "v"))
+            .unwrap();
+    }
+    let scan = Scan::new()
+        .filter_string("ColumnCountGetFilter(1)")
+        .unwrap();
+    let rows = flat(scan_all(&table, &scan));
+    let shown: Vec<(String, Vec<String>)> = rows
+        .iter()
+        .map(|(row, cells)| {
+            (
+                String::from_utf8_lossy(row).into_owned(),
+                cells
+                    .iter()
+                    .map(|(f, q, _, _)| {
+                        format!(
+                            "{}:{}",
+                            String::from_utf8_lossy(f),
+                            String::from_utf8_lossy(q)
+                        )
+                    })
+                    .collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        vec![
+            ("r1".to_owned(), vec!["a:x".to_owned()]),
+            ("r2".to_owned(), vec!["c:x".to_owned()]),
+            ("r3".to_owned(), vec!["c:x".to_owned()]),
+        ]
+    );
+    // A scan of family a alone ends in r1: family a closed, nothing else to read.
+    let only_a = Scan::new()
+        .family("a")
+        .filter_string("ColumnCountGetFilter(1)")
+        .unwrap();
+    assert_eq!(scan_all(&table, &only_a).len(), 1);
+    assert_eq!(table.count(&only_a).unwrap(), 1);
 }
 
 #[test]

@@ -21,16 +21,17 @@
 //! [`run_interactive`] reads statements from a terminal with line editing and history;
 //! [`run_lines`] is its loop, over any [`LineEditor`].
 
+use std::collections::BTreeMap;
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Instant;
 
 use rustyline::error::ReadlineError;
 
-use crate::exec::{CommandError, ExecOptions, Executor, Reply};
+use crate::exec::{CommandError, ExecOptions, Executor, Reply, table_reference};
 use crate::shell::{
-    ShellError, SourceText, Span, Statement, SyntaxErrorKind, TableLayout, needs_more_input,
-    parse_script, parse_source, took_line,
+    Command, NameError, NameErrorKind, ShellError, SourceText, Span, Statement, SyntaxErrorKind,
+    TableLayout, needs_more_input, parse_script, parse_source, resolve_table_method, took_line,
 };
 
 /// Whether to keep reading input.
@@ -48,6 +49,8 @@ pub struct Session {
     echo: bool,
     failures: u64,
     before_statement: Option<Box<dyn FnMut()>>,
+    /// Table references assigned so far (`t = get_table 't'`): variable to table name.
+    variables: BTreeMap<String, String>,
 }
 
 impl std::fmt::Debug for Session {
@@ -68,6 +71,7 @@ impl Session {
             echo: false,
             failures: 0,
             before_statement: None,
+            variables: BTreeMap::new(),
         }
     }
 
@@ -132,6 +136,9 @@ impl Session {
                     if self.echo {
                         echoed_to = echo(source, statement.span, echoed_to, out)?;
                     }
+                    let Some(statement) = self.resolve(statement, source, out)? else {
+                        continue;
+                    };
                     for warning in &statement.warnings {
                         writeln!(out, "{warning}")?;
                     }
@@ -141,6 +148,9 @@ impl Session {
                     let started = Instant::now();
                     let reply = self.executor.execute(&statement.command, out);
                     let elapsed = started.elapsed();
+                    if reply.is_ok() {
+                        self.assign(&statement);
+                    }
                     match reply {
                         Ok(Reply::Done) => writeln!(out, "{}", took_line(elapsed))?,
                         Ok(Reply::Value(value)) => {
@@ -171,6 +181,69 @@ impl Session {
             }
         }
         Ok(Flow::Continue)
+    }
+
+    /// Resolves what refers to variables: `t.put ...` becomes `put 't', ...` once `t`'s table
+    /// is known; a bare variable prints its value (IRB's echo). Returns the statement to
+    /// run, or `None` when there is nothing to run (the variable was printed, or an error
+    /// was).
+    fn resolve(
+        &mut self,
+        statement: Statement,
+        source: &str,
+        out: &mut dyn Write,
+    ) -> io::Result<Option<Statement>> {
+        let resolved = match &statement.command {
+            Command::TableMethod(call) => {
+                match call
+                    .receiver
+                    .as_ref()
+                    .map(|(name, span)| (name, *span, self.variables.get(name)))
+                {
+                    Some((_, _, Some(table))) => resolve_table_method(call, table, source),
+                    Some((name, span, None)) => Err(ShellError::from(NameError::new(
+                        name,
+                        NameErrorKind::UndefinedVariable,
+                        span,
+                        source,
+                    ))),
+                    None => Ok(statement),
+                }
+            }
+            Command::Variable { name, span } => {
+                match self.variables.get(name) {
+                    Some(table) => writeln!(out, "=> {}", table_reference(table))?,
+                    None => {
+                        let error =
+                            NameError::new(name, NameErrorKind::UndefinedCommand, *span, source);
+                        self.failures += 1;
+                        self.print_parse_error(&ShellError::from(error), source, out)?;
+                    }
+                }
+                return Ok(None);
+            }
+            _ => Ok(statement),
+        };
+        match resolved {
+            Ok(statement) => Ok(Some(statement)),
+            Err(error) => {
+                self.failures += 1;
+                self.print_parse_error(&error, source, out)?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// `t = get_table 't'` (or `t = create 't', ...`) succeeded: `t` holds the table.
+    fn assign(&mut self, statement: &Statement) {
+        let table = match &statement.command {
+            Command::GetTable { table } => table,
+            Command::Create(create) => &create.table,
+            _ => return,
+        };
+        if let Some(variable) = &statement.assign_to {
+            self.variables.insert(variable.clone(), table.clone());
+        }
     }
 
     /// Reports line `line` of the statement being typed, which was not UTF-8 and was

@@ -964,3 +964,98 @@ fn warnings_are_reported_with_the_command() {
         }))
     );
 }
+
+#[test]
+fn namespaces_and_table_references() {
+    let ns = |name: &str| name.to_owned();
+    check(vec![
+        ("list_namespace", Command::ListNamespace { pattern: None }),
+        (
+            "list_namespace 'n.*'",
+            Command::ListNamespace {
+                pattern: Some(ns("n.*")),
+            },
+        ),
+        (
+            "create_namespace 'ns1'",
+            Command::CreateNamespace {
+                namespace: ns("ns1"),
+            },
+        ),
+        (
+            "create_namespace 'ns1', {}",
+            Command::CreateNamespace {
+                namespace: ns("ns1"),
+            },
+        ),
+        (
+            "describe_namespace 'ns1'",
+            Command::DescribeNamespace {
+                namespace: ns("ns1"),
+            },
+        ),
+        (
+            "drop_namespace 'ns1'",
+            Command::DropNamespace {
+                namespace: ns("ns1"),
+            },
+        ),
+        (
+            "list_namespace_tables 'ns1'",
+            Command::ListNamespaceTables {
+                namespace: ns("ns1"),
+            },
+        ),
+        (
+            "get_splits 'ns1:t'",
+            Command::GetSplits { table: ns("ns1:t") },
+        ),
+        ("get_table 't'", Command::GetTable { table: ns("t") }),
+        ("whoami", Command::Whoami),
+    ]);
+    // Assignments of table references, and calls on them, resolved when they run.
+    let statement = parse_command("t = get_table 'ns1:t'").unwrap();
+    assert_eq!(statement.command, Command::GetTable { table: ns("ns1:t") });
+    assert_eq!(statement.assign_to.as_deref(), Some("t"));
+    let statement = parse_command("t = create 't', 'f'").unwrap();
+    assert!(matches!(statement.command, Command::Create(_)));
+    assert_eq!(statement.assign_to.as_deref(), Some("t"));
+    let statement = parse_command("t.put 'r', 'f:q', 'v'").unwrap();
+    let Command::TableMethod(call) = &statement.command else {
+        panic!("{:?}", statement.command)
+    };
+    assert_eq!(call.name, "put");
+    assert_eq!(
+        call.receiver.as_ref().map(|(name, _)| name.as_str()),
+        Some("t")
+    );
+    let resolved =
+        strata_tools::shell::resolve_table_method(call, "ns1:t", "t.put 'r', 'f:q', 'v'").unwrap();
+    assert_eq!(
+        resolved.command,
+        Command::Put(Put {
+            table: ns("ns1:t"),
+            row: bytes("r"),
+            column: CellColumn::new("f", b"q"),
+            value: bytes("v"),
+            timestamp: None,
+        })
+    );
+    let statement = parse_command("t").unwrap();
+    assert!(matches!(statement.command, Command::Variable { ref name, .. } if name == "t"));
+}
+
+/// HBase applies a scan's LIMIT only above zero: `LIMIT => 0` (or less) reads every row.
+#[test]
+fn a_limit_of_zero_or_less_is_no_limit() {
+    for line in ["scan 't', {LIMIT => 0}", "scan 't', {LIMIT => -1}"] {
+        check(vec![(line, scan(ScanSpec::default()))]);
+    }
+    check(vec![(
+        "scan 't', {LIMIT => 3}",
+        scan(ScanSpec {
+            limit: Some(3),
+            ..ScanSpec::default()
+        }),
+    )]);
+}

@@ -151,15 +151,21 @@ fn syntax_errors_show_the_line_and_a_caret() {
 fn unsupported_ruby_is_explained() {
     check(&[
         (
-            "t = create 't', 'f'",
-            "SyntaxError: (hbase):1: assignment is not supported: strata shell has no variables or table references\n\
-             t = create 't', 'f'\n  ^",
+            "tables = list",
+            "SyntaxError: (hbase):1: assignment is only supported for table references: \
+             t = get_table 't' or t = create 't', 'f'\ntables = list\n^",
+            "1:1",
+        ),
+        (
+            "a = b = get_table 't'",
+            "SyntaxError: (hbase):1: assignment is only supported for table references: \
+             t = get_table 't' or t = create 't', 'f'\na = b = get_table 't'\n  ^",
             "1:3",
         ),
         (
-            "t.put 'r', 'f:q', 'v'",
-            "SyntaxError: (hbase):1: method call t.put is not supported (only Bytes.toBytes(...), \
-             Bytes.toBytesBinary(...), .to_s and .to_java_bytes are evaluated)\nt.put 'r', 'f:q', 'v'\n^",
+            "t.get_table.put 'r', 'f:q', 'v'",
+            "SyntaxError: (hbase):1: method call t.get_table.put is not supported (only Bytes.toBytes(...), \
+             Bytes.toBytesBinary(...), .to_s and .to_java_bytes are evaluated)\nt.get_table.put 'r', 'f:q', 'v'\n^",
             "1:1",
         ),
         (
@@ -503,10 +509,32 @@ fn argument_errors_use_hbase_messages() {
              toBoolean toHex",
             "1:26",
         ),
+        // HBase's own words (hbase-shell table.rb): `get` shows the options hash, without the
+        // keys it took out before looking at the columns; `scan` and `count` have their own.
         (
             "get 't', 'r', {COLUMN => 5}",
-            "ERROR: COLUMNS must be a String or an Array of Strings, got Integer 5",
+            "ERROR: Failed parse column argument type {\"COLUMN\"=>5}, Hash",
             "1:26",
+        ),
+        (
+            "get 't', 'r', {COLUMNS => {}, VERSIONS => 2, FILTER => \"KeyOnlyFilter()\"}",
+            "ERROR: Failed parse column argument type {\"COLUMNS\"=>{}, \"VERSIONS\"=>2}, Hash",
+            "1:27",
+        ),
+        (
+            "scan 't', {COLUMNS => {}}",
+            "ERROR: COLUMNS must be specified as a String or an Array",
+            "1:23",
+        ),
+        (
+            "count 't', {COLUMN => 5}",
+            "ERROR: COLUMNS must be specified as a String or an Array",
+            "1:23",
+        ),
+        (
+            "get 't', 'r', {COLUMNS => ['f:q', 5]}",
+            "ERROR: COLUMNS must be a String or an Array of Strings, got Integer 5",
+            "1:35",
         ),
         (
             "get 't', 'r', ['f', 1]",
@@ -539,8 +567,8 @@ fn argument_errors_use_hbase_messages() {
             "1:31",
         ),
         (
-            "scan 't', {LIMIT => 0}",
-            "ERROR: LIMIT must be a positive Integer, got 0",
+            "scan 't', {LIMIT => 1.5}",
+            "ERROR: LIMIT must be an Integer, got Float 1.5",
             "1:21",
         ),
         (

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use strata::{Clock, DbOptions, ManualClock};
-use strata_tools::exec::{ExecOptions, Executor};
+use strata_tools::exec::{ExecOptions, Executor, UserIdentity};
 use strata_tools::session::{Flow, Session};
 use strata_tools::shell::{TableLayout, TimestampFormat};
 
@@ -64,7 +64,7 @@ impl Run {
             clock,
             ..DbOptions::default()
         };
-        let executor = Executor::open(
+        let mut executor = Executor::open(
             self.dir.path(),
             options,
             ExecOptions {
@@ -73,6 +73,8 @@ impl Run {
             },
         )
         .unwrap();
+        // `whoami` must not depend on who runs the tests.
+        executor.set_user(UserIdentity::new("strata", &["strata", "hbase"]));
         let mut session = Session::new(executor).with_echo(true);
         let tick = self.clock.clone();
         session.before_each_statement(move || tick.advance(1));
@@ -234,4 +236,6 @@ scripts!(
     maintenance,
     errors,
     timestamps_and_reopen,
+    hbase_filters,
+    namespaces,
 );

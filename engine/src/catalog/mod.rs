@@ -9,7 +9,7 @@ use parking_lot::RwLock;
 
 use crate::error::{Error, Result};
 use crate::hfile::reader::HFileReader;
-use crate::options::{FamilyDescriptor, TableDescriptor};
+use crate::options::{FamilyDescriptor, TableDescriptor, canonical_table_name};
 use crate::region::Region;
 use crate::schema::{FamilyPlan, all_family_plans};
 
@@ -109,9 +109,9 @@ impl Catalog {
         }
     }
 
-    /// The table named `name`.
+    /// The table named `name` (`default:t` is `t`).
     pub(crate) fn get(&self, name: &str) -> Option<Arc<TableInner>> {
-        self.tables.read().get(name).cloned()
+        self.tables.read().get(canonical_table_name(name)).cloned()
     }
 
     /// The table named `name`, or [`Error::TableNotFound`].
@@ -123,7 +123,7 @@ impl Catalog {
 
     /// True when a table named `name` exists.
     pub(crate) fn contains(&self, name: &str) -> bool {
-        self.tables.read().contains_key(name)
+        self.tables.read().contains_key(canonical_table_name(name))
     }
 
     /// Table names in ascending order.
@@ -138,7 +138,7 @@ impl Catalog {
 
     /// Removes the table named `name`.
     pub(crate) fn remove(&self, name: &str) -> Option<Arc<TableInner>> {
-        self.tables.write().remove(name)
+        self.tables.write().remove(canonical_table_name(name))
     }
 
     /// Every region of every table, with its table.

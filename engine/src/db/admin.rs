@@ -1,6 +1,13 @@
 //! The database's catalog operations: create, open, alter, enable and
-//! disable, drop tables; flush everything; wait for background work. Each
-//! change is recorded in the manifest before it takes effect.
+//! disable, drop tables; create, list and drop namespaces; flush everything;
+//! wait for background work. Each change is recorded in the manifest before
+//! it takes effect.
+//!
+//! Namespaces are HBase's: `default` (tables named without a namespace) and
+//! `hbase` always exist; others are created with [`Db::create_namespace`],
+//! and a table `ns:t` can only be created in an existing namespace. They
+//! live in the manifest, next to the tables they hold, so they survive
+//! reopening and a table and its namespace change under the same lock.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -10,7 +17,10 @@ use super::open::build_table;
 use crate::catalog::TableState;
 use crate::error::{Error, Result};
 use crate::manifest::{Edit, RegionRecord, TableRecord};
-use crate::options::{TableDescriptor, validate_table_name};
+use crate::options::{
+    DEFAULT_NAMESPACE, SYSTEM_NAMESPACE, TableDescriptor, is_builtin_namespace, namespace_of,
+    validate_namespace_name, validate_table_name,
+};
 use crate::table::Table;
 
 impl Db {
@@ -23,6 +33,19 @@ impl Db {
         if self.inner.catalog.contains(descriptor.name()) {
             return Err(Error::TableExists {
                 table: descriptor.name().to_owned(),
+            });
+        }
+        let namespace = namespace_of(descriptor.name());
+        if namespace == SYSTEM_NAMESPACE {
+            return Err(Error::ReservedNamespace {
+                namespace: namespace.to_owned(),
+                reason: "it holds HBase's system tables, and strata keeps none; \
+                         it takes no tables",
+            });
+        }
+        if !is_builtin_namespace(namespace) && !manifest.state().namespaces.contains(namespace) {
+            return Err(Error::NamespaceNotFound {
+                namespace: namespace.to_owned(),
             });
         }
         let state = manifest.state();
@@ -196,6 +219,107 @@ impl Db {
             }
         }
         Ok(())
+    }
+
+    /// Creates a namespace (HBase's `create_namespace`): tables named `name:t` can then be
+    /// created. `default` and `hbase` always exist.
+    pub fn create_namespace(&self, name: &str) -> Result<()> {
+        self.check_open()?;
+        validate_namespace_name(name)?;
+        let mut manifest = self.inner.services.manifest();
+        if is_builtin_namespace(name) || manifest.state().namespaces.contains(name) {
+            return Err(Error::NamespaceExists {
+                namespace: name.to_owned(),
+            });
+        }
+        manifest.record(&Edit::CreateNamespace {
+            name: name.to_owned(),
+        })
+    }
+
+    /// Drops an empty namespace (HBase's `drop_namespace`). `default` and `hbase` cannot be
+    /// dropped; a namespace holding tables is [`Error::NamespaceNotEmpty`].
+    pub fn drop_namespace(&self, name: &str) -> Result<()> {
+        self.check_open()?;
+        let mut manifest = self.inner.services.manifest();
+        if is_builtin_namespace(name) {
+            return Err(Error::ReservedNamespace {
+                namespace: name.to_owned(),
+                reason: "it cannot be removed",
+            });
+        }
+        if !manifest.state().namespaces.contains(name) {
+            return Err(Error::NamespaceNotFound {
+                namespace: name.to_owned(),
+            });
+        }
+        let tables = self
+            .inner
+            .catalog
+            .names()
+            .iter()
+            .filter(|table| namespace_of(table) == name)
+            .count();
+        if tables > 0 {
+            return Err(Error::NamespaceNotEmpty {
+                namespace: name.to_owned(),
+                tables,
+            });
+        }
+        manifest.record(&Edit::DropNamespace {
+            name: name.to_owned(),
+        })
+    }
+
+    /// True when the namespace exists (`default` and `hbase` always do).
+    pub fn namespace_exists(&self, name: &str) -> bool {
+        is_builtin_namespace(name)
+            || self
+                .inner
+                .services
+                .manifest()
+                .state()
+                .namespaces
+                .contains(name)
+    }
+
+    /// Every namespace, `default` and `hbase` included, in ascending order.
+    pub fn list_namespaces(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .inner
+            .services
+            .manifest()
+            .state()
+            .namespaces
+            .iter()
+            .cloned()
+            .collect();
+        names.push(DEFAULT_NAMESPACE.to_owned());
+        names.push(SYSTEM_NAMESPACE.to_owned());
+        names.sort();
+        names
+    }
+
+    /// The tables of a namespace, by their name inside it (`t` for `ns:t`), in ascending
+    /// order; [`Error::NamespaceNotFound`] when it does not exist.
+    pub fn list_namespace_tables(&self, name: &str) -> Result<Vec<String>> {
+        self.check_open()?;
+        if !self.namespace_exists(name) {
+            return Err(Error::NamespaceNotFound {
+                namespace: name.to_owned(),
+            });
+        }
+        Ok(self
+            .inner
+            .catalog
+            .names()
+            .into_iter()
+            .filter(|table| namespace_of(table) == name)
+            .map(|table| match table.split_once(':') {
+                Some((_, qualifier)) => qualifier.to_owned(),
+                None => table,
+            })
+            .collect())
     }
 
     /// Flushes every region of every table and waits for it.

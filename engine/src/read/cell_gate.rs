@@ -65,6 +65,29 @@ impl CellGate {
                 CellPredicate::Value(kernel) => block.value_batch().map(|values| {
                     kernel.eval(&values, &mut scratch);
                 }),
+                // ColumnValueFilter: a block of another family has none of the column's
+                // cells; otherwise the value kernel, then the qualifier.
+                CellPredicate::ColumnValue {
+                    family: wanted,
+                    qualifier,
+                    kernel,
+                } => {
+                    if wanted.as_slice() != family {
+                        scratch = Bitmap::zeros(block.cells());
+                        Some(())
+                    } else {
+                        block.value_batch().zip(block.qualifier_batch()).map(
+                            |(values, qualifiers)| {
+                                kernel.eval(&values, &mut scratch);
+                                for i in 0..qualifiers.len() {
+                                    if qualifiers.get(i) != qualifier.as_slice() {
+                                        scratch.set(i, false);
+                                    }
+                                }
+                            },
+                        )
+                    }
+                }
                 CellPredicate::Qualifier(kernel) => block.qualifier_batch().map(|qualifiers| {
                     kernel.eval(&qualifiers, &mut scratch);
                     // HBase's QualifierFilter passes the empty qualifier.
@@ -193,6 +216,9 @@ mod tests {
         "TimestampsFilter(1, 3, 5)",
         "ValueFilter(=, 'binaryprefix:1') AND QualifierFilter(>=, 'binary:q') AND TimestampsFilter(0, 2, 4)",
         "FamilyFilter(=, 'binary:f') AND ColumnPrefixFilter('r')",
+        "ColumnValueFilter('f', 'q', >=, 'binary:5')",
+        "ColumnValueFilter('f', 'p', =, 'binaryprefix:12')",
+        "ColumnValueFilter('g', 'q', !=, 'binary:1234')",
     ];
 
     proptest! {

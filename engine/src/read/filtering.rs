@@ -66,13 +66,20 @@ pub(crate) struct FilterStage {
 }
 
 impl FilterStage {
-    pub(crate) fn new(
+    /// The stage of a read of `families` (their names): the evaluator ends
+    /// the scan once the filter has closed every one of them, as HBase's
+    /// store scanners close on `DONE_SCAN` (`ColumnCountGetFilter`).
+    pub(crate) fn new<'f>(
         setup: &FilterSetup,
         reversed: bool,
         max_versions: u32,
+        families: impl IntoIterator<Item = &'f [u8]>,
     ) -> Result<FilterStage> {
         let evaluator = if setup.plan.needs_evaluator {
-            Some(FilterEvaluator::with_direction(&setup.filter, reversed)?)
+            Some(
+                FilterEvaluator::with_direction(&setup.filter, reversed)?
+                    .with_scan_families(families),
+            )
         } else {
             None
         };

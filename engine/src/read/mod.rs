@@ -368,7 +368,12 @@ fn read_row_with(mut scanner: RegionScanner, plan: &ScanPlan) -> Result<Option<R
             if !scanner.next_row(plan, &mut visible)? {
                 return Ok(None);
             }
-            let mut stage = FilterStage::new(setup, false, plan.filter_max_versions)?;
+            let mut stage = FilterStage::new(
+                setup,
+                false,
+                plan.filter_max_versions,
+                plan.families.iter().map(|family| family.name.as_slice()),
+            )?;
             if !matches!(stage.process(&visible, &mut cells), Verdict::Return { .. }) {
                 return Ok(None);
             }
@@ -997,7 +1002,14 @@ impl RowStream {
         let stage = plan
             .filter
             .as_ref()
-            .map(|setup| FilterStage::new(setup, plan.reversed, plan.filter_max_versions))
+            .map(|setup| {
+                FilterStage::new(
+                    setup,
+                    plan.reversed,
+                    plan.filter_max_versions,
+                    plan.families.iter().map(|family| family.name.as_slice()),
+                )
+            })
             .transpose()?;
         Ok(RowStream {
             state,

@@ -59,7 +59,7 @@ impl Executor {
         }
         if let Some(filter) = &get.filter {
             read = read
-                .filter_string(filter_text(filter)?)
+                .filter_bytes(filter)
                 .map_err(|error| self.engine_error(&get.table, error))?;
         }
         let result = table
@@ -222,7 +222,7 @@ impl Executor {
         scan = scan.reversed(spec.reversed).raw(spec.raw);
         if let Some(filter) = &spec.filter {
             scan = scan
-                .filter_string(filter_text(filter)?)
+                .filter_bytes(filter)
                 .map_err(|error| self.engine_error(table, error))?;
         }
         Ok(scan)
@@ -344,16 +344,6 @@ fn read_qualifier(column: &ColumnSpec) -> Option<&[u8]> {
         .qualifier
         .as_deref()
         .filter(|qualifier| !qualifier.is_empty())
-}
-
-/// A filter string as the engine's parser takes it.
-fn filter_text(filter: &[u8]) -> Result<&str, CommandError> {
-    std::str::from_utf8(filter).map_err(|_| {
-        failed(
-            "FILTER must be valid UTF-8; write other bytes as \\xNN inside b'...' arguments \
-             of the filter",
-        )
-    })
 }
 
 /// `Bytes.toLong` of a counter cell.

@@ -40,6 +40,21 @@ impl From<FormatError> for CommandError {
     }
 }
 
+/// HBase's `TableName.isLegalNamespaceName` message for the first illegal character (its
+/// byte as a Java `byte`, its index); `None` when every character is legal (an empty or too
+/// long name, which the engine words).
+fn illegal_namespace(name: &str) -> Option<String> {
+    let (index, byte) = name
+        .bytes()
+        .enumerate()
+        .find(|(_, byte)| !byte.is_ascii_alphanumeric() && *byte != b'_')?;
+    Some(format!(
+        "java.lang.IllegalArgumentException: Illegal character <{}> at {index}. Namespaces \
+         can only contain 'alphanumeric characters': i.e. [a-zA-Z_0-9]: {name}",
+        byte as i8
+    ))
+}
+
 /// `message` as a failure.
 pub(super) fn failed(message: impl Into<String>) -> CommandError {
     CommandError::Failed(message.into())
@@ -55,6 +70,27 @@ impl Executor {
                 format!("org.apache.hadoop.hbase.TableNotEnabledException: {table} is disabled.")
             }
             strata::Error::UnknownFamily { .. } => self.unknown_family(table),
+            strata::Error::NamespaceNotFound { namespace } => {
+                format!("org.apache.hadoop.hbase.NamespaceNotFoundException: {namespace}")
+            }
+            strata::Error::NamespaceExists { namespace } => {
+                format!("org.apache.hadoop.hbase.NamespaceExistException: {namespace}")
+            }
+            strata::Error::NamespaceNotEmpty { namespace, tables } => format!(
+                "org.apache.hadoop.hbase.constraint.ConstraintException: Only empty namespaces \
+                 can be removed. Namespace {namespace} has {tables} tables"
+            ),
+            strata::Error::ReservedNamespace {
+                namespace,
+                reason: "it cannot be removed",
+            } => format!(
+                "org.apache.hadoop.hbase.constraint.ConstraintException: Reserved namespace \
+                 {namespace} cannot be removed."
+            ),
+            strata::Error::InvalidNamespaceName { name, reason } => illegal_namespace(&name)
+                .unwrap_or_else(|| {
+                    strata::Error::InvalidNamespaceName { name, reason }.to_string()
+                }),
             strata::Error::NotACounter { len, .. } => {
                 format!(
                     "org.apache.hadoop.hbase.DoNotRetryIOException: Field is not a long, it's {len} bytes wide"

@@ -16,6 +16,8 @@ mod admin;
 mod ddl;
 mod dml;
 mod errors;
+pub mod identity;
+mod namespace;
 mod output;
 pub mod schema;
 
@@ -28,6 +30,8 @@ use strata::{Clock, Db, DbOptions, Table};
 use crate::shell::{Command, TableLayout, TimestampFormat};
 
 pub use errors::CommandError;
+pub use identity::UserIdentity;
+pub use namespace::table_reference;
 
 /// How the executor prints results.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -57,6 +61,8 @@ pub struct Executor {
     db: Db,
     clock: Arc<dyn Clock>,
     options: ExecOptions,
+    /// Who `whoami` says runs the shell.
+    user: UserIdentity,
 }
 
 impl std::fmt::Debug for Executor {
@@ -77,7 +83,18 @@ impl Executor {
     ) -> strata::Result<Executor> {
         let clock = db_options.clock.clone();
         let db = Db::open(dir, db_options)?;
-        Ok(Executor { db, clock, options })
+        Ok(Executor {
+            db,
+            clock,
+            options,
+            user: UserIdentity::current(),
+        })
+    }
+
+    /// Changes who `whoami` reports (tests fix it so that transcripts do not depend on the
+    /// machine).
+    pub fn set_user(&mut self, user: UserIdentity) {
+        self.user = user;
     }
 
     /// The database.
@@ -134,6 +151,21 @@ impl Executor {
             Command::Split(split) => self.split(split),
             Command::ListRegions(list) => self.list_regions(list, out),
             Command::Status { format } => self.status(*format, out),
+            Command::GetSplits { table } => self.get_splits(table, out),
+            Command::GetTable { table } => self.get_table(table),
+            Command::Whoami => self.whoami(out),
+            Command::ListNamespace { pattern } => self.list_namespace(pattern.as_deref(), out),
+            Command::CreateNamespace { namespace } => self.create_namespace(namespace),
+            Command::DescribeNamespace { namespace } => self.describe_namespace(namespace, out),
+            Command::DropNamespace { namespace } => self.drop_namespace(namespace),
+            Command::ListNamespaceTables { namespace } => {
+                self.list_namespace_tables(namespace, out)
+            }
+            // Variables live in the session, which resolves these before they run.
+            Command::TableMethod(_) | Command::Variable { .. } => Err(CommandError::Failed(
+                "table references are resolved by the shell session (strata_tools::session)"
+                    .to_owned(),
+            )),
             Command::Version => {
                 writeln!(out, "{}", version_line())?;
                 Ok(Reply::Done)

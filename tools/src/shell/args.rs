@@ -141,6 +141,10 @@ impl<'a> Context<'a> {
         self.name(value, "table name")
     }
 
+    pub fn namespace(&self, value: &Value) -> Result<String, ShellError> {
+        self.name(value, "namespace name")
+    }
+
     pub fn table_or_region(&self, value: &Value) -> Result<String, ShellError> {
         self.name(value, "table or region name")
     }

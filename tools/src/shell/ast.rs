@@ -9,7 +9,7 @@ use super::span::Span;
 /// collected into one [`ValueKind::Hash`] argument, as Ruby does.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Call {
-    /// The command name as written (`desc`, `scan`...).
+    /// The command name as written (`desc`, `scan`...); for `t.put ...`, the method (`put`).
     pub name: String,
     /// The bytes of the name.
     pub name_span: Span,
@@ -17,6 +17,11 @@ pub struct Call {
     pub args: Vec<Value>,
     /// The whole statement.
     pub span: Span,
+    /// `t.put 'r', 'f:q', 'v'`: the variable (a table reference) the command is called on,
+    /// with its bytes.
+    pub receiver: Option<(String, Span)>,
+    /// `t = get_table 't'`: the variable the command's result is assigned to, with its bytes.
+    pub assign_to: Option<(String, Span)>,
 }
 
 /// An argument value with the bytes it was written in.

@@ -5,7 +5,9 @@
 //! `None`, so the engine applies its defaults (for `create`) or keeps the current setting
 //! (for `alter`).
 
+use super::ast::Call;
 use super::bytes::Formatter;
+use super::span::Span;
 
 /// One shell command with its arguments.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,6 +99,57 @@ pub enum Command {
         /// How much to show.
         format: StatusFormat,
     },
+    /// `get_splits 't'`: the table's split keys (the start keys of its regions but the first).
+    GetSplits {
+        /// The table.
+        table: String,
+    },
+    /// `get_table 't'`: a reference to the table, HBase's `Hbase::Table` (assign it:
+    /// `t = get_table 't'`, then `t.put ...`).
+    GetTable {
+        /// The table.
+        table: String,
+    },
+    /// `whoami`: the user running the shell, and its groups.
+    Whoami,
+    /// `list_namespace ['regex']`.
+    ListNamespace {
+        /// The regular expression, as given.
+        pattern: Option<String>,
+    },
+    /// `create_namespace 'ns'`.
+    CreateNamespace {
+        /// The namespace.
+        namespace: String,
+    },
+    /// `describe_namespace 'ns'`.
+    DescribeNamespace {
+        /// The namespace.
+        namespace: String,
+    },
+    /// `drop_namespace 'ns'`: only an empty namespace.
+    DropNamespace {
+        /// The namespace.
+        namespace: String,
+    },
+    /// `list_namespace_tables 'ns'`.
+    ListNamespaceTables {
+        /// The namespace.
+        namespace: String,
+    },
+    /// `t.put 'r', 'f:q', 'v'`: a command called on the table reference held by a variable
+    /// ([`Call::receiver`]). The session resolves the variable when the statement runs (an
+    /// earlier statement of the same input may assign it) and converts the call with the
+    /// table as its first argument.
+    TableMethod(Box<Call>),
+    /// A bare name that is no command: a variable, whose value IRB echoes, or (when no such
+    /// variable is defined when it runs) an undefined method.
+    Variable {
+        /// The name.
+        name: String,
+        /// Its bytes.
+        span: Span,
+    },
     /// `version`.
     Version,
     /// `help ['command' | 'group']`.
@@ -139,6 +192,16 @@ impl Command {
             Command::Split(_) => "split",
             Command::ListRegions(_) => "list_regions",
             Command::Status { .. } => "status",
+            Command::GetSplits { .. } => "get_splits",
+            Command::GetTable { .. } | Command::TableMethod(_) | Command::Variable { .. } => {
+                "get_table"
+            }
+            Command::Whoami => "whoami",
+            Command::ListNamespace { .. } => "list_namespace",
+            Command::CreateNamespace { .. } => "create_namespace",
+            Command::DescribeNamespace { .. } => "describe_namespace",
+            Command::DropNamespace { .. } => "drop_namespace",
+            Command::ListNamespaceTables { .. } => "list_namespace_tables",
             Command::Version => "version",
             Command::Help { .. } => "help",
             Command::Exit => "exit",

@@ -322,7 +322,7 @@ impl fmt::Display for Expected {
 /// Ruby constructs that parse in IRB but that this shell does not evaluate.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UnsupportedSyntax {
-    /// `t = get_table 't'`: variables and table references.
+    /// An assignment of anything but a table reference (`x = list`), or a chained one.
     Assignment,
     /// `:name`.
     Symbol,
@@ -341,7 +341,8 @@ impl fmt::Display for UnsupportedSyntax {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             UnsupportedSyntax::Assignment => f.write_str(
-                "assignment is not supported: strata shell has no variables or table references",
+                "assignment is only supported for table references: t = get_table 't' or \
+                 t = create 't', 'f'",
             ),
             UnsupportedSyntax::Symbol => {
                 f.write_str("symbols (:name) are not supported; quote names: 'name'")
@@ -395,6 +396,8 @@ pub enum NameErrorKind {
     UndefinedCommand,
     /// An HBase shell command that strata shell does not provide.
     UnsupportedCommand,
+    /// `t.frobnicate`: a method table references do not have.
+    UndefinedTableMethod,
 }
 
 impl fmt::Display for NameError {
@@ -416,6 +419,13 @@ impl fmt::Display for NameError {
                 f,
                 "ERROR: '{}' is an HBase shell command that strata shell does not support",
                 self.name
+            ),
+            NameErrorKind::UndefinedTableMethod => write!(
+                f,
+                "NoMethodError: undefined method `{}' for Hbase::Table (table references take: \
+                 {})",
+                self.name,
+                crate::shell::TABLE_METHODS.join(", ")
             ),
         }
     }
@@ -595,6 +605,21 @@ pub enum ArgumentErrorKind {
         /// The column as given.
         column: String,
     },
+    /// `create_namespace 'ns', {'KEY' => 'value'}`: strata keeps no namespace properties.
+    NamespaceProperty {
+        /// The first property key.
+        key: String,
+    },
+    /// `scan`/`count` with `COLUMNS` neither a String nor an Array (HBase's
+    /// `_hash_to_scan`).
+    ScanColumnsType,
+    /// `get` with `COLUMN(S)` neither a String nor an Array (HBase's `_get_internal`).
+    GetColumnsType {
+        /// The options hash as Ruby's `inspect` shows it (without the keys `get` takes out
+        /// before it looks at the columns: `MAXLENGTH`, `FILTER`, `CONSISTENCY`,
+        /// `REGION_REPLICA_ID`).
+        options: String,
+    },
 }
 
 impl fmt::Display for ArgumentErrorKind {
@@ -700,6 +725,17 @@ impl fmt::Display for ArgumentErrorKind {
                 "{column} is not a valid column. Possible values are SERVER_NAME, REGION_NAME, \
                  START_KEY, END_KEY, SIZE, REQ, LOCALITY."
             ),
+            ArgumentErrorKind::NamespaceProperty { key } => write!(
+                f,
+                "namespace properties are not supported by strata (it keeps no namespace \
+                 configuration): {key}"
+            ),
+            ArgumentErrorKind::ScanColumnsType => {
+                f.write_str("COLUMNS must be specified as a String or an Array")
+            }
+            ArgumentErrorKind::GetColumnsType { options } => {
+                write!(f, "Failed parse column argument type {options}, Hash")
+            }
         }
     }
 }

@@ -1,8 +1,8 @@
 //! Help texts: one per command, and the command groups `help` lists.
 
 /// The command groups `help` lists, as HBase groups them: (group name, commands).
-pub const COMMAND_GROUPS: [(&str, &[&str]); 4] = [
-    ("general", &["exit", "help", "status", "version"]),
+pub const COMMAND_GROUPS: [(&str, &[&str]); 5] = [
+    ("general", &["exit", "help", "status", "version", "whoami"]),
     (
         "ddl",
         &[
@@ -13,10 +13,21 @@ pub const COMMAND_GROUPS: [(&str, &[&str]); 4] = [
             "drop",
             "enable",
             "exists",
+            "get_table",
             "is_disabled",
             "is_enabled",
             "list",
             "list_regions",
+        ],
+    ),
+    (
+        "namespace",
+        &[
+            "create_namespace",
+            "describe_namespace",
+            "drop_namespace",
+            "list_namespace",
+            "list_namespace_tables",
         ],
     ),
     (
@@ -35,7 +46,10 @@ pub const COMMAND_GROUPS: [(&str, &[&str]); 4] = [
             "truncate_preserve",
         ],
     ),
-    ("tools", &["compact", "flush", "major_compact", "split"]),
+    (
+        "tools",
+        &["compact", "flush", "get_splits", "major_compact", "split"],
+    ),
 ];
 
 /// The help text of a command (its canonical name or an alias), `None` if there is no such
@@ -94,8 +108,28 @@ pub fn help_text(command: &str) -> Option<&'static str> {
             "Show the state of the store: 'summary' (default), 'simple' or 'detailed'.\n\n  strata> status\n  strata> status 'detailed'\n"
         }
         "version" => "Print the strata version.\n\n  strata> version\n",
+        "whoami" => "Show the user running the shell, and its groups.\n\n  strata> whoami\n",
+        "get_splits" => {
+            "Print the number of regions of a table and its split keys (each region's start key but the first's).\n\n  strata> get_splits 't1'\n  strata> get_splits 'ns1:t1'\n  strata> t.get_splits\n"
+        }
+        "get_table" => GET_TABLE,
+        "list_namespace" => {
+            "List the namespaces, optionally only those whose name matches a regular expression.\n\n  strata> list_namespace\n  strata> list_namespace 'abc.*'\n"
+        }
+        "create_namespace" => {
+            "Create a namespace; tables named 'ns1:t1' live in it. (strata keeps no namespace properties.)\n\n  strata> create_namespace 'ns1'\n"
+        }
+        "describe_namespace" => {
+            "Describe the named namespace.\n\n  strata> describe_namespace 'ns1'\n"
+        }
+        "drop_namespace" => {
+            "Drop the named namespace. The namespace must be empty.\n\n  strata> drop_namespace 'ns1'\n"
+        }
+        "list_namespace_tables" => {
+            "List the tables of a namespace.\n\n  strata> list_namespace_tables 'ns1'\n  strata> list_namespace_tables 'default'\n"
+        }
         "help" => {
-            "Show the list of commands, the help of one command, or of a group (general, ddl, dml, tools).\n\n  strata> help\n  strata> help 'get'\n  strata> help 'dml'\n"
+            "Show the list of commands, the help of one command, or of a group (general, ddl, namespace, dml, tools).\n\n  strata> help\n  strata> help 'get'\n  strata> help 'dml'\n"
         }
         "exit" | "quit" => "Leave the shell.\n\n  strata> exit\n",
         _ => return None,
@@ -125,10 +159,25 @@ ASYNC_WAL, SYNC_WAL, FSYNC_WAL).
 ";
 
 const LIST: &str = "\
-List the tables, optionally only those whose name matches a regular expression.
+List the tables, optionally only those whose name matches a regular expression. Tables
+outside the default namespace show as 'ns:table'.
 
   strata> list
   strata> list 'abc.*'
+  strata> list 'ns:.*'
+";
+
+const GET_TABLE: &str = "\
+Get a reference to a table, to run commands on it without repeating its name:
+
+  strata> t1 = get_table 't1'
+  strata> t1 = get_table 'ns1:t1'
+  strata> t1.put 'r1', 'f1:c1', 'value'
+  strata> t1.scan {LIMIT => 10}
+
+create returns a reference too: t1 = create 't1', 'f1'. References take put, get, scan,
+count, delete, deleteall, incr, get_counter, append, get_splits, describe, disable, enable,
+drop and flush.
 ";
 
 const PUT: &str = "\

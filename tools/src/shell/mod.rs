@@ -44,17 +44,25 @@
 //! * **Nesting**: arrays, hashes and method calls nest at most [`MAX_NESTING_DEPTH`] (32)
 //!   levels deep, counted together; deeper input is a syntax error, not a stack overflow.
 //!
-//! Not supported, each with a specific error: variables and table references
-//! (`t = get_table 't'`, `t.put ...`), symbols (`:name`), `KEY: value` hash labels, string
-//! interpolation (`"#{...}"`), other method calls (`Time.now`, `[1].pack('N')`, Java filter
-//! objects such as `PrefixFilter.new(...)`) and operators.
+//! * **Table references**: `t = get_table 't'` or `t = create 't', 'f'` assigns a table
+//!   reference; `t.put 'r', 'f:q', 'v'` runs a command on it ([`TABLE_METHODS`]); `t` alone
+//!   echoes it. The call is kept as [`Command::TableMethod`] (or [`Command::Variable`]) and
+//!   resolved when it runs ([`resolve_table_method`]), since an earlier statement of the same
+//!   input may assign the variable.
+//!
+//! Not supported, each with a specific error: other variables (`x = list`), symbols
+//! (`:name`), `KEY: value` hash labels, string interpolation (`"#{...}"`), other method calls
+//! (`Time.now`, `[1].pack('N')`, Java filter objects such as `PrefixFilter.new(...)`) and
+//! operators.
 //!
 //! # Commands
 //!
 //! create, list, exists, describe (desc), put, get, scan, count, delete, deleteall, incr,
 //! get_counter, append, truncate, truncate_preserve, disable, enable, is_enabled,
-//! is_disabled, drop, alter, flush, compact, major_compact, split, list_regions, status,
-//! version, help, exit (quit), with HBase 2.x's argument forms; see [`Command`] and
+//! is_disabled, drop, alter, flush, compact, major_compact, split, list_regions, get_splits,
+//! get_table, list_namespace, create_namespace, describe_namespace, drop_namespace,
+//! list_namespace_tables, whoami, status, version, help, exit (quit), with HBase 2.x's
+//! argument forms; see [`Command`] and
 //! [`help_text`]. Argument errors use HBase's messages where it has one
 //! (`wrong number of arguments (given 1, expected 2+)`, `Table must have at least one column
 //! family`, `BloomFilter type FOO is not supported. Use one of NONE ROW ROWCOL`).
@@ -77,6 +85,7 @@
 //! * In `'f:q:X'` columns of `get`/`scan`, `X` is a formatter only when it names one;
 //!   otherwise it stays in the qualifier (HBase always cuts it off).
 //! * `SALT_BUCKETS => n` in `create` is a strata extension.
+//! * `create_namespace` takes no properties (strata keeps no namespace configuration).
 
 mod args;
 mod ast;
@@ -116,6 +125,62 @@ pub use render::{
 pub use source::SourceText;
 pub use span::{Position, Span};
 
+/// The commands a table reference takes (`t.put ...`): HBase's `Hbase::Table` shell commands
+/// and admin utilities that strata has.
+pub const TABLE_METHODS: &[&str] = &[
+    "put",
+    "get",
+    "scan",
+    "count",
+    "delete",
+    "deleteall",
+    "incr",
+    "get_counter",
+    "append",
+    "get_splits",
+    "describe",
+    "disable",
+    "enable",
+    "drop",
+    "flush",
+];
+
+/// Resolves `t.method args` once the variable's table is known: `method table, args`, checked
+/// like any statement. Errors: the method is no table method.
+pub fn resolve_table_method(
+    call: &Call,
+    table: &str,
+    source: &str,
+) -> Result<Statement, ShellError> {
+    if !TABLE_METHODS.contains(&call.name.as_str()) {
+        return Err(NameError::new(
+            &call.name,
+            NameErrorKind::UndefinedTableMethod,
+            call.name_span,
+            source,
+        )
+        .into());
+    }
+    let table_span = call
+        .receiver
+        .as_ref()
+        .map_or(call.name_span, |(_, span)| *span);
+    let mut args = vec![Value {
+        kind: ValueKind::Str(table.as_bytes().to_vec()),
+        span: table_span,
+    }];
+    args.extend(call.args.iter().cloned());
+    let resolved = Call {
+        name: call.name.clone(),
+        name_span: call.name_span,
+        args,
+        span: call.span,
+        receiver: None,
+        assign_to: None,
+    };
+    Command::from_call(&resolved, source)
+}
+
 /// One parsed statement: its command, the warnings its arguments raised (print them before
 /// running it), and where it is in the input.
 #[derive(Debug, Clone, PartialEq)]
@@ -126,17 +191,48 @@ pub struct Statement {
     pub warnings: Vec<Warning>,
     /// The statement's bytes in the input.
     pub span: Span,
+    /// `t = get_table 't'` (or `t = create ...`): the variable that holds the table reference
+    /// once the command succeeded.
+    pub assign_to: Option<String>,
 }
 
 impl Command {
     /// Validates a parsed statement against its command's signature. `source` is the text
     /// `call` was parsed from (for error positions).
+    ///
+    /// A call on a table reference (`t.put ...`) becomes [`Command::TableMethod`], resolved
+    /// when it runs. Only commands that return a table reference (`get_table`, `create`) can
+    /// be assigned to a variable.
     pub fn from_call(call: &Call, source: &str) -> Result<Statement, ShellError> {
+        let unsupported_assignment = |span: Span| {
+            ShellError::from(SyntaxError::new(
+                SyntaxErrorKind::Unsupported(UnsupportedSyntax::Assignment),
+                span,
+                source,
+            ))
+        };
+        if call.receiver.is_some() {
+            if let Some((_, span)) = &call.assign_to {
+                return Err(unsupported_assignment(*span));
+            }
+            return Ok(Statement {
+                command: Command::TableMethod(Box::new(call.clone())),
+                warnings: Vec::new(),
+                span: call.span,
+                assign_to: None,
+            });
+        }
         let (command, warnings) = convert::convert(call, source)?;
+        let assign_to = match (&call.assign_to, &command) {
+            (None, _) => None,
+            (Some((name, _)), Command::GetTable { .. } | Command::Create(_)) => Some(name.clone()),
+            (Some((_, span)), _) => return Err(unsupported_assignment(*span)),
+        };
         Ok(Statement {
             command,
             warnings,
             span: call.span,
+            assign_to,
         })
     }
 }

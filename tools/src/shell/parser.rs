@@ -107,6 +107,14 @@ fn significant_tokens(tokens: Vec<Token>) -> Vec<Token> {
     kept
 }
 
+/// A Ruby method name as a command on a table reference takes it: lowercase words.
+fn is_method_name(text: &str) -> bool {
+    text.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && text
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c == '_' || c.is_ascii_digit())
+}
+
 /// The prefix of `Bytes` when written fully qualified.
 const BYTES_PACKAGE: &str = "org.apache.hadoop.hbase.util.";
 
@@ -239,20 +247,49 @@ impl Parser<'_> {
                 kind: TokenKind::Assign,
                 span,
             }) => {
-                return Err(self.syntax(
-                    SyntaxErrorKind::Unsupported(UnsupportedSyntax::Assignment),
-                    *span,
-                ));
+                // `t = get_table 't'`: the right side is a command; which commands may be
+                // assigned is checked with the command's arguments.
+                let assign = *span;
+                self.position += 1;
+                let mut call = self.statement()?;
+                if call.assign_to.is_some() {
+                    return Err(self.syntax(
+                        SyntaxErrorKind::Unsupported(UnsupportedSyntax::Assignment),
+                        assign,
+                    ));
+                }
+                call.span = name_token.span.to(call.span);
+                call.assign_to = Some((name, name_token.span));
+                return Ok(call);
             }
             Some(Token {
                 kind: TokenKind::Dot,
                 ..
             }) => {
                 let (path, span) = self.dotted_path(&name, name_token.span)?;
-                return Err(self.unsupported_call(&path, span));
+                // `t.put ...`: a command on the table reference held by variable `t`.
+                let method = path
+                    .strip_prefix(&format!("{name}."))
+                    .filter(|method| is_method_name(method));
+                return match method {
+                    Some(method) => {
+                        let method_span = Span::new(span.end - method.len(), span.end);
+                        let mut call = self.call_arguments(method.to_owned(), method_span)?;
+                        call.span = name_token.span.to(call.span);
+                        call.receiver = Some((name, name_token.span));
+                        Ok(call)
+                    }
+                    None => Err(self.unsupported_call(&path, span)),
+                };
             }
             _ => {}
         }
+        self.call_arguments(name, name_token.span)
+    }
+
+    /// The arguments of a command named `name` (already read), to the end of the statement:
+    /// `name arg, arg` or `name(arg, arg)`.
+    fn call_arguments(&mut self, name: String, name_span: Span) -> Result<Call, ShellError> {
         let args = if self.peek_kind() == Some(&TokenKind::LParen) {
             let open = self.advance().map_or(self.end_span(), |token| token.span);
             self.list(Some(('(', open)), true)?
@@ -265,12 +302,14 @@ impl Parser<'_> {
         let end = self
             .tokens
             .get(self.position.wrapping_sub(1))
-            .map_or(name_token.span, |t| t.span);
+            .map_or(name_span, |t| t.span);
         Ok(Call {
             name,
-            name_span: name_token.span,
+            name_span,
             args,
-            span: name_token.span.to(end),
+            span: name_span.to(end),
+            receiver: None,
+            assign_to: None,
         })
     }
 

@@ -109,8 +109,11 @@ pub(super) fn get(context: &mut Context<'_>) -> Result<Get, ShellError> {
                 ..
             },
         ] => {
+            let columns_error = ArgumentErrorKind::GetColumnsType {
+                options: get_options_inspect(options),
+            };
             let mut hash = context.options(options)?;
-            let read = read_options(context, &mut hash)?;
+            let read = read_options(context, &mut hash, columns_error)?;
             get.columns = read.columns;
             get.time = read.time;
             get.versions = read.versions;
@@ -144,6 +147,23 @@ pub(super) fn get(context: &mut Context<'_>) -> Result<Get, ShellError> {
     Ok(get)
 }
 
+/// The options hash as HBase's `get` shows it in its column error: after it took out the
+/// keys it handles before looking at the columns.
+fn get_options_inspect(options: &Value) -> String {
+    const TAKEN_OUT: &[&str] = &["MAXLENGTH", "FILTER", "CONSISTENCY", "REGION_REPLICA_ID"];
+    match &options.kind {
+        ValueKind::Hash(pairs) => ValueKind::Hash(
+            pairs
+                .iter()
+                .filter(|(key, _)| !TAKEN_OUT.contains(&crate::shell::args::key_name(key).as_str()))
+                .cloned()
+                .collect(),
+        )
+        .inspect(),
+        other => other.inspect(),
+    }
+}
+
 /// The options `get` and `scan` share.
 struct ReadOptions {
     columns: Vec<ColumnSpec>,
@@ -154,9 +174,12 @@ struct ReadOptions {
     max_length: Option<usize>,
 }
 
+/// `columns_error` is what a `COLUMN(S)` value that is neither a String nor an Array is:
+/// HBase's `get` and `scan` word it differently.
 fn read_options(
     context: &mut Context<'_>,
     hash: &mut Options<'_>,
+    columns_error: ArgumentErrorKind,
 ) -> Result<ReadOptions, ShellError> {
     let column = hash.take_entry("COLUMN");
     let columns = hash.take_entry("COLUMNS");
@@ -174,7 +197,13 @@ fn read_options(
         (None, None) => None,
     };
     let columns = match column_value {
-        Some(value) => read_columns(context, value, "COLUMNS")?,
+        Some(
+            value @ Value {
+                kind: ValueKind::Str(_) | ValueKind::Const(_) | ValueKind::Array(_),
+                ..
+            },
+        ) => read_columns(context, value, "COLUMNS")?,
+        Some(value) => return Err(context.error(columns_error, value.span)),
         None => Vec::new(),
     };
     let timestamp = hash.take("TIMESTAMP");
@@ -293,7 +322,7 @@ fn time_range(context: &Context<'_>, value: &Value) -> Result<TimeFilter, ShellE
 }
 
 fn scan_spec(context: &mut Context<'_>, hash: &mut Options<'_>) -> Result<ScanSpec, ShellError> {
-    let read = read_options(context, hash)?;
+    let read = read_options(context, hash, ArgumentErrorKind::ScanColumnsType)?;
     let mut spec = ScanSpec {
         columns: read.columns,
         time: read.time,
@@ -329,7 +358,12 @@ fn scan_spec(context: &mut Context<'_>, hash: &mut Options<'_>) -> Result<ScanSp
         spec.stop_row = Some(context.row_bound(value, "STOPROW")?);
     }
     if let Some(value) = hash.take("LIMIT") {
-        spec.limit = Some(context.positive_u64(value, "LIMIT")?);
+        // HBase applies a limit only when it is above zero (`limit > 0 && count >= limit`):
+        // `LIMIT => 0`, or a negative limit, returns every row.
+        spec.limit = match value.kind {
+            ValueKind::Int(limit) if limit <= 0 => None,
+            _ => Some(context.positive_u64(value, "LIMIT")?),
+        };
     }
     if let Some(value) = hash.take("BATCH") {
         spec.batch = Some(context.lenient_u32(value, "BATCH", 1)?);

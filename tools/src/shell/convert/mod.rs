@@ -26,6 +26,16 @@ pub(crate) fn convert(call: &Call, source: &str) -> Result<Converted, ShellError
     let Some(command) = canonical_name(&call.name) else {
         let kind = if HBASE_ONLY_COMMANDS.contains(&call.name.as_str()) {
             NameErrorKind::UnsupportedCommand
+        } else if call.args.is_empty() && call.span == call.name_span {
+            // A bare name may be a variable assigned by an earlier statement: the session
+            // decides when it runs.
+            return Ok((
+                Command::Variable {
+                    name: call.name.clone(),
+                    span: call.name_span,
+                },
+                Vec::new(),
+            ));
         } else {
             NameErrorKind::UndefinedCommand
         };
@@ -50,6 +60,12 @@ pub(crate) fn convert(call: &Call, source: &str) -> Result<Converted, ShellError
         "split" => split(&mut context).map(Command::Split),
         "list_regions" => list_regions(&mut context).map(Command::ListRegions),
         "list" => list(&mut context),
+        "list_namespace" => list_namespace(&mut context),
+        "create_namespace" => create_namespace(&mut context),
+        "describe_namespace" | "drop_namespace" | "list_namespace_tables" => {
+            single_namespace(&mut context)
+        }
+        "whoami" => context.arity(Arity::Exactly(0)).map(|()| Command::Whoami),
         "status" => status(&mut context),
         "help" => help(&mut context),
         "version" => context.arity(Arity::Exactly(0)).map(|()| Command::Version),
@@ -73,7 +89,7 @@ fn canonical_name(name: &str) -> Option<&'static str> {
 }
 
 /// Every command the shell knows, by canonical name.
-pub(crate) const COMMAND_NAMES: [&str; 30] = [
+pub(crate) const COMMAND_NAMES: [&str; 38] = [
     "create",
     "list",
     "exists",
@@ -100,6 +116,14 @@ pub(crate) const COMMAND_NAMES: [&str; 30] = [
     "major_compact",
     "split",
     "list_regions",
+    "get_splits",
+    "get_table",
+    "list_namespace",
+    "create_namespace",
+    "describe_namespace",
+    "drop_namespace",
+    "list_namespace_tables",
+    "whoami",
     "status",
     "version",
     "help",
@@ -107,10 +131,9 @@ pub(crate) const COMMAND_NAMES: [&str; 30] = [
 ];
 
 /// HBase shell commands strata shell does not provide (cluster, security, replication,
-/// namespace and snapshot administration). Naming one gives a clearer error than "undefined
+/// snapshot administration, namespace properties). Naming one gives a clearer error than "undefined
 /// method".
 const HBASE_ONLY_COMMANDS: &[&str] = &[
-    "whoami",
     "processlist",
     "table_help",
     "alter_async",
@@ -119,15 +142,8 @@ const HBASE_ONLY_COMMANDS: &[&str] = &[
     "drop_all",
     "enable_all",
     "show_filters",
-    "get_table",
     "locate_region",
-    "get_splits",
-    "create_namespace",
-    "drop_namespace",
     "alter_namespace",
-    "describe_namespace",
-    "list_namespace",
-    "list_namespace_tables",
     "assign",
     "unassign",
     "move",
@@ -215,6 +231,8 @@ fn single_table(context: &mut Context<'_>) -> Result<Command, ShellError> {
         "enable" => Command::Enable { table },
         "is_enabled" => Command::IsEnabled { table },
         "is_disabled" => Command::IsDisabled { table },
+        "get_splits" => Command::GetSplits { table },
+        "get_table" => Command::GetTable { table },
         _ => Command::Drop { table },
     })
 }
@@ -226,6 +244,52 @@ fn list(context: &mut Context<'_>) -> Result<Command, ShellError> {
         None => None,
     };
     Ok(Command::List { pattern })
+}
+
+fn list_namespace(context: &mut Context<'_>) -> Result<Command, ShellError> {
+    context.arity(Arity::Between(0, 1))?;
+    let pattern = match context.args().first() {
+        Some(value) => Some(context.utf8(value, "regular expression")?),
+        None => None,
+    };
+    Ok(Command::ListNamespace { pattern })
+}
+
+/// `create_namespace 'ns' [, {'PROPERTY' => 'value'}]`: strata keeps no namespace
+/// configuration, so properties are refused (an empty hash is accepted).
+fn create_namespace(context: &mut Context<'_>) -> Result<Command, ShellError> {
+    context.arity(Arity::Between(1, 2))?;
+    let namespace = context.namespace(context.arg(0))?;
+    match context.args().get(1) {
+        None => {}
+        Some(Value {
+            kind: ValueKind::Hash(pairs),
+            ..
+        }) => {
+            if let Some((key, _)) = pairs.first() {
+                return Err(context.error(
+                    ArgumentErrorKind::NamespaceProperty {
+                        key: crate::shell::args::key_name(key),
+                    },
+                    key.span,
+                ));
+            }
+        }
+        Some(value) => {
+            return Err(context.wrong_type(value, "namespace properties", "a Hash", &value.kind));
+        }
+    }
+    Ok(Command::CreateNamespace { namespace })
+}
+
+fn single_namespace(context: &mut Context<'_>) -> Result<Command, ShellError> {
+    context.arity(Arity::Exactly(1))?;
+    let namespace = context.namespace(context.arg(0))?;
+    Ok(match context.command {
+        "describe_namespace" => Command::DescribeNamespace { namespace },
+        "drop_namespace" => Command::DropNamespace { namespace },
+        _ => Command::ListNamespaceTables { namespace },
+    })
 }
 
 fn help(context: &mut Context<'_>) -> Result<Command, ShellError> {
