@@ -239,3 +239,45 @@ fn bad_options_get_clear_errors() {
         assert!(stderr.contains(want), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn a_table_that_does_not_exist_is_an_error_unless_create_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_strata-loadgen"))
+            .arg("--data")
+            .arg(dir.path())
+            .args(["--table", "nope", "--records", "100", "--rate", "500"])
+            .args(["--duration", "0.2s", "--warmup", "0", "--interval", "100ms"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--table nope: no such table in") && stderr.contains("give --create"),
+        "{stderr}"
+    );
+    // Nothing was created by the refused run.
+    assert!(!Db::open_default(dir.path()).unwrap().table_exists("nope"));
+    let out = run(&["--create"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Now it exists and is used as it is, without --create.
+    let out = run(&[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("using table nope"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

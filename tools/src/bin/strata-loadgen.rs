@@ -97,6 +97,11 @@ struct Args {
     /// Table name.
     #[arg(long, default_value = "loadgen")]
     table: String,
+    /// With --data: create --table if it does not exist (family f, pre-split
+    /// by --regions, --records preloaded). Without it a missing table is an
+    /// error, so that a mistyped name does not start a run on a new table.
+    #[arg(long)]
+    create: bool,
     /// Reporting interval.
     #[arg(long, default_value = "1s")]
     interval: String,
@@ -269,6 +274,15 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             }
         };
         let opened = Db::open(&dir, DbOptions::default())?;
+        if args.data.is_some() && !args.create && !opened.table_exists(&args.table) {
+            return Err(format!(
+                "--table {}: no such table in {}; give --create to create it (family f, \
+                 --regions, --records, --durability)",
+                args.table,
+                dir.display()
+            )
+            .into());
+        }
         let table = match opened.table(&args.table) {
             Ok(t) if args.data.is_some() => {
                 if spec.records == 0 {
