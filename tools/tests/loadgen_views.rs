@@ -134,7 +134,7 @@ fn the_report_plots_throughput_latency_the_spectrum_and_load_per_region() {
         assert!(t.iter().any(|x| x == label), "{label} not in {t:?}");
     }
     // One cell per region and interval, the colour scale, the background.
-    let map = HeatMap::of(&summary);
+    let map = HeatMap::of(&summary.region_timeline);
     assert_eq!(map.rows.len(), 4);
     assert_eq!(map.columns.len(), summary.intervals.len());
     let rects = regions

@@ -467,6 +467,22 @@ mod tests {
     }
 
     #[test]
+    fn only_the_five_hottest_regions_are_listed() {
+        let mut l = layout();
+        l.region_starts = (0..8u8).map(|i| vec![b'a' + i]).collect();
+        l.region_ends = (1..9u8).map(|i| vec![b'a' + i]).collect();
+        let mut view = LiveView::new(&l);
+        view.observe(&record(3, 360, 10, 5), &[10, 80, 20, 70, 30, 60, 40, 50]);
+        let lines = view.render(120, 40);
+        let listed: Vec<&str> = lines
+            .iter()
+            .filter(|l| l.starts_with("  #"))
+            .map(|l| l.get(2..4).unwrap_or_default())
+            .collect();
+        assert_eq!(listed, ["#1", "#3", "#5", "#7", "#6"]);
+    }
+
+    #[test]
     fn the_view_fits_the_terminal() {
         let mut view = LiveView::new(&layout());
         view.observe(&record(3, 1000, 10, 5), &[400, 300, 300]);

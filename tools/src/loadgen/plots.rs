@@ -16,7 +16,7 @@ use std::path::Path;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::report::{RunSummary, micros};
+use super::report::{RegionTimeline, RunSummary, micros};
 
 /// Size of one chart, pixels.
 pub const CHART_WIDTH: u32 = 960;
@@ -205,17 +205,20 @@ fn draw_throughput<DB: DrawingBackend>(
         .draw()
         .map_err(drawing)?;
     shade_phases(&mut chart, summary, 0.0, y_max)?;
-    chart
-        .draw_series(LineSeries::new(
-            summary.intervals.iter().flat_map(|i| {
-                let target = i.target_rate.unwrap_or(f64::NAN);
-                [(i.t_s - i.length_s, target), (i.t_s, target)]
-            }),
-            BLACK.stroke_width(1),
-        ))
-        .map_err(drawing)?
-        .label("target ops/s")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
+    if !summary.closed_loop {
+        // A step line: each interval's target over its whole length.
+        chart
+            .draw_series(LineSeries::new(
+                summary.intervals.iter().flat_map(|i| {
+                    let target = i.target_rate.unwrap_or(0.0);
+                    [(i.t_s - i.length_s, target), (i.t_s, target)]
+                }),
+                BLACK.stroke_width(1),
+            ))
+            .map_err(drawing)?
+            .label("target ops/s")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
+    }
     chart
         .draw_series(LineSeries::new(
             summary.intervals.iter().map(|i| (i.t_s, i.rate)),
@@ -464,9 +467,8 @@ pub struct HeatMap {
 }
 
 impl HeatMap {
-    /// The cells of `summary`'s region timeline.
-    pub fn of(summary: &RunSummary) -> HeatMap {
-        let timeline = &summary.region_timeline;
+    /// The cells of a region timeline.
+    pub fn of(timeline: &RegionTimeline) -> HeatMap {
         let regions = timeline.regions();
         let per_row = regions.div_ceil(HEATMAP_MAX_ROWS).max(1);
         let rows: Vec<(usize, usize)> = (0..regions)
@@ -523,7 +525,7 @@ fn draw_regions<DB: DrawingBackend>(
     summary: &RunSummary,
 ) -> Result<(), PlotError> {
     area.fill(&WHITE).map_err(drawing)?;
-    let map = HeatMap::of(summary);
+    let map = HeatMap::of(&summary.region_timeline);
     let hottest = map.max();
     let (main, scale) = area.split_horizontally(CHART_WIDTH - 110);
     let end_s = run_end_s(summary);
@@ -749,4 +751,72 @@ pub fn html(summary: &RunSummary, charts: &Charts, command: &str) -> String {
     }
     page.push_str("</table>\n</body>\n</html>\n");
     page
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_spectrum_axis_reads_as_percentiles() {
+        assert_eq!(percentile_label(1.0), "0%");
+        assert_eq!(percentile_label(2.0), "50%");
+        assert_eq!(percentile_label(10.0), "90%");
+        assert_eq!(percentile_label(100.0), "99%");
+        assert_eq!(percentile_label(1000.0), "99.9%");
+        assert_eq!(percentile_label(100_000.0), "99.999%");
+    }
+
+    #[test]
+    fn the_report_format_comes_from_the_file_name() {
+        assert_eq!(
+            ReportFormat::of_path(Path::new("a/run.html")).unwrap(),
+            ReportFormat::Html
+        );
+        assert_eq!(
+            ReportFormat::of_path(Path::new("RUN.HTM")).unwrap(),
+            ReportFormat::Html
+        );
+        assert_eq!(
+            ReportFormat::of_path(Path::new("run.svg")).unwrap(),
+            ReportFormat::Svg
+        );
+        for bad in ["run.png", "run", "html"] {
+            let e = ReportFormat::of_path(Path::new(bad)).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!("--report {bad}: the name must end in .html or .svg")
+            );
+        }
+    }
+
+    #[test]
+    fn log_axes_cover_whole_decades() {
+        assert_eq!(decades(3.0, 420.0), (1.0, 1000.0));
+        assert_eq!(decades(0.2, 0.8), (0.1, 1.0));
+        // No data: one decade, not an empty or inverted range.
+        assert_eq!(decades(f64::INFINITY, 0.0), (1.0, 10.0));
+    }
+
+    #[test]
+    fn many_regions_and_columns_are_summed_in_groups() {
+        // 130 regions (3 per row: 44 rows) over 500 one-second columns (3
+        // per drawn column: 167 columns); region r gets r ops a second.
+        let mut t = RegionTimeline::new(130, 1 << 20);
+        let ops: Vec<u64> = (0..130).collect();
+        for i in 0..500 {
+            t.push(i as f64, i as f64 + 1.0, &ops);
+        }
+        let map = HeatMap::of(&t);
+        assert_eq!(map.rows.len(), 44);
+        assert_eq!(map.rows[0], (0, 2));
+        assert_eq!(map.rows[43], (129, 129));
+        assert_eq!(map.columns.len(), 167);
+        assert_eq!(map.columns[0], (0.0, 3.0));
+        assert_eq!(map.columns[166], (498.0, 500.0));
+        // Ops per second of a group of rows is the sum of its regions'.
+        assert!((map.ops_per_s[0][0] - 3.0).abs() < 1e-9);
+        assert!((map.ops_per_s[166][43] - 129.0).abs() < 1e-9);
+        assert!((map.max() - (126.0 + 127.0 + 128.0)).abs() < 1e-9);
+    }
 }
