@@ -371,3 +371,64 @@ fn on_a_terminal_the_live_view_is_drawn_each_interval_and_cleared_at_the_end() {
     // escape codes after it.
     assert!(!text[summary_at..].contains('\u{1b}'), "{text}");
 }
+
+#[test]
+fn in_a_pipe_the_output_is_plain_interval_lines_that_parse() {
+    let out = Command::new(env!("CARGO_BIN_EXE_strata-loadgen"))
+        .args([
+            "--dry-run",
+            "--rate",
+            "1000",
+            "--warmup",
+            "0.2s",
+            "--duration",
+            "0.6s",
+            "--interval",
+            "200ms",
+        ])
+        .env("TERM", "xterm")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    // No live view and no escape codes: scripts read this.
+    assert!(!text.contains('\u{1b}'), "{text}");
+    assert!(!text.contains("hottest regions"), "{text}");
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .filter(|w| *w != "|")
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "t(s)", "target", "rate", "lag99", "c.p50", "c.p99", "c.p999", "c.max", "s.p50",
+            "s.p99", "s.p999", "errors", "dropped"
+        ]
+    );
+    let mut times = Vec::new();
+    for line in lines.take_while(|l| !l.is_empty()) {
+        let fields: Vec<&str> = line.split_whitespace().filter(|w| *w != "|").collect();
+        assert!(fields.len() >= header.len(), "{line}");
+        times.push(fields[0].parse::<f64>().unwrap());
+        assert_eq!(fields[1], "1000", "{line}");
+        let rate: f64 = fields[2].parse().unwrap();
+        assert!((800.0..=1200.0).contains(&rate), "{line}");
+        for latency in &fields[3..11] {
+            assert!(
+                latency.ends_with("us") || latency.ends_with("ms") || latency.ends_with('s'),
+                "{latency} in {line}"
+            );
+        }
+        assert_eq!(fields[11], "0", "{line}");
+        let flags = &fields[header.len()..];
+        assert!(
+            flags.iter().all(|f| ["warm-up", "STALL"].contains(f)),
+            "{line}"
+        );
+    }
+    assert_eq!(times, [0.2, 0.4, 0.6, 0.8]);
+    assert!(text.contains("\n== summary (open loop"), "{text}");
+}
