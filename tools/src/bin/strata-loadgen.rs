@@ -11,12 +11,14 @@ use std::time::SystemTime;
 use clap::{Parser, ValueEnum};
 use strata::{Db, DbOptions, Durability, FamilyDescriptor, TableDescriptor};
 use strata_tools::loadgen::keys::{Chooser, KeySpace};
+use strata_tools::loadgen::live::LiveScreen;
+use strata_tools::loadgen::plots::{self, ReportFormat};
 use strata_tools::loadgen::report::IntervalRecord;
 use strata_tools::loadgen::schedule::Arrival;
 use strata_tools::loadgen::spec::{
     Distribution, KeyPattern, Mix, Slo, SpecError, parse_count, parse_duration, parse_rate,
 };
-use strata_tools::loadgen::{self, FAMILY, LoadSpec, Target};
+use strata_tools::loadgen::{self, FAMILY, LoadSpec, Progress, Target};
 
 #[derive(Parser)]
 #[command(
@@ -95,6 +97,11 @@ struct Args {
     /// Table name.
     #[arg(long, default_value = "loadgen")]
     table: String,
+    /// With --data: create --table if it does not exist (family f, pre-split
+    /// by --regions, --records preloaded). Without it a missing table is an
+    /// error, so that a mistyped name does not start a run on a new table.
+    #[arg(long)]
+    create: bool,
     /// Reporting interval.
     #[arg(long, default_value = "1s")]
     interval: String,
@@ -104,6 +111,15 @@ struct Args {
     /// Write an HdrHistogram interval log (corrected and service latency).
     #[arg(long)]
     hdr_log: Option<PathBuf>,
+    /// Write plots of the run: throughput and latency percentiles over time,
+    /// the latency spectrum, load per region over time. `FILE.html` (with
+    /// the summary and region tables) or `FILE.svg`.
+    #[arg(long, value_name = "FILE.html|FILE.svg")]
+    report: Option<PathBuf>,
+    /// How progress is shown: `auto` is a live view redrawn each interval
+    /// when standard output is a terminal, plain interval lines otherwise.
+    #[arg(long, value_enum, default_value_t = ViewArg::Auto)]
+    view: ViewArg,
     /// Run the schedule against no engine: measures the dispatcher.
     #[arg(long)]
     dry_run: bool,
@@ -120,6 +136,13 @@ struct Args {
 enum ArrivalArg {
     Uniform,
     Poisson,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ViewArg {
+    Auto,
+    Live,
+    Lines,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -206,8 +229,36 @@ fn main() -> ExitCode {
     }
 }
 
+/// Creates an output file before the run, so that a bad path is an error
+/// at once rather than after a long run.
+fn create(option: &str, path: &PathBuf) -> Result<BufWriter<File>, String> {
+    File::create(path)
+        .map(BufWriter::new)
+        .map_err(|e| format!("{option} {}: {e}", path.display()))
+}
+
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let mut spec = spec_of(args)?;
+    let report_format = args
+        .report
+        .as_deref()
+        .map(ReportFormat::of_path)
+        .transpose()?;
+    let mut json_out = args
+        .json
+        .as_ref()
+        .map(|p| create("--json", p))
+        .transpose()?;
+    let mut hdr_out = args
+        .hdr_log
+        .as_ref()
+        .map(|p| create("--hdr-log", p))
+        .transpose()?;
+    let mut report_out = args
+        .report
+        .as_ref()
+        .map(|p| create("--report", p))
+        .transpose()?;
     let mut temp = None;
     let mut db = None;
     let target = if args.dry_run {
@@ -223,6 +274,15 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             }
         };
         let opened = Db::open(&dir, DbOptions::default())?;
+        if args.data.is_some() && !args.create && !opened.table_exists(&args.table) {
+            return Err(format!(
+                "--table {}: no such table in {}; give --create to create it (family f, \
+                 --regions, --records, --durability)",
+                args.table,
+                dir.display()
+            )
+            .into());
+        }
         let table = match opened.table(&args.table) {
             Ok(t) if args.data.is_some() => {
                 if spec.records == 0 {
@@ -270,24 +330,60 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         return Err("the mix reads existing records but there are none: give --records".into());
     }
     let started = SystemTime::now();
-    let live = std::io::stdout().is_terminal();
+    let terminal = std::io::stdout().is_terminal();
+    let live = match args.view {
+        // A dumb terminal (TERM=dumb, an editor's shell buffer) cannot move
+        // the cursor: it gets the lines.
+        ViewArg::Auto => terminal && !console::is_dumb(),
+        ViewArg::Live => true,
+        ViewArg::Lines => false,
+    };
     println!("{}", IntervalRecord::header());
-    let summary = loadgen::run(spec, target, |record| {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{}", record.line());
-        if live {
-            let _ = out.flush();
+    let mut screen: Option<LiveScreen> = None;
+    let mut screen_error: Option<std::io::Error> = None;
+    let summary = loadgen::run(spec, target, |progress| match progress {
+        Progress::Started(layout) if live => match LiveScreen::start(layout) {
+            Ok(s) => screen = Some(s),
+            Err(e) => screen_error = Some(e),
+        },
+        Progress::Started(_) => {}
+        Progress::Interval {
+            record, region_ops, ..
+        } => {
+            if let Some(s) = &mut screen {
+                if let Err(e) = s.interval(&record.line(), record, region_ops) {
+                    // The terminal went away: carry on with plain lines.
+                    screen_error = Some(e);
+                    screen = None;
+                }
+                return;
+            }
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{}", record.line());
+            if terminal {
+                let _ = out.flush();
+            }
         }
     })?;
+    if let Some(mut s) = screen {
+        s.finish()?;
+    }
+    if let Some(e) = screen_error {
+        eprintln!("strata-loadgen: live view: {e}");
+    }
     print!("{}", summary.text());
-    if let Some(path) = &args.json {
-        let mut f = BufWriter::new(File::create(path)?);
-        serde_json::to_writer_pretty(&mut f, &summary)?;
+    if let Some(f) = &mut json_out {
+        serde_json::to_writer_pretty(&mut *f, &summary)?;
         f.flush()?;
     }
-    if let Some(path) = &args.hdr_log {
-        let mut f = BufWriter::new(File::create(path)?);
-        summary.write_hdr_log(started, &mut f)?;
+    if let Some(f) = &mut hdr_out {
+        summary.write_hdr_log(started, f)?;
+        f.flush()?;
+    }
+    if let (Some(f), Some(format)) = (&mut report_out, report_format) {
+        let command: Vec<String> = std::env::args().collect();
+        plots::write_report(&summary, format, &command.join(" "), f)
+            .map_err(|e| format!("--report: {e}"))?;
         f.flush()?;
     }
     if let Some(db) = db {

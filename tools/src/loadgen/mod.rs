@@ -8,13 +8,17 @@
 //! * [`keys`]: record numbers to row keys, records chosen by distribution,
 //!   split keys for a pre-split table.
 //! * [`report`]: interval lines, the summary and region table, JSON, the
-//!   HdrHistogram interval log.
+//!   HdrHistogram interval log, the per-region timeline.
+//! * [`live`]: the live terminal view.
+//! * [`plots`]: `--report`, the run as plots (HTML or SVG).
 //!
 //! The run itself ([`run`]) spawns `threads` workers; each follows its own
 //! share of the schedule and records into its own interval slot, which the
 //! reporting thread swaps out once per interval.
 
 pub mod keys;
+pub mod live;
+pub mod plots;
 pub mod report;
 pub mod schedule;
 pub mod spec;
@@ -31,7 +35,9 @@ use strata::{
 };
 
 use keys::{Chooser, KeySpace};
-use report::{IntervalRecord, PhaseSummary, RegionLoad, RunSummary};
+use report::{
+    IntervalRecord, PhaseSummary, RegionLoad, RegionTimeline, RunSummary, TIMELINE_MAX_CELLS,
+};
 use schedule::{Arrival, Dispatch, Schedule, dispatch, latencies};
 use spec::{Mix, OpKind, RateSpec, Slo};
 
@@ -45,10 +51,23 @@ pub const COUNTER: &[u8] = b"n";
 /// Highest latency the histograms hold (1 hour, in ns); longer values are
 /// clamped to it.
 const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
-/// Remaining wait below which a worker spins instead of sleeping: sleeps
-/// overshoot by tens of microseconds, which at high rates would make the
-/// achieved rate oscillate.
-const SPIN_BELOW_NS: u64 = 200_000;
+/// How a thread waits for a point in time: it sleeps until [`SPIN_NS`]
+/// before it, then spins. A sleep wakes late (by the kernel's timer slack,
+/// 50 us by default on Linux, plus the wake-up), so the last stretch is spun
+/// to start operations on time; a thread that mostly sleeps leaves the CPU
+/// to the engine's threads and is favoured by the scheduler when it wakes,
+/// where one that spins for whole gaps is preempted for milliseconds on a
+/// busy machine (the schedule lag the run would then report is the
+/// generator's, not the engine's).
+///
+/// With a 1 us timer slack ([`tighten_timer_slack`], Linux) a 20 us sleep
+/// measured 16 us late at the median and 21 us at p99 on the 2-core
+/// development machine: spinning the last 40 us covers that.
+#[cfg(target_os = "linux")]
+const SPIN_NS: u64 = 40_000;
+/// Elsewhere sleeps overshoot by up to about 100 us.
+#[cfg(not(target_os = "linux"))]
+const SPIN_NS: u64 = 200_000;
 
 /// Everything a run needs to know.
 #[derive(Debug, Clone)]
@@ -227,6 +246,46 @@ pub fn phases(spec: &LoadSpec) -> Vec<Phase> {
     out
 }
 
+/// What a run looks like before it starts: its phases and the regions it
+/// counts operations by.
+#[derive(Debug, Clone)]
+pub struct RunLayout {
+    /// Warm-up and rate steps, back to back.
+    pub phases: Vec<Phase>,
+    /// Region start keys in order, as the table was split at the start
+    /// (the first is empty).
+    pub region_starts: Vec<Vec<u8>>,
+    /// Region end keys (exclusive; empty for the last).
+    pub region_ends: Vec<Vec<u8>>,
+    /// Worker threads.
+    pub threads: usize,
+    /// `--rate max`.
+    pub closed_loop: bool,
+}
+
+impl RunLayout {
+    /// End of the last phase, ns since the run's start.
+    pub fn end_ns(&self) -> u64 {
+        self.phases.last().map_or(0, |p| p.end_ns)
+    }
+}
+
+/// What [`run`] tells its caller as it goes (on the reporting thread, so a
+/// slow handler delays the next interval's cut, not the workers).
+pub enum Progress<'a> {
+    /// The workers are about to start.
+    Started(&'a RunLayout),
+    /// An interval closed.
+    Interval {
+        /// Its measurements.
+        record: &'a IntervalRecord,
+        /// Its operations per region (index into the layout's regions).
+        region_ops: &'a [u64],
+        /// The run's layout.
+        layout: &'a RunLayout,
+    },
+}
+
 /// Shared by the workers and the reporter.
 struct Shared {
     spec: LoadSpec,
@@ -255,12 +314,13 @@ impl Shared {
     }
 }
 
-/// Runs `spec` against `target`; calls `on_interval` with each interval's
-/// record as it closes (for the live lines) and returns the summary.
+/// Runs `spec` against `target`; tells `on_progress` when it starts and
+/// each interval as it closes (for the interval lines and the live view)
+/// and returns the summary.
 pub fn run(
     spec: LoadSpec,
     target: Target,
-    mut on_interval: impl FnMut(&IntervalRecord),
+    mut on_progress: impl FnMut(Progress<'_>),
 ) -> Result<RunSummary, RunError> {
     if spec.threads == 0 || spec.threads > 1024 {
         return Err(RunError(format!(
@@ -289,23 +349,33 @@ pub fn run(
             vec![RegionActivity::default()],
         ),
     };
-    let phases = phases(&spec);
-    let regions = region_starts.len();
+    let layout = RunLayout {
+        phases: phases(&spec),
+        region_starts,
+        region_ends,
+        threads: spec.threads,
+        closed_loop: spec.rate == RateSpec::Max,
+    };
+    let regions = layout.region_starts.len();
+    let end_ns = layout.end_ns();
+    let mut timeline = RegionTimeline::new(regions, TIMELINE_MAX_CELLS);
     let empty = histogram()?;
+    // Before the clock starts, so that a slow handler does not make the
+    // first operations late.
+    on_progress(Progress::Started(&layout));
     let shared = Arc::new(Shared {
         slots: (0..spec.threads)
             .map(|_| Mutex::new(IntervalSlot::new(regions, &empty)))
             .collect(),
         records: AtomicU64::new(spec.records),
-        phases,
-        region_starts,
+        phases: layout.phases.clone(),
+        region_starts: layout.region_starts.clone(),
         pause_gate: RwLock::new(()),
         started: Instant::now(),
         stop: AtomicBool::new(false),
         spec,
         target,
     });
-    let end_ns = shared.phases.last().map_or(0, |p| p.end_ns);
     let mut workers = Vec::new();
     for worker in 0..shared.spec.threads {
         let s = shared.clone();
@@ -362,7 +432,16 @@ pub fn run(
             phase.warmup,
             engine_stall_us,
         );
-        on_interval(&record);
+        on_progress(Progress::Interval {
+            record: &record,
+            region_ops: &slot.per_region,
+            layout: &layout,
+        });
+        timeline.push(
+            interval_start as f64 / 1e9,
+            interval_end as f64 / 1e9,
+            &slot.per_region,
+        );
         intervals.push(record);
         if !phase.warmup {
             run_total.merge(&slot);
@@ -402,7 +481,7 @@ pub fn run(
     let splits = activity_after.len().saturating_sub(regions);
     let region_loads = RegionLoad::table(
         &shared.region_starts,
-        &region_ends,
+        &layout.region_ends,
         &run_total.per_region,
         &activity_before,
         &activity_after,
@@ -419,6 +498,7 @@ pub fn run(
         phase_summaries,
         intervals,
         region_loads,
+        timeline,
         splits,
         shared.records.load(Ordering::Relaxed),
     ))
@@ -443,8 +523,8 @@ fn sleep_until(shared: &Shared, at_ns: u64) {
             return;
         }
         let left = at_ns - now;
-        if left > SPIN_BELOW_NS {
-            std::thread::sleep(Duration::from_nanos(left - SPIN_BELOW_NS / 2));
+        if left > SPIN_NS {
+            std::thread::sleep(Duration::from_nanos(left - SPIN_NS));
         } else {
             std::hint::spin_loop();
             std::thread::yield_now();
@@ -452,8 +532,25 @@ fn sleep_until(shared: &Shared, at_ns: u64) {
     }
 }
 
+/// Asks the kernel to wake this thread's sleeps within 1 us of their time
+/// instead of the default 50 us slack, so that workers can sleep through
+/// most of a gap (see [`SPIN_NS`]). Best effort: if the call fails, sleeps
+/// are only later and the spin absorbs part of it.
+#[cfg(target_os = "linux")]
+fn tighten_timer_slack() {
+    /// Timer slack, ns.
+    const SLACK_NS: libc::c_ulong = 1_000;
+    // SAFETY: PR_SET_TIMERSLACK takes one integer argument and only changes
+    // the calling thread's timer slack; no memory is passed.
+    let _ = unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, SLACK_NS, 0, 0, 0) };
+}
+
+#[cfg(not(target_os = "linux"))]
+fn tighten_timer_slack() {}
+
 /// One worker: its share of every phase's schedule.
 fn work(shared: &Shared, worker: usize) {
+    tighten_timer_slack();
     let spec = &shared.spec;
     let mut rng = SmallRng::seed_from_u64(spec.seed ^ keys::mix64(worker as u64 + 1));
     let mut buffers = Buffers::new(spec, &mut rng);
@@ -476,8 +573,8 @@ fn work(shared: &Shared, worker: usize) {
             let started = loop {
                 let now = shared.now_ns();
                 match dispatch(intended, now, max_lag_ns) {
-                    Dispatch::Wait(ns) if ns > SPIN_BELOW_NS => {
-                        std::thread::sleep(Duration::from_nanos(ns - SPIN_BELOW_NS / 2));
+                    Dispatch::Wait(ns) if ns > SPIN_NS => {
+                        std::thread::sleep(Duration::from_nanos(ns - SPIN_NS));
                     }
                     Dispatch::Wait(_) => std::hint::spin_loop(),
                     Dispatch::Run { .. } => break Some(now),

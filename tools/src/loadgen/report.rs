@@ -5,8 +5,8 @@ use std::io::{self, Write};
 use std::time::{Duration, SystemTime};
 
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer, V2Serializer};
 use serde::Serialize;
 use strata::RegionActivity;
 
@@ -82,17 +82,45 @@ pub struct IntervalRecord {
     pub engine_stall_us: u64,
     /// Flagged as a stall (see [`STALL_RATIO`]) or the engine stalled.
     pub stall: bool,
-    /// Operations per region.
-    pub region_ops: Vec<u64>,
     /// The first error of the interval.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
+    /// The interval's corrected and service histograms for the HdrHistogram
+    /// log, V2-encoded: a full histogram (1 ns to 1 h at 3 digits) is about
+    /// 256 KiB of counters, its encoding a few hundred bytes, so an hour of
+    /// 1 s intervals stays in megabytes.
     #[serde(skip)]
-    corrected_histogram: Histogram<u64>,
-    #[serde(skip)]
-    service_histogram: Histogram<u64>,
+    encoded: EncodedHistograms,
     #[serde(skip)]
     start_ns: u64,
+}
+
+/// One interval's corrected and service histograms, V2-encoded (no
+/// compression: the log compresses them when it is written).
+#[derive(Debug, Clone, Default)]
+struct EncodedHistograms {
+    corrected: Vec<u8>,
+    service: Vec<u8>,
+}
+
+impl EncodedHistograms {
+    fn of(corrected: &Histogram<u64>, service: &Histogram<u64>) -> Self {
+        let mut serializer = V2Serializer::new();
+        let mut encode = |h: &Histogram<u64>| {
+            let mut out = Vec::new();
+            // Writing into a Vec cannot fail, and a histogram with these
+            // bounds always encodes; an empty buffer would only leave the
+            // interval out of the log.
+            match serializer.serialize(h, &mut out) {
+                Ok(_) => out,
+                Err(_) => Vec::new(),
+            }
+        };
+        EncodedHistograms {
+            corrected: encode(corrected),
+            service: encode(service),
+        }
+    }
 }
 
 impl IntervalRecord {
@@ -136,10 +164,8 @@ impl IntervalRecord {
             service,
             engine_stall_us,
             stall,
-            region_ops: slot.per_region.clone(),
             first_error: slot.first_error.clone(),
-            corrected_histogram: slot.corrected.clone(),
-            service_histogram: slot.service.clone(),
+            encoded: EncodedHistograms::of(&slot.corrected, &slot.service),
             start_ns,
         }
     }
@@ -351,6 +377,104 @@ impl RegionLoad {
     }
 }
 
+/// Cells ([regions] x [columns]) a [`RegionTimeline`] holds at most:
+/// 8 MiB of counters, 17 hours of 1 s intervals on 16 regions.
+pub const TIMELINE_MAX_CELLS: usize = 1 << 20;
+
+/// Operations per region over time, for the heat map: one column per
+/// reporting interval until `regions x columns` would pass its cap; then
+/// adjacent columns are merged in pairs (each column covers twice as many
+/// intervals, the time resolution halves, counts are kept whole), so memory
+/// stays bounded however long the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RegionTimeline {
+    /// Reporting intervals one full column covers (a power of two).
+    pub intervals_per_column: usize,
+    /// Columns in time order, warm-up included.
+    pub columns: Vec<TimelineColumn>,
+    #[serde(skip)]
+    regions: usize,
+    #[serde(skip)]
+    max_cells: usize,
+}
+
+/// One column of a [`RegionTimeline`].
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TimelineColumn {
+    /// Start, seconds since the run's start.
+    pub start_s: f64,
+    /// End, seconds since the run's start.
+    pub end_s: f64,
+    /// Reporting intervals merged into it.
+    pub intervals: usize,
+    /// Operations per region (the regions as they were at the start).
+    pub ops: Vec<u64>,
+}
+
+impl RegionTimeline {
+    /// An empty timeline of `regions` regions holding at most `max_cells`
+    /// counters (but always at least one column).
+    pub fn new(regions: usize, max_cells: usize) -> Self {
+        RegionTimeline {
+            intervals_per_column: 1,
+            columns: Vec::new(),
+            regions,
+            max_cells,
+        }
+    }
+
+    /// Regions per column.
+    pub fn regions(&self) -> usize {
+        self.regions
+    }
+
+    /// Adds one interval's operations per region.
+    pub fn push(&mut self, start_s: f64, end_s: f64, ops: &[u64]) {
+        let per_column = self.intervals_per_column;
+        match self.columns.last_mut() {
+            Some(last) if last.intervals < per_column => {
+                last.end_s = end_s;
+                last.intervals += 1;
+                for (a, b) in last.ops.iter_mut().zip(ops) {
+                    *a += b;
+                }
+            }
+            _ => {
+                let mut column = vec![0; self.regions];
+                for (a, b) in column.iter_mut().zip(ops) {
+                    *a = *b;
+                }
+                self.columns.push(TimelineColumn {
+                    start_s,
+                    end_s,
+                    intervals: 1,
+                    ops: column,
+                });
+            }
+        }
+        while self.columns.len() > 1 && self.columns.len() * self.regions > self.max_cells {
+            self.halve();
+        }
+    }
+
+    /// Merges adjacent columns in pairs.
+    fn halve(&mut self) {
+        let old = std::mem::take(&mut self.columns);
+        let mut pairs = old.into_iter();
+        while let Some(mut first) = pairs.next() {
+            if let Some(second) = pairs.next() {
+                first.end_s = second.end_s;
+                first.intervals += second.intervals;
+                for (a, b) in first.ops.iter_mut().zip(&second.ops) {
+                    *a += b;
+                }
+            }
+            self.columns.push(first);
+        }
+        self.intervals_per_column *= 2;
+    }
+}
+
 /// The whole run.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunSummary {
@@ -392,16 +516,29 @@ pub struct RunSummary {
     /// The first error of the run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
+    /// Operations per region over time (warm-up included).
+    pub region_timeline: RegionTimeline,
+    /// Corrected latency after warm-up, ns (for the latency spectrum).
+    #[serde(skip)]
+    pub corrected_histogram: Histogram<u64>,
+    /// Service latency after warm-up, ns.
+    #[serde(skip)]
+    pub service_histogram: Histogram<u64>,
 }
 
 impl RunSummary {
     /// Assembles the summary.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "called once, by the run, with each part it measured"
+    )]
     pub fn new(
         spec: &LoadSpec,
         total: &IntervalSlot,
         phases: Vec<PhaseSummary>,
         intervals: Vec<IntervalRecord>,
         regions: Vec<RegionLoad>,
+        region_timeline: RegionTimeline,
         splits: usize,
         records_at_end: u64,
     ) -> Self {
@@ -440,6 +577,9 @@ impl RunSummary {
             splits,
             records_at_end,
             first_error: total.first_error.clone(),
+            region_timeline,
+            corrected_histogram: total.corrected.clone(),
+            service_histogram: total.service.clone(),
         }
     }
 
@@ -567,18 +707,73 @@ impl RunSummary {
             .with_base_time(started)
             .with_max_value_divisor(1e6);
         let mut writer = builder.begin_log_with(out, &mut serializer)?;
+        let mut deserializer = Deserializer::new();
         for i in &self.intervals {
             let start = Duration::from_nanos(i.start_ns);
             let length = Duration::from_secs_f64(i.length_s);
-            for (tag, h) in [
-                ("corrected", &i.corrected_histogram),
-                ("service", &i.service_histogram),
+            for (tag, encoded) in [
+                ("corrected", &i.encoded.corrected),
+                ("service", &i.encoded.service),
             ] {
+                let h: Histogram<u64> = deserializer
+                    .deserialize(&mut encoded.as_slice())
+                    .map_err(|e| io::Error::other(format!("interval histogram: {e:?}")))?;
                 writer
-                    .write_histogram(h, start, length, Tag::new(tag))
+                    .write_histogram(&h, start, length, Tag::new(tag))
                     .map_err(|e| io::Error::other(format!("{e:?}")))?;
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_timeline_keeps_one_column_per_interval_under_its_cap() {
+        let mut t = RegionTimeline::new(3, 100);
+        for i in 0..5u64 {
+            t.push(i as f64, i as f64 + 1.0, &[i, 1, 0]);
+        }
+        assert_eq!(t.intervals_per_column, 1);
+        assert_eq!(t.columns.len(), 5);
+        assert_eq!(t.columns[4].ops, vec![4, 1, 0]);
+        assert_eq!((t.columns[4].start_s, t.columns[4].end_s), (4.0, 5.0));
+    }
+
+    #[test]
+    fn past_its_cap_the_timeline_halves_its_time_resolution_and_keeps_every_count() {
+        // 2 regions, at most 8 cells: 4 columns.
+        let mut t = RegionTimeline::new(2, 8);
+        for i in 0..11u64 {
+            t.push(i as f64, i as f64 + 1.0, &[1, i]);
+        }
+        // 11 intervals: 4 per column after two halvings -> columns of 4, 4, 3.
+        assert_eq!(t.intervals_per_column, 4);
+        assert!(t.columns.len() * 2 <= 8);
+        let intervals: Vec<usize> = t.columns.iter().map(|c| c.intervals).collect();
+        assert_eq!(intervals, vec![4, 4, 3]);
+        assert_eq!(t.columns[0].ops, vec![4, 1 + 2 + 3]);
+        assert_eq!(t.columns[2].ops, vec![3, 8 + 9 + 10]);
+        assert_eq!((t.columns[1].start_s, t.columns[1].end_s), (4.0, 8.0));
+        let total: u64 = t.columns.iter().flat_map(|c| c.ops.iter()).sum();
+        assert_eq!(total, 11 + (0..11).sum::<u64>());
+        // Columns stay contiguous in time.
+        for pair in t.columns.windows(2) {
+            assert_eq!(pair[0].end_s, pair[1].start_s);
+        }
+    }
+
+    #[test]
+    fn a_timeline_wider_than_its_cap_keeps_one_column() {
+        let mut t = RegionTimeline::new(10, 4);
+        for i in 0..3u64 {
+            t.push(i as f64, i as f64 + 1.0, &[1; 10]);
+        }
+        assert_eq!(t.columns.len(), 1);
+        assert_eq!(t.columns[0].ops, vec![3; 10]);
+        assert_eq!(t.columns[0].end_s, 3.0);
     }
 }
