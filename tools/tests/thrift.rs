@@ -1,6 +1,8 @@
 //! `strata thrift`: each call of HBase's Thrift1 interface against a server on a loopback
 //! port, with its HBase semantics and its errors.
 
+#![cfg(test)]
+
 mod thrift_support;
 
 use strata_tools::thrift::client::Client;
@@ -94,7 +96,13 @@ fn mutate(client: &mut Client, table: &str, row: &str, mutations: Vec<Mutation>)
     );
 }
 
-fn mutate_at(client: &mut Client, table: &str, row: &str, timestamp: i64, mutations: Vec<Mutation>) {
+fn mutate_at(
+    client: &mut Client,
+    table: &str,
+    row: &str,
+    timestamp: i64,
+    mutations: Vec<Mutation>,
+) {
     ok::<()>(
         client,
         Call::MutateRowTs(MutateRowTsArgs {
@@ -107,7 +115,12 @@ fn mutate_at(client: &mut Client, table: &str, row: &str, timestamp: i64, mutati
     );
 }
 
-fn get_row(client: &mut Client, table: &str, row: &str, columns: Option<&[&str]>) -> Vec<(String, String)> {
+fn get_row(
+    client: &mut Client,
+    table: &str,
+    row: &str,
+    columns: Option<&[&str]>,
+) -> Vec<(String, String)> {
     let rows: Vec<TRowResult> = ok(
         client,
         Call::GetRowWithColumns(GetRowWithColumnsArgs {
@@ -120,7 +133,12 @@ fn get_row(client: &mut Client, table: &str, row: &str, columns: Option<&[&str]>
     rows.first().map(values).unwrap_or_default()
 }
 
-fn get_row_ts(client: &mut Client, table: &str, row: &str, timestamp: i64) -> Vec<(String, String, i64)> {
+fn get_row_ts(
+    client: &mut Client,
+    table: &str,
+    row: &str,
+    timestamp: i64,
+) -> Vec<(String, String, i64)> {
     let rows: Vec<TRowResult> = ok(
         client,
         Call::GetRowTs(GetRowTsArgs {
@@ -176,7 +194,10 @@ fn drain(client: &mut Client, id: i32) -> Vec<TRowResult> {
         }
         all.extend(rows);
     }
-    ok::<()>(client, Call::ScannerClose(ScannerCloseArgs { id: Some(id) }));
+    ok::<()>(
+        client,
+        Call::ScannerClose(ScannerCloseArgs { id: Some(id) }),
+    );
     all
 }
 
@@ -274,7 +295,10 @@ fn tables_are_created_listed_described_disabled_and_deleted() {
             table_name: bytes("t"),
         }),
     ));
-    assert!(enabled_drop.contains("TableNotDisabledException"), "{enabled_drop}");
+    assert!(
+        enabled_drop.contains("TableNotDisabledException"),
+        "{enabled_drop}"
+    );
     ok::<()>(
         &mut client,
         Call::DisableTable(DisableTableArgs {
@@ -297,7 +321,10 @@ fn tables_are_created_listed_described_disabled_and_deleted() {
             attributes: None,
         }),
     ));
-    assert!(read_disabled.contains("TableNotEnabledException"), "{read_disabled}");
+    assert!(
+        read_disabled.contains("TableNotEnabledException"),
+        "{read_disabled}"
+    );
     let flags: ThriftMap<Vec<u8>, bool> = ok(
         &mut client,
         Call::GetTableNamesWithIsTableEnabled(GetTableNamesWithIsTableEnabledArgs {}),
@@ -327,7 +354,10 @@ fn unknown_tables_and_families_are_io_errors() {
             attributes: None,
         }),
     ));
-    assert_eq!(unknown_table, "org.apache.hadoop.hbase.TableNotFoundException: nope");
+    assert_eq!(
+        unknown_table,
+        "org.apache.hadoop.hbase.TableNotFoundException: nope"
+    );
     let unknown_table = io_error(fails::<()>(
         &mut client,
         Call::MutateRows(MutateRowsArgs {
@@ -474,7 +504,9 @@ fn puts_and_reads_follow_hbase_columns() {
         }),
     );
     assert_eq!(
-        got.iter().map(|cell| cell.value.clone().unwrap()).collect::<Vec<_>>(),
+        got.iter()
+            .map(|cell| cell.value.clone().unwrap())
+            .collect::<Vec<_>>(),
         [b"empty".to_vec(), b"1".to_vec()]
     );
     server.stop();
@@ -487,7 +519,13 @@ fn ts_calls_take_an_exclusive_upper_bound_and_write_at_their_timestamp() {
     create(&mut client, "t", vec![family("f", 5)]);
     mutate_at(&mut client, "t", "r", 100, vec![put("f:q", "v100")]);
     mutate_at(&mut client, "t", "r", 200, vec![put("f:q", "v200")]);
-    mutate_at(&mut client, "t", "r", 300, vec![put("f:q", "v300"), put("f:p", "p300")]);
+    mutate_at(
+        &mut client,
+        "t",
+        "r",
+        300,
+        vec![put("f:q", "v300"), put("f:p", "p300")],
+    );
     // getRowTs: [0, ts).
     assert_eq!(
         get_row_ts(&mut client, "t", "r", 300),
@@ -513,7 +551,10 @@ fn ts_calls_take_an_exclusive_upper_bound_and_write_at_their_timestamp() {
         }),
     );
     assert_eq!(
-        versions.iter().map(|cell| cell.timestamp.unwrap()).collect::<Vec<_>>(),
+        versions
+            .iter()
+            .map(|cell| cell.timestamp.unwrap())
+            .collect::<Vec<_>>(),
         [300, 200]
     );
     let versions: Vec<TCell> = ok(
@@ -528,7 +569,10 @@ fn ts_calls_take_an_exclusive_upper_bound_and_write_at_their_timestamp() {
         }),
     );
     assert_eq!(
-        versions.iter().map(|cell| cell.timestamp.unwrap()).collect::<Vec<_>>(),
+        versions
+            .iter()
+            .map(|cell| cell.timestamp.unwrap())
+            .collect::<Vec<_>>(),
         [200, 100]
     );
     let zero = io_error(fails::<Vec<TCell>>(
@@ -615,8 +659,16 @@ fn deletes_take_families_columns_rows_and_timestamps() {
     assert_eq!(get_row(&mut client, "t", "s", None), pairs(&[("a:x", "1")]));
 
     // A row's puts go first, then its deletes: a delete hides a put of the same call.
-    mutate(&mut client, "t", "u", vec![delete("a:x"), put("a:x", "gone"), put("a:y", "kept")]);
-    assert_eq!(get_row(&mut client, "t", "u", None), pairs(&[("a:y", "kept")]));
+    mutate(
+        &mut client,
+        "t",
+        "u",
+        vec![delete("a:x"), put("a:x", "gone"), put("a:y", "kept")],
+    );
+    assert_eq!(
+        get_row(&mut client, "t", "u", None),
+        pairs(&[("a:y", "kept")])
+    );
 
     // mutateRowTs deletes what is at or before its timestamp.
     mutate_at(&mut client, "t", "v", 10, vec![put("a:x", "10")]);
@@ -688,7 +740,10 @@ fn deletes_take_families_columns_rows_and_timestamps() {
             attributes: None,
         }),
     );
-    assert_eq!(get_row(&mut client, "t", "x", None), pairs(&[("a:x", "15")]));
+    assert_eq!(
+        get_row(&mut client, "t", "x", None),
+        pairs(&[("a:x", "15")])
+    );
     ok::<()>(
         &mut client,
         Call::DeleteAllRow(DeleteAllRowArgs {
@@ -786,7 +841,10 @@ fn scan_table(client: &mut Client) {
             "t",
             &row,
             1000 + index,
-            vec![put("a:x", &format!("x{index}")), put("b:y", &format!("y{index}"))],
+            vec![
+                put("a:x", &format!("x{index}")),
+                put("b:y", &format!("y{index}")),
+            ],
         );
     }
 }
@@ -870,10 +928,7 @@ fn scanners_honour_every_tscan_field() {
     );
     let rows = drain(&mut client, id);
     assert!(rows[0].columns.is_none());
-    assert_eq!(
-        values(&rows[0]),
-        pairs(&[("a:x", "x9"), ("b:y", "y9")])
-    );
+    assert_eq!(values(&rows[0]), pairs(&[("a:x", "x9"), ("b:y", "y9")]));
     // reversed: from the start row (the larger key) down to the stop row (exclusive).
     let id = open_scan(
         &mut client,
@@ -897,11 +952,16 @@ fn scanners_honour_every_tscan_field() {
     assert_eq!(row_keys(&drain(&mut client, id))[0], "row9");
     // scannerGet takes one row at a time.
     let id = open_scan(&mut client, "t", TScan::default());
-    let first: Vec<TRowResult> =
-        ok(&mut client, Call::ScannerGet(ScannerGetArgs { id: Some(id) }));
+    let first: Vec<TRowResult> = ok(
+        &mut client,
+        Call::ScannerGet(ScannerGetArgs { id: Some(id) }),
+    );
     assert_eq!(row_keys(&first), ["row0"]);
     assert_eq!(row_keys(&next_rows(&mut client, id, 2)), ["row1", "row2"]);
-    ok::<()>(&mut client, Call::ScannerClose(ScannerCloseArgs { id: Some(id) }));
+    ok::<()>(
+        &mut client,
+        Call::ScannerClose(ScannerCloseArgs { id: Some(id) }),
+    );
     server.stop();
 }
 
@@ -1002,7 +1062,10 @@ fn scanner_errors_bad_filters_and_foreign_ids() {
     assert!(missing.contains("12345"), "{missing}");
     // A closed scanner is gone.
     let id = open_scan(&mut client, "t", TScan::default());
-    ok::<()>(&mut client, Call::ScannerClose(ScannerCloseArgs { id: Some(id) }));
+    ok::<()>(
+        &mut client,
+        Call::ScannerClose(ScannerCloseArgs { id: Some(id) }),
+    );
     illegal_argument(fails::<Vec<TRowResult>>(
         &mut client,
         Call::ScannerGet(ScannerGetArgs { id: Some(id) }),
@@ -1060,7 +1123,10 @@ fn scanner_errors_bad_filters_and_foreign_ids() {
             attributes: None,
         }),
     ));
-    assert!(unknown_family.contains("NoSuchColumnFamilyException"), "{unknown_family}");
+    assert!(
+        unknown_family.contains("NoSuchColumnFamilyException"),
+        "{unknown_family}"
+    );
     assert_eq!(server.handle.stats().open_scanners, 1);
     drop(client);
     drop(other);
@@ -1084,8 +1150,10 @@ fn append_check_and_put_row_or_before_and_region_info() {
             }),
         }),
     );
-    let mut appended: Vec<Vec<u8>> =
-        appended.into_iter().map(|cell| cell.value.unwrap()).collect();
+    let mut appended: Vec<Vec<u8>> = appended
+        .into_iter()
+        .map(|cell| cell.value.unwrap())
+        .collect();
     appended.sort();
     assert_eq!(appended, [b"abcd".to_vec(), b"x".to_vec()]);
     let mismatch = io_error(fails::<Vec<TCell>>(
@@ -1118,7 +1186,10 @@ fn append_check_and_put_row_or_before_and_region_info() {
     assert!(!check(&mut client, None, "second"));
     assert!(!check(&mut client, Some("other"), "third"));
     assert!(check(&mut client, Some("first"), "fourth"));
-    assert_eq!(get_row(&mut client, "t", "c", None), pairs(&[("f:q", "fourth")]));
+    assert_eq!(
+        get_row(&mut client, "t", "c", None),
+        pairs(&[("f:q", "fourth")])
+    );
 
     // getRowOrBefore: the row itself, or the closest one before it.
     let before = |client: &mut Client, row: &str| -> Vec<Vec<u8>> {
@@ -1176,7 +1247,10 @@ fn append_check_and_put_row_or_before_and_region_info() {
         }),
     ));
     assert!(unknown.contains("TableNotFoundException"), "{unknown}");
-    assert_eq!(get_row(&mut client, "t", "c", None), pairs(&[("f:q", "fourth")]));
+    assert_eq!(
+        get_row(&mut client, "t", "c", None),
+        pairs(&[("f:q", "fourth")])
+    );
     server.stop();
 }
 
@@ -1184,7 +1258,10 @@ fn append_check_and_put_row_or_before_and_region_info() {
 fn server_type_cluster_id_and_unsupported_or_unknown_calls() {
     let server = TestServer::start();
     let mut client = server.client();
-    let kind: i32 = ok(&mut client, Call::GetThriftServerType(GetThriftServerTypeArgs {}));
+    let kind: i32 = ok(
+        &mut client,
+        Call::GetThriftServerType(GetThriftServerTypeArgs {}),
+    );
     assert_eq!(kind, THRIFT_SERVER_TYPE_ONE);
     let id: String = ok(&mut client, Call::GetClusterId(GetClusterIdArgs {}));
     assert!(id.starts_with("strata:"), "{id}");
@@ -1195,7 +1272,8 @@ fn server_type_cluster_id_and_unsupported_or_unknown_calls() {
     assert!(grant.contains("not supported"), "{grant}");
 
     // A method outside the interface: Thrift's UNKNOWN_METHOD, and the connection goes on.
-    let mut raw = strata_tools::thrift::codec::Writer::new(strata_tools::thrift::codec::Protocol::Binary);
+    let mut raw =
+        strata_tools::thrift::codec::Writer::new(strata_tools::thrift::codec::Protocol::Binary);
     raw.write_message_begin(&strata_tools::thrift::codec::MessageHeader {
         name: "dropEverything".into(),
         kind: strata_tools::thrift::codec::MessageType::Call,
@@ -1224,7 +1302,12 @@ fn every_transport_and_protocol_is_served_and_recognised() {
     for (index, format) in ALL_FORMATS.into_iter().enumerate() {
         let mut client = server.client_with(format);
         let row = format!("r{index}");
-        mutate(&mut client, "t", &row, vec![put("f:q", &format!("{format}"))]);
+        mutate(
+            &mut client,
+            "t",
+            &row,
+            vec![put("f:q", &format!("{format}"))],
+        );
         assert_eq!(
             get_row(&mut client, "t", &row, None),
             pairs(&[("f:q", &format!("{format}"))]),

@@ -12,8 +12,8 @@
 
 use std::ffi::OsString;
 use std::io::{self, IsTerminal, Read, Write};
-use std::os::unix::ffi::OsStringExt;
 use std::net::{IpAddr, SocketAddr};
+use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -390,10 +390,16 @@ fn thrift(args: ThriftArgs) -> Result<ExitCode, String> {
         server.local_addr(),
         args.transport
             .to_possible_value()
-            .map_or_else(String::new, |value| format!("transport {}", value.get_name())),
+            .map_or_else(String::new, |value| format!(
+                "transport {}",
+                value.get_name()
+            )),
         args.protocol
             .to_possible_value()
-            .map_or_else(String::new, |value| format!("protocol {}", value.get_name())),
+            .map_or_else(String::new, |value| format!(
+                "protocol {}",
+                value.get_name()
+            )),
     );
     let served = server.run();
     signal_handle.close();

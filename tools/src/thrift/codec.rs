@@ -292,7 +292,10 @@ impl fmt::Display for DecodeError {
             }
             DecodeError::NegativeSize { what, size } => write!(f, "{what} has size {size}"),
             DecodeError::BadVersion { word } => {
-                write!(f, "not a Thrift binary protocol message (first word {word:#010x})")
+                write!(
+                    f,
+                    "not a Thrift binary protocol message (first word {word:#010x})"
+                )
             }
             DecodeError::BadCompactHeader {
                 protocol_id,
@@ -753,7 +756,8 @@ impl<R: Read> Reader<R> {
             TType::Binary => {
                 let length = self.size_i32("string", 1)?;
                 self.spend(length as u64, "string")?;
-                let copied = io::copy(&mut (&mut self.source).take(length as u64), &mut io::sink())?;
+                let copied =
+                    io::copy(&mut (&mut self.source).take(length as u64), &mut io::sink())?;
                 if copied < length as u64 {
                     return Err(DecodeError::Truncated);
                 }
@@ -1032,7 +1036,8 @@ impl Writer {
             }
             Protocol::Compact => {
                 if size < 15 {
-                    self.bytes.push(((size as u8) << 4) | element.compact_code());
+                    self.bytes
+                        .push(((size as u8) << 4) | element.compact_code());
                 } else {
                     self.bytes.push(0xf0 | element.compact_code());
                     self.write_varint(u64::from(size as u32));
@@ -1351,10 +1356,13 @@ mod tests {
                 first: Some(false),
                 second: Some(b"in".to_vec()),
             }),
-            nested_list: Some(vec![Inner::default(), Inner {
-                first: Some(true),
-                second: None,
-            }]),
+            nested_list: Some(vec![
+                Inner::default(),
+                Inner {
+                    first: Some(true),
+                    second: None,
+                },
+            ]),
             far: Some(17),
             negative: Some(false),
         }
@@ -1467,7 +1475,10 @@ mod tests {
             for cut in 0..bytes.len() {
                 let result = decode::<Everything>(protocol, &bytes[..cut]);
                 assert!(
-                    matches!(result, Err(DecodeError::Truncated | DecodeError::TooLarge { .. })),
+                    matches!(
+                        result,
+                        Err(DecodeError::Truncated | DecodeError::TooLarge { .. })
+                    ),
                     "{protocol:?} cut at {cut}: {result:?}"
                 );
             }

@@ -34,8 +34,8 @@ use strata::{
 
 use super::codec::ThriftMap;
 use super::hbase::{
-    self, Bytes, Call, ColumnDescriptor, Failure, Mutation, Outcome, THRIFT_SERVER_TYPE_ONE,
-    TCell, TColumn, TIncrement, TRegionInfo, TRowResult, TScan,
+    self, Bytes, Call, ColumnDescriptor, Failure, Mutation, Outcome, TCell, TColumn,
+    THRIFT_SERVER_TYPE_ONE, TIncrement, TRegionInfo, TRowResult, TScan,
 };
 use crate::exec::schema::ZSTD_LEVEL;
 
@@ -442,7 +442,9 @@ impl Gateway {
             Call::GetColumnDescriptors(args) => {
                 self.column_descriptors(&required(args.table_name, "tableName")?)
             }
-            Call::GetTableRegions(args) => self.table_regions(&required(args.table_name, "tableName")?),
+            Call::GetTableRegions(args) => {
+                self.table_regions(&required(args.table_name, "tableName")?)
+            }
             Call::CreateTable(args) => self.create_table(
                 &required(args.table_name, "tableName")?,
                 args.column_families.unwrap_or_default(),
@@ -519,12 +521,18 @@ impl Gateway {
             ),
             Call::MutateRow(args) => self.mutate_rows(
                 &required(args.table_name, "tableName")?,
-                vec![(required(args.row, "row")?, args.mutations.unwrap_or_default())],
+                vec![(
+                    required(args.row, "row")?,
+                    args.mutations.unwrap_or_default(),
+                )],
                 LATEST_TIMESTAMP,
             ),
             Call::MutateRowTs(args) => self.mutate_rows(
                 &required(args.table_name, "tableName")?,
-                vec![(required(args.row, "row")?, args.mutations.unwrap_or_default())],
+                vec![(
+                    required(args.row, "row")?,
+                    args.mutations.unwrap_or_default(),
+                )],
                 required(args.timestamp, "timestamp")?,
             ),
             Call::MutateRows(args) => self.mutate_batches(
@@ -700,9 +708,7 @@ impl Gateway {
                 table.name()
             )));
         }
-        self.db
-            .enable_table(table.name())
-            .map_err(engine_failure)?;
+        self.db.enable_table(table.name()).map_err(engine_failure)?;
         Ok(Outcome::Void)
     }
 
@@ -1147,10 +1153,13 @@ impl Gateway {
         if let Some(timestamp) = tscan.timestamp {
             scan = scan.time_range(0, timestamp);
         }
-        if let Some(cells) = tscan.batch_size.and_then(|size| usize::try_from(size).ok()) {
-            if cells > 0 {
-                scan = scan.batch(cells);
-            }
+        // HBase's batch: at most this many cells per result; zero or less does not batch.
+        if let Some(cells) = tscan
+            .batch_size
+            .and_then(|size| usize::try_from(size).ok())
+            .filter(|&cells| cells > 0)
+        {
+            scan = scan.batch(cells);
         }
         if let Some(filter) = tscan.filter_string.filter(|filter| !filter.is_empty()) {
             let text = std::str::from_utf8(&filter).map_err(|_| {
@@ -1166,12 +1175,7 @@ impl Gateway {
         scan = scan.reversed(tscan.reversed.unwrap_or(false));
         // `caching` and `cacheBlocks` tune how HBase moves rows between servers; a strata
         // scanner reads its snapshot lazily, so they change nothing.
-        self.register_scanner(
-            session,
-            &table,
-            &scan,
-            tscan.sort_columns.unwrap_or(false),
-        )
+        self.register_scanner(session, &table, &scan, tscan.sort_columns.unwrap_or(false))
     }
 
     /// `scannerOpenWithPrefix`: the rows starting with the prefix.
@@ -1333,11 +1337,9 @@ fn region_info(table: &str, region: &strata::RegionInfo) -> TRegionInfo {
 
 /// A family's `ColumnDescriptor` (name with its colon, as HBase sends it).
 fn column_descriptor(family: &FamilyDescriptor) -> ColumnDescriptor {
-    let time_to_live = family
-        .get_ttl()
-        .map_or(TTL_FOREVER_SECONDS, |ttl| {
-            i32::try_from(ttl.as_secs()).unwrap_or(TTL_FOREVER_SECONDS)
-        });
+    let time_to_live = family.get_ttl().map_or(TTL_FOREVER_SECONDS, |ttl| {
+        i32::try_from(ttl.as_secs()).unwrap_or(TTL_FOREVER_SECONDS)
+    });
     ColumnDescriptor {
         name: Some(column_key(family.name().as_bytes(), b"")),
         max_versions: Some(i32::try_from(family.get_max_versions()).unwrap_or(i32::MAX)),
@@ -1423,7 +1425,10 @@ mod tests {
     fn columns_split_at_the_first_colon() {
         assert_eq!(ColumnName::parse(b"cf"), ColumnName::Family(b"cf"));
         assert_eq!(ColumnName::parse(b"cf:"), ColumnName::Column(b"cf", b""));
-        assert_eq!(ColumnName::parse(b"cf:a:b"), ColumnName::Column(b"cf", b"a:b"));
+        assert_eq!(
+            ColumnName::parse(b"cf:a:b"),
+            ColumnName::Column(b"cf", b"a:b")
+        );
         assert_eq!(ColumnName::parse(b""), ColumnName::Family(b""));
         assert_eq!(ColumnName::Family(b"cf").cell(), (&b"cf"[..], &b""[..]));
     }

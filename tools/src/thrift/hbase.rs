@@ -11,8 +11,8 @@
 use std::io::Read;
 
 use super::codec::{
-    DecodeError, EncodeError, MessageHeader, MessageType, Protocol, Reader, TType, ThriftMap,
-    Wire, Writer, thrift_struct,
+    DecodeError, EncodeError, MessageHeader, MessageType, Protocol, Reader, TType, ThriftMap, Wire,
+    Writer, thrift_struct,
 };
 
 /// `Text` and `Bytes` in the IDL: binary.
@@ -1156,8 +1156,12 @@ mod tests {
             }),
             Call::GetThriftServerType(GetThriftServerTypeArgs {}),
             Call::GetClusterId(GetClusterIdArgs {}),
-            Call::Grant(GrantArgs { info: Some(entity()) }),
-            Call::Revoke(RevokeArgs { info: Some(entity()) }),
+            Call::Grant(GrantArgs {
+                info: Some(entity()),
+            }),
+            Call::Revoke(RevokeArgs {
+                info: Some(entity()),
+            }),
         ]
     }
 
@@ -1179,7 +1183,11 @@ mod tests {
                 // Every truncation is an error, never a different call.
                 for cut in 0..bytes.len() {
                     let mut reader = Reader::new(&bytes[..cut], protocol, cut as u64);
-                    assert!(read_call(&mut reader).is_err(), "{} cut at {cut}", call.name());
+                    assert!(
+                        read_call(&mut reader).is_err(),
+                        "{} cut at {cut}",
+                        call.name()
+                    );
                 }
             }
         }
@@ -1208,7 +1216,10 @@ mod tests {
         }
     }
 
-    fn outcome_round_trip<T: Wire + PartialEq + Clone + std::fmt::Debug>(outcome: Outcome, expected: T) {
+    fn outcome_round_trip<T: Wire + PartialEq + Clone + std::fmt::Debug>(
+        outcome: Outcome,
+        expected: T,
+    ) {
         for protocol in [Protocol::Binary, Protocol::Compact] {
             let bytes = encode_reply(protocol, "m", 9, IO_IA_EXISTS, &Ok(outcome.clone())).unwrap();
             let mut reader = Reader::new(&bytes[..], protocol, bytes.len() as u64);
@@ -1218,7 +1229,10 @@ mod tests {
             assert_eq!(response, Response::Success(expected.clone()), "{outcome:?}");
             for cut in 0..bytes.len() {
                 let mut reader = Reader::new(&bytes[..cut], protocol, cut as u64);
-                assert!(read_response::<T, _>(&mut reader).is_err(), "{outcome:?} cut {cut}");
+                assert!(
+                    read_response::<T, _>(&mut reader).is_err(),
+                    "{outcome:?} cut {cut}"
+                );
             }
         }
     }
@@ -1297,8 +1311,7 @@ mod tests {
                 (Failure::AlreadyExists("there".into()), IO_IA, 1),
             ];
             for (failure, throws, field) in cases {
-                let bytes =
-                    encode_reply(protocol, "m", 1, throws, &Err(failure.clone())).unwrap();
+                let bytes = encode_reply(protocol, "m", 1, throws, &Err(failure.clone())).unwrap();
                 let mut reader = Reader::new(&bytes[..], protocol, bytes.len() as u64);
                 let (_, response) = read_response::<(), _>(&mut reader).unwrap();
                 let message = match (&response, field) {
@@ -1310,9 +1323,14 @@ mod tests {
                 assert_eq!(message.as_deref(), Some(failure.message()));
             }
             // A method without exceptions gets a TApplicationException.
-            let bytes =
-                encode_reply(protocol, "getClusterId", 1, NONE, &Err(Failure::Io("x".into())))
-                    .unwrap();
+            let bytes = encode_reply(
+                protocol,
+                "getClusterId",
+                1,
+                NONE,
+                &Err(Failure::Io("x".into())),
+            )
+            .unwrap();
             let mut reader = Reader::new(&bytes[..], protocol, bytes.len() as u64);
             let (header, response) = read_response::<String, _>(&mut reader).unwrap();
             assert_eq!(header.kind, MessageType::Exception);

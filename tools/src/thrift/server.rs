@@ -23,8 +23,8 @@ use super::hbase::{
     self, Failure, Incoming, application_error, encode_application_exception, encode_reply,
 };
 use super::transport::{
-    ConnectionReader, DETECTION_BYTES, Transport, Wait, WireFormat, detect_wire_format,
-    read_frame, write_message,
+    ConnectionReader, DETECTION_BYTES, Transport, Wait, WireFormat, detect_wire_format, read_frame,
+    write_message,
 };
 
 /// Default largest message (and frame) a connection may send or be sent: 64 MiB.
@@ -418,8 +418,7 @@ fn serve_connection(shared: &Shared, stream: TcpStream) -> Result<(), Connection
     stream.set_nodelay(true)?;
     stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
     let mut writer = stream.try_clone()?;
-    let mut reader =
-        ConnectionReader::new(stream, TICK, shared.options.message_stall_timeout)?;
+    let mut reader = ConnectionReader::new(stream, TICK, shared.options.message_stall_timeout)?;
     let mut session = Session::new();
     let mut format: Option<WireFormat> = None;
     loop {

@@ -186,8 +186,8 @@ impl ConnectionReader {
                         return Err(io::Error::new(
                             io::ErrorKind::TimedOut,
                             format!(
-                                "no byte for {} s in the middle of a message",
-                                self.stall_timeout.as_secs()
+                                "no byte for {:?} in the middle of a message",
+                                self.stall_timeout
                             ),
                         ));
                     }
@@ -273,9 +273,8 @@ pub fn write_message<W: Write>(
     match transport {
         Transport::Buffered => sink.write_all(message),
         Transport::Framed => {
-            let length = i32::try_from(message.len()).map_err(|_| {
-                io::Error::new(io::ErrorKind::InvalidInput, "a message over 2 GiB")
-            })?;
+            let length = i32::try_from(message.len())
+                .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a message over 2 GiB"))?;
             // One write for header and message: a frame is never split across two segments
             // on our side.
             let mut framed = Vec::with_capacity(FRAME_HEADER_BYTES + message.len());
@@ -299,7 +298,11 @@ mod tests {
         let non_strict = [0x00, 0x00, 0x00, 0x06, b'g'];
         let cases = [
             (&buffered_binary[..], Transport::Buffered, Protocol::Binary),
-            (&buffered_compact[..], Transport::Buffered, Protocol::Compact),
+            (
+                &buffered_compact[..],
+                Transport::Buffered,
+                Protocol::Compact,
+            ),
             (&framed_binary[..], Transport::Framed, Protocol::Binary),
             (&framed_compact[..], Transport::Framed, Protocol::Compact),
             (&non_strict[..], Transport::Buffered, Protocol::Binary),
@@ -331,7 +334,11 @@ mod tests {
         assert_eq!(read_frame(&mut &bytes[..], 5).unwrap(), b"hello");
         assert!(matches!(
             read_frame(&mut &bytes[..], 4),
-            Err(DecodeError::TooLarge { what: "frame", size: 5, limit: 4 })
+            Err(DecodeError::TooLarge {
+                what: "frame",
+                size: 5,
+                limit: 4
+            })
         ));
         assert!(matches!(
             read_frame(&mut &bytes[..8], 100),
