@@ -61,6 +61,15 @@ struct Args {
     /// Protocol the clients speak.
     #[arg(long, value_enum, default_value_t = ProtocolArg::Binary)]
     protocol: ProtocolArg,
+    /// Workloads to run, in order (getRow reads the rows mutateRows wrote, so it needs a
+    /// mutateRows run before it).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "mutate-rows,get-row"
+    )]
+    workloads: Vec<Workload>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -82,9 +91,11 @@ enum ProtocolArg {
     Compact,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Workload {
+    /// One-cell `mutateRows` of a new row.
     MutateRows,
+    /// One-cell `getRow` of a row written before.
     GetRow,
 }
 
@@ -308,7 +319,7 @@ fn main() -> Result<(), String> {
     // Rows written per connection so far: the next index to write, and what reads may read.
     let max_connections = args.connections.iter().copied().max().unwrap_or(1);
     let mut written = vec![0u64; max_connections];
-    for workload in [Workload::MutateRows, Workload::GetRow] {
+    for workload in args.workloads.iter().copied() {
         for &connections in &args.connections {
             let mut runs = Vec::with_capacity(args.repeat);
             for _ in 0..args.repeat.max(1) {

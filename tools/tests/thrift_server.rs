@@ -392,3 +392,87 @@ fn shutdown_disconnects_clients_and_returns() {
             .is_err()
     );
 }
+
+/// Starts `strata thrift` on a free port; returns the child and its address.
+fn start_binary(data: &std::path::Path) -> (std::process::Child, std::net::SocketAddr) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(["thrift", "--port", "0", "--data"])
+        .arg(data)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let first = lines.next().unwrap().unwrap();
+    let address = first
+        .split(" on ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    // Keep draining stderr so the server never blocks on a full pipe.
+    std::thread::spawn(move || {
+        for line in lines {
+            eprintln!("server: {}", line.unwrap_or_default());
+        }
+    });
+    (child, address)
+}
+
+#[test]
+fn the_binary_closes_its_database_on_sigterm_and_sigint() {
+    for signal in [libc::SIGTERM, libc::SIGINT] {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("db");
+        let (mut child, address) = start_binary(&data);
+        let mut client = Client::connect(address, BUFFERED_BINARY, CALL_TIMEOUT).unwrap();
+        let _: () = ok(
+            &mut client,
+            Call::CreateTable(CreateTableArgs {
+                table_name: bytes("t"),
+                column_families: Some(vec![ColumnDescriptor {
+                    name: bytes("f:"),
+                    ..ColumnDescriptor::default()
+                }]),
+            }),
+        );
+        let _: () = ok(
+            &mut client,
+            Call::MutateRow(MutateRowArgs {
+                table_name: bytes("t"),
+                row: bytes("r"),
+                mutations: Some(vec![Mutation {
+                    is_delete: Some(false),
+                    column: bytes("f:q"),
+                    value: bytes("v"),
+                    write_to_wal: Some(true),
+                }]),
+                attributes: None,
+            }),
+        );
+        // A client still connected does not keep the server from stopping.
+        let pid = i32::try_from(child.id()).unwrap();
+        // SAFETY: kill takes no pointer; `pid` is our own child, which has not been waited for.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "no exit after the signal"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(status.success(), "{status:?}");
+        drop(client);
+        // The database was closed: it opens again, with the write (the async WAL was synced).
+        let db = strata::Db::open_default(&data).unwrap();
+        let row = db.table("t").unwrap().get(&strata::Get::new("r")).unwrap();
+        assert_eq!(row.value("f", "q"), Some(&b"v"[..]));
+        db.close().unwrap();
+    }
+}

@@ -1,4 +1,5 @@
-//! `strata`: the HBase-compatible shell and the on-disk tools of the strata storage engine.
+//! `strata`: the HBase-compatible shell, the on-disk tools and the HBase Thrift gateway of the
+//! strata storage engine.
 //!
 //! ```text
 //! strata shell [--data DIR] [-e 'cmd; cmd'] [--timestamps millis|iso]
@@ -41,7 +42,7 @@ const EXIT_UNUSABLE: u8 = 2;
 #[command(
     name = "strata",
     version,
-    about = "The strata shell (HBase shell syntax) and on-disk tools"
+    about = "The strata shell (HBase shell syntax), on-disk tools and HBase Thrift gateway"
 )]
 struct Cli {
     #[command(subcommand)]
