@@ -362,19 +362,9 @@ impl<R: Read> Reader<R> {
         }
     }
 
-    /// The protocol being read.
-    pub fn protocol(&self) -> Protocol {
-        self.protocol
-    }
-
     /// What is left of the byte budget.
     pub fn remaining_bytes(&self) -> u64 {
         self.remaining_bytes
-    }
-
-    /// The byte source (to check what follows a message).
-    pub fn into_source(self) -> R {
-        self.source
     }
 
     fn spend(&mut self, bytes: u64, what: &'static str) -> Result<(), DecodeError> {
@@ -645,25 +635,14 @@ impl<R: Read> Reader<R> {
         Ok(bytes)
     }
 
-    /// A list header: the element type and count.
+    /// A list (or set) header: the element type and count.
     pub fn read_list_begin(&mut self) -> Result<(TType, usize), DecodeError> {
         self.enter()?;
         self.read_sequence_header("list")
     }
 
-    /// Ends a list.
+    /// Ends a list (or set).
     pub fn read_list_end(&mut self) {
-        self.leave();
-    }
-
-    /// A set header: the element type and count.
-    pub fn read_set_begin(&mut self) -> Result<(TType, usize), DecodeError> {
-        self.enter()?;
-        self.read_sequence_header("set")
-    }
-
-    /// Ends a set.
-    pub fn read_set_end(&mut self) {
         self.leave();
     }
 
@@ -825,35 +804,14 @@ impl std::error::Error for EncodeError {}
 impl Writer {
     /// A writer of `protocol` with an empty buffer.
     pub fn new(protocol: Protocol) -> Writer {
-        Writer::with_buffer(protocol, Vec::new())
-    }
-
-    /// A writer of `protocol` appending to `bytes` (a reused buffer, or one that already
-    /// holds a frame header).
-    pub fn with_buffer(protocol: Protocol, bytes: Vec<u8>) -> Writer {
         Writer {
             protocol,
-            bytes,
+            bytes: Vec::new(),
             field_id_stack: Vec::new(),
             last_field_id: 0,
             pending_bool_field: None,
             overflowed: false,
         }
-    }
-
-    /// The protocol being written.
-    pub fn protocol(&self) -> Protocol {
-        self.protocol
-    }
-
-    /// Bytes written so far (including any the buffer started with).
-    pub fn len(&self) -> usize {
-        self.bytes.len()
-    }
-
-    /// True when nothing was written.
-    pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
     }
 
     /// The encoded bytes.
@@ -1002,11 +960,6 @@ impl Writer {
         }
     }
 
-    /// A UUID's 16 bytes.
-    pub fn write_uuid(&mut self, value: &[u8; 16]) {
-        self.bytes.extend_from_slice(value);
-    }
-
     /// A string or binary.
     pub fn write_binary(&mut self, value: &[u8]) {
         let length = self.length_i32(value.len());
@@ -1019,15 +972,6 @@ impl Writer {
 
     /// A list header.
     pub fn write_list_begin(&mut self, element: TType, size: usize) {
-        self.write_sequence_header(element, size);
-    }
-
-    /// A set header.
-    pub fn write_set_begin(&mut self, element: TType, size: usize) {
-        self.write_sequence_header(element, size);
-    }
-
-    fn write_sequence_header(&mut self, element: TType, size: usize) {
         let size = self.length_i32(size);
         match self.protocol {
             Protocol::Binary => {

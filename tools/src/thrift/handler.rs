@@ -142,11 +142,6 @@ impl Session {
     pub fn new() -> Session {
         Session::default()
     }
-
-    /// Scanners open on this connection.
-    pub fn open_scanners(&self) -> usize {
-        self.scanners.len()
-    }
 }
 
 /// A column named in a call, split at its first colon.
@@ -385,16 +380,6 @@ impl Gateway {
             next_scanner_id: AtomicI32::new(1),
             counters,
         }
-    }
-
-    /// The database.
-    pub fn db(&self) -> &Db {
-        &self.db
-    }
-
-    /// The counters of the server.
-    pub fn counters(&self) -> &Arc<Counters> {
-        &self.counters
     }
 
     /// Closes the scanners of `session` that were not used for the idle timeout.

@@ -174,8 +174,6 @@ thrift_struct! {
 pub mod application_error {
     /// The method does not exist.
     pub const UNKNOWN_METHOD: i32 = 1;
-    /// The message type was not a call.
-    pub const INVALID_MESSAGE_TYPE: i32 = 2;
     /// The server failed while handling the call.
     pub const INTERNAL_ERROR: i32 = 6;
     /// The message could not be decoded.
