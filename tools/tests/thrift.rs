@@ -481,6 +481,15 @@ fn puts_and_reads_follow_hbase_columns() {
         }),
     );
     assert_eq!(row_keys(&rows), ["r2", "r1"]);
+    let none: Vec<TRowResult> = ok(
+        &mut client,
+        Call::GetRows(GetRowsArgs {
+            table_name: bytes("t"),
+            rows: Some(Vec::new()),
+            attributes: None,
+        }),
+    );
+    assert!(none.is_empty());
     let rows: Vec<TRowResult> = ok(
         &mut client,
         Call::GetRowsWithColumns(GetRowsWithColumnsArgs {
