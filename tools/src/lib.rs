@@ -7,6 +7,7 @@
 //! * [`session`]: input text in, output out: statements, timing, errors, the interactive
 //!   terminal loop.
 //! * [`disk`]: the on-disk tools.
+//! * [`thrift`]: `strata thrift`, HBase's Thrift1 gateway.
 //!
 //! The `strata` binary (`src/bin/strata.rs`) parses the command line and calls these.
 //! `docs/shell.md` describes the commands, their output and the differences from HBase.
@@ -18,3 +19,4 @@ pub mod exec;
 pub mod loadgen;
 pub mod session;
 pub mod shell;
+pub mod thrift;

@@ -1,4 +1,5 @@
-//! `strata`: the HBase-compatible shell and the on-disk tools of the strata storage engine.
+//! `strata`: the HBase-compatible shell, the on-disk tools and the HBase Thrift gateway of the
+//! strata storage engine.
 //!
 //! ```text
 //! strata shell [--data DIR] [-e 'cmd; cmd'] [--timestamps millis|iso]
@@ -6,20 +7,28 @@
 //! strata wal DIR
 //! strata verify DIR
 //! strata regions DIR TABLE
+//! strata thrift [--data DIR] [--bind 127.0.0.1] [--port 9090] [--transport auto|buffered|framed]
+//!               [--protocol auto|binary|compact] [--durability async|sync|fsync|skip|table]
 //! ```
 
 use std::ffi::OsString;
 use std::io::{self, IsTerminal, Read, Write};
+use std::net::{IpAddr, SocketAddr};
 use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use strata::{DbOptions, WalRecovery};
+use strata::{Db, DbOptions, Durability, WalRecovery};
 use strata_tools::disk;
 use strata_tools::exec::{ExecOptions, Executor};
 use strata_tools::session::{self, Session};
 use strata_tools::shell::{TableLayout, TimestampFormat};
+use strata_tools::thrift::codec::Protocol;
+use strata_tools::thrift::transport::Transport;
+use strata_tools::thrift::{Accept, ServerOptions, ThriftServer};
 
 /// Where `strata shell` keeps its database when `--data` is not given.
 const DEFAULT_DATA_DIR: &str = "./strata-data";
@@ -33,7 +42,7 @@ const EXIT_UNUSABLE: u8 = 2;
 #[command(
     name = "strata",
     version,
-    about = "The strata shell (HBase shell syntax) and on-disk tools"
+    about = "The strata shell (HBase shell syntax), on-disk tools and HBase Thrift gateway"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -88,6 +97,92 @@ enum Tool {
         /// The table.
         table: String,
     },
+    /// Serve HBase's Thrift1 interface (what `hbase thrift start` serves) over the database,
+    /// for happybase and the other HBase Thrift clients. Stops on SIGINT or SIGTERM.
+    Thrift(ThriftArgs),
+}
+
+#[derive(clap::Args)]
+struct ThriftArgs {
+    /// The database directory (created when missing).
+    #[arg(long, default_value = DEFAULT_DATA_DIR)]
+    data: PathBuf,
+    /// The address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    bind: IpAddr,
+    /// The port to listen on (0: any free port, printed at start).
+    #[arg(long, default_value_t = 9090)]
+    port: u16,
+    /// The transport clients must speak; auto recognises buffered (HBase's default) and
+    /// framed from each client's first bytes.
+    #[arg(long, value_enum, default_value_t = TransportArg::Auto)]
+    transport: TransportArg,
+    /// The protocol clients must speak; auto recognises binary (HBase's default) and compact.
+    #[arg(long, value_enum, default_value_t = ProtocolArg::Auto)]
+    protocol: ProtocolArg,
+    /// The durability of mutations that ask for the WAL: async (default; synced within
+    /// 100 ms, like HBase's SYNC_WAL the acknowledged write is not yet on disk), sync
+    /// (fdatasync before each reply), fsync, skip (no WAL), or table (each table's own).
+    #[arg(long, value_enum, default_value_t = DurabilityArg::Async)]
+    durability: DurabilityArg,
+    /// Largest message or frame either way, in MiB.
+    #[arg(long, default_value_t = 64)]
+    max_message_mb: u64,
+    /// Most connections served at once; more are closed at once.
+    #[arg(long, default_value_t = strata_tools::thrift::DEFAULT_MAX_CONNECTIONS)]
+    max_connections: usize,
+    /// Seconds a scanner may go unused before it is closed.
+    #[arg(long, default_value_t = 60)]
+    scanner_timeout_secs: u64,
+    /// What opening does with a damaged WAL (as for `strata shell`).
+    #[arg(long, value_enum, default_value_t = WalRecoveryArg::Strict)]
+    wal_recovery: WalRecoveryArg,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum TransportArg {
+    /// Buffered or framed, whichever each client speaks.
+    Auto,
+    /// Messages back to back (`hbase thrift start`'s default).
+    Buffered,
+    /// Every message after its length (`hbase thrift start -f`).
+    Framed,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ProtocolArg {
+    /// Binary or compact, whichever each client speaks.
+    Auto,
+    /// TBinaryProtocol (`hbase thrift start`'s default).
+    Binary,
+    /// TCompactProtocol (`hbase thrift start -c`).
+    Compact,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DurabilityArg {
+    /// Written to the WAL, synced within 100 ms (the call does not wait).
+    Async,
+    /// fdatasync before the reply.
+    Sync,
+    /// fsync before the reply.
+    Fsync,
+    /// No WAL: lost on a crash until flushed.
+    Skip,
+    /// Each table's own durability.
+    Table,
+}
+
+impl DurabilityArg {
+    fn durability(self) -> Option<Durability> {
+        match self {
+            DurabilityArg::Async => Some(Durability::AsyncWal),
+            DurabilityArg::Sync => Some(Durability::SyncWal),
+            DurabilityArg::Fsync => Some(Durability::FsyncWal),
+            DurabilityArg::Skip => Some(Durability::SkipWal),
+            DurabilityArg::Table => None,
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -155,6 +250,7 @@ fn main() -> ExitCode {
         Tool::Regions { dir, table } => disk::print_regions(&dir, &table, &mut io::stdout().lock())
             .map(|()| ExitCode::SUCCESS)
             .map_err(|error| error.to_string()),
+        Tool::Thrift(args) => thrift(args),
     };
     result.unwrap_or_else(|message| {
         eprintln!("strata: {message}");
@@ -243,4 +339,75 @@ fn run_script(session: &mut Session, execute: Option<OsString>) -> Result<(), St
     stdout
         .flush()
         .map_err(|error| format!("writing output: {error}"))
+}
+
+/// `strata thrift`: serves until SIGINT or SIGTERM, then closes the database.
+fn thrift(args: ThriftArgs) -> Result<ExitCode, String> {
+    let db_options = DbOptions {
+        wal_recovery: args.wal_recovery.into(),
+        ..DbOptions::default()
+    };
+    let db = Db::open(&args.data, db_options)
+        .map_err(|error| format!("cannot open {}: {error}", args.data.display()))?;
+    report_recovery(db.recovery_report());
+    let options = ServerOptions {
+        bind: SocketAddr::new(args.bind, args.port),
+        transport: match args.transport {
+            TransportArg::Auto => Accept::Auto,
+            TransportArg::Buffered => Accept::Only(Transport::Buffered),
+            TransportArg::Framed => Accept::Only(Transport::Framed),
+        },
+        protocol: match args.protocol {
+            ProtocolArg::Auto => Accept::Auto,
+            ProtocolArg::Binary => Accept::Only(Protocol::Binary),
+            ProtocolArg::Compact => Accept::Only(Protocol::Compact),
+        },
+        max_message_bytes: args.max_message_mb.saturating_mul(1024 * 1024),
+        max_connections: args.max_connections,
+        scanner_idle_timeout: Duration::from_secs(args.scanner_timeout_secs),
+        durability: args.durability.durability(),
+        ..ServerOptions::default()
+    };
+    let log = Arc::new(|line: &str| eprintln!("strata thrift: {line}"));
+    let server = ThriftServer::bind(db.clone(), options, log)
+        .map_err(|error| format!("cannot listen on {}:{}: {error}", args.bind, args.port))?;
+    let handle = server.handle();
+    let mut signals = signal_hook::iterator::Signals::new([
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+    ])
+    .map_err(|error| format!("cannot catch SIGINT and SIGTERM: {error}"))?;
+    let signal_handle = signals.handle();
+    let stopper = handle.clone();
+    let signal_thread = std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            eprintln!("strata thrift: signal {signal}, stopping");
+            stopper.shutdown();
+        }
+    });
+    eprintln!(
+        "strata thrift: serving {} on {} (HBase Thrift1; {}, {})",
+        args.data.display(),
+        server.local_addr(),
+        args.transport
+            .to_possible_value()
+            .map_or_else(String::new, |value| format!(
+                "transport {}",
+                value.get_name()
+            )),
+        args.protocol
+            .to_possible_value()
+            .map_or_else(String::new, |value| format!(
+                "protocol {}",
+                value.get_name()
+            )),
+    );
+    let served = server.run();
+    signal_handle.close();
+    let _ = signal_thread.join();
+    let closed = db.close();
+    served.map_err(|error| format!("serving: {error}"))?;
+    closed.map_err(|error| format!("closing {}: {error}", args.data.display()))?;
+    eprintln!("strata thrift: database closed");
+    Ok(ExitCode::SUCCESS)
 }
