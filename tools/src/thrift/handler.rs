@@ -1147,15 +1147,8 @@ impl Gateway {
             scan = scan.batch(cells);
         }
         if let Some(filter) = tscan.filter_string.filter(|filter| !filter.is_empty()) {
-            let text = std::str::from_utf8(&filter).map_err(|_| {
-                Failure::Io(
-                    "org.apache.hadoop.hbase.filter.IllegalArgumentException: the filter string \
-                     is not UTF-8; strata's filter parser takes UTF-8 text for now (write other \
-                     bytes as \\xNN inside b'...' arguments)"
-                        .to_owned(),
-                )
-            })?;
-            scan = scan.filter_string(text).map_err(engine_failure)?;
+            // Filter strings are bytes, as in HBase: a comparator's value may hold any byte.
+            scan = scan.filter_bytes(&filter).map_err(engine_failure)?;
         }
         scan = scan.reversed(tscan.reversed.unwrap_or(false));
         // `caching` and `cacheBlocks` tune how HBase moves rows between servers; a strata
