@@ -303,6 +303,10 @@ impl Memstore {
     ) -> Option<NodePtr> {
         let mut x: Option<NodePtr> = None;
         let mut level = self.max_height.load(Ordering::Relaxed).clamp(1, MAX_HEIGHT) - 1;
+        // The last node found not before the key: descending from `x`, the
+        // next level often leads to it again, and it needs no second
+        // comparison (RocksDB's skiplist keeps the same `last_bigger`).
+        let mut not_before: Option<NodePtr> = None;
         loop {
             let next = self.load(x, level);
             if let Some(n) = next {
@@ -313,11 +317,13 @@ impl Memstore {
                 prefetch::line(n.link(self, level).load(Ordering::Relaxed).cast::<u8>());
             }
             let next_is_before_key = next.is_some_and(|n| {
-                compare_keys(n.view(self).tuple(), key.tuple()) == CmpOrdering::Less
+                not_before != Some(n)
+                    && compare_keys(n.view(self).tuple(), key.tuple()) == CmpOrdering::Less
             });
             if next_is_before_key {
                 x = next;
             } else {
+                not_before = next;
                 if let Some(prev) = prev.as_deref_mut() {
                     prev[level] = x;
                 }

@@ -416,10 +416,11 @@ struct StoreScan {
 /// Reads the rows of one region.
 pub(crate) struct RegionScanner {
     stores: Vec<StoreScan>,
-    /// The plan's bounds clipped to the region's range: after a split, a
-    /// region's files may still hold rows of its sibling.
-    lower: Bound<Vec<u8>>,
-    upper: Bound<Vec<u8>>,
+    /// The region's range where it narrows the plan's bounds (`None`: the
+    /// plan's bound holds): after a split, a region's files may still hold
+    /// rows of its sibling.
+    lower: Option<Bound<Vec<u8>>>,
+    upper: Option<Bound<Vec<u8>>>,
     started: bool,
     /// Reverse scans: the next row must be below this (`None` = no bound yet).
     reverse_bound: Option<Vec<u8>>,
@@ -480,8 +481,8 @@ impl RegionScanner {
             // without the allocations below (they were most of such a get).
             return RegionScanner {
                 stores,
-                lower: Bound::Unbounded,
-                upper: Bound::Unbounded,
+                lower: None,
+                upper: None,
                 started: true,
                 reverse_bound: None,
                 finished: true,
@@ -491,14 +492,12 @@ impl RegionScanner {
                 run: None,
             };
         }
-        let mut lower = plan.lower.clone();
-        if !region.start().is_empty() {
-            lower = max_lower(lower, Bound::Included(region.start().to_vec()));
-        }
-        let mut upper = plan.upper.clone();
-        if !region.end().is_empty() {
-            upper = min_upper(upper, Bound::Excluded(region.end().to_vec()));
-        }
+        // The region's range narrows the plan's bounds only for a scan that
+        // crosses it (a get, or a scan inside one region, keeps the plan's).
+        let lower = (!region.start().is_empty() && above_lower(region.start(), &plan.lower))
+            .then(|| Bound::Included(region.start().to_vec()));
+        let upper = (!region.end().is_empty() && below_upper(region.end(), &plan.upper))
+            .then(|| Bound::Excluded(region.end().to_vec()));
         RegionScanner {
             stores,
             lower,
@@ -535,7 +534,7 @@ impl RegionScanner {
     fn next_row_forward<S: RowSink>(&mut self, plan: &ScanPlan, sink: &mut S) -> Result<bool> {
         if !self.started {
             self.started = true;
-            let start: Vec<u8> = match &self.lower {
+            let start: Vec<u8> = match self.lower.as_ref().unwrap_or(&plan.lower) {
                 Bound::Included(l) => l.clone(),
                 Bound::Excluded(l) => {
                     let mut next = l.clone();
@@ -567,7 +566,7 @@ impl RegionScanner {
             let Some(smallest) = smallest else {
                 break false;
             };
-            if !below_upper(smallest, &self.upper) {
+            if !below_upper(smallest, self.upper.as_ref().unwrap_or(&plan.upper)) {
                 break false;
             }
             row.clear();
@@ -584,7 +583,7 @@ impl RegionScanner {
     fn next_row_reverse<S: RowSink>(&mut self, plan: &ScanPlan, sink: &mut S) -> Result<bool> {
         if !self.started {
             self.started = true;
-            self.reverse_bound = match &self.upper {
+            self.reverse_bound = match self.upper.as_ref().unwrap_or(&plan.upper) {
                 Bound::Included(u) => {
                     let mut next = u.clone();
                     next.push(0);
@@ -608,7 +607,7 @@ impl RegionScanner {
             let Some(row) = candidate else {
                 return Ok(false);
             };
-            if !above_lower(&row, &self.lower) {
+            if !above_lower(&row, self.lower.as_ref().unwrap_or(&plan.lower)) {
                 return Ok(false);
             }
             for store in &mut self.stores {
@@ -722,7 +721,8 @@ impl RegionScanner {
                 );
                 *qualifier_buffer = resolver.into_buffer();
                 if may_run && !cursor.has_gate() {
-                    let end = run_end(block, block_row + 1, next_row, &self.upper);
+                    let upper = self.upper.as_ref().unwrap_or(&plan.upper);
+                    let end = run_end(block, block_row + 1, next_row, upper);
                     if end > block_row + 1 {
                         // The rows up to `end` are this cursor's alone and
                         // inside the scan: read them from the block without

@@ -316,18 +316,18 @@ impl Store {
             )));
         }
         for (level, files) in version.levels.iter().enumerate() {
-            let files: Vec<Arc<HFileReader>> = files
-                .iter()
-                .filter(|f| Self::wanted(f, scope))
-                .cloned()
-                .collect();
+            let wanted = files.iter().filter(|f| Self::wanted(f, scope));
             if level == 0 {
-                for f in files {
+                for f in wanted {
                     sources.push(Source::from(
-                        FileSource::new(f, gate.cloned()).with_read_ahead_stop(stop.clone()),
+                        FileSource::new(f.clone(), gate.cloned())
+                            .with_read_ahead_stop(stop.clone()),
                     ));
                 }
-            } else if !files.is_empty() {
+                continue;
+            }
+            let files: Vec<Arc<HFileReader>> = wanted.cloned().collect();
+            if !files.is_empty() {
                 sources.push(Source::from(
                     LevelSource::new(files, gate.cloned()).with_read_ahead_stop(stop.clone()),
                 ));
