@@ -1,5 +1,10 @@
-//! Row-key kernels over cached 4096-key batches: the vectorized paths against the scalar
-//! twin. Run: `cargo bench -p strata-filters --bench kernels`.
+//! Row-key and cell kernels over cached 4096-entry batches: the vectorized paths against the
+//! scalar twin. Run: `cargo bench -p strata-filters --bench kernels`.
+//!
+//! Cell kernels run over what a data block stores: 100-byte values whose first 8 bytes are a
+//! score (ValueFilter with `binary`, `binaryprefix`, `substring`, `regexstring` comparators,
+//! as the filter language compiles them), short qualifiers (ColumnPrefixFilter,
+//! QualifierFilter) and a timestamp column (TimestampsFilter).
 //!
 //! Groups are named `<kernel>/<keys>` and each has one benchmark per implementation:
 //! `twin` (the scalar reference), `portable`, `avx2`, `avx512` (those the CPU supports).
@@ -18,9 +23,10 @@ use std::time::Duration;
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use strata_filters::kernels::{
-    BinaryCompare, Isa, Kernel, MaskedCompare, PrefixKernel, SegmentBound, SegmentRange,
+    BinaryCompare, ComparatorKernel, Isa, Kernel, MaskedCompare, PrefixKernel, SegmentBound,
+    SegmentRange, TimestampsKernel,
 };
-use strata_filters::{Batch, Bitmap, CompareOp, RowMask};
+use strata_filters::{Batch, Bitmap, Comparator, CompareOp, RowMask};
 
 const KEYS: usize = 4096;
 
@@ -118,6 +124,123 @@ fn bench_kernel(c: &mut Criterion<ThreadCpuTime>, name: &str, width: usize, kern
     group.finish();
 }
 
+/// Runs `kernel` (twin and every supported path) over `batch`, in group `name`.
+fn bench_batch(
+    c: &mut Criterion<ThreadCpuTime>,
+    name: &str,
+    batch: &Batch<'_>,
+    kernel: &dyn Kernel,
+) {
+    let mut group = c.benchmark_group(name);
+    group.throughput(Throughput::Elements(batch.len() as u64));
+    group.sample_size(30);
+    group.warm_up_time(Duration::from_millis(500));
+    group.measurement_time(Duration::from_secs(2));
+    let mut out = Bitmap::zeros(batch.len());
+    group.bench_function("twin", |b| {
+        b.iter(|| {
+            kernel.eval_scalar(black_box(batch), &mut out);
+            black_box(&out);
+        })
+    });
+    group.bench_function("best", |b| {
+        b.iter(|| {
+            kernel.eval(black_box(batch), &mut out);
+            black_box(&out);
+        })
+    });
+    group.finish();
+}
+
+/// `count` values of `width` bytes: an 8-digit score (the entry's index modulo 1000), then
+/// filler letters.
+fn values(width: usize, count: usize) -> Vec<u8> {
+    let mut data = Vec::with_capacity(width * count);
+    for i in 0..count {
+        let mut value = format!("{:08}", i % 1000).into_bytes();
+        value.resize(width, b'a' + (i % 26) as u8);
+        data.extend_from_slice(&value);
+    }
+    data
+}
+
+fn cell_kernels(c: &mut Criterion<ThreadCpuTime>) {
+    let data = values(100, KEYS);
+    let values = Batch::fixed(100, KEYS, &data).expect("valid batch");
+    for (name, comparator) in [
+        ("value/binary", Comparator::Binary(values_at(&data, 7))),
+        (
+            "value/binaryprefix",
+            Comparator::BinaryPrefix(b"00000007".to_vec()),
+        ),
+        ("value/substring", Comparator::Substring("zz".into())),
+        (
+            "value/regexstring",
+            Comparator::RegexString("^0000000[0-4]".into()),
+        ),
+    ] {
+        let kernel =
+            ComparatorKernel::new(CompareOp::Equal, &comparator).expect("valid comparator");
+        bench_batch(c, name, &values, &kernel);
+    }
+    // Qualifiers: 6 bytes, one of 16 columns per entry.
+    let qualifiers: Vec<u8> = (0..KEYS)
+        .flat_map(|i| format!("col{:03}", i % 16).into_bytes())
+        .collect();
+    let qualifiers = Batch::fixed(6, KEYS, &qualifiers).expect("valid batch");
+    bench_batch(
+        c,
+        "qualifier/prefix",
+        &qualifiers,
+        &PrefixKernel::new(b"col00"),
+    );
+    bench_batch(
+        c,
+        "qualifier/binary",
+        &qualifiers,
+        &BinaryCompare::new(CompareOp::GreaterOrEqual, b"col008"),
+    );
+    let timestamps: Vec<i64> = (0..KEYS as i64)
+        .map(|i| 1_700_000_000_000 + i % 37)
+        .collect();
+    for (name, wanted) in [
+        (
+            "timestamps/3",
+            vec![1_700_000_000_001, 1_700_000_000_005, 1_700_000_000_030],
+        ),
+        (
+            "timestamps/32",
+            (0..32).map(|i| 1_700_000_000_000 + 2 * i).collect(),
+        ),
+    ] {
+        let kernel = TimestampsKernel::new(&wanted);
+        let mut group = c.benchmark_group(name);
+        group.throughput(Throughput::Elements(KEYS as u64));
+        group.sample_size(30);
+        group.warm_up_time(Duration::from_millis(500));
+        group.measurement_time(Duration::from_secs(2));
+        let mut out = Bitmap::zeros(KEYS);
+        group.bench_function("twin", |b| {
+            b.iter(|| {
+                kernel.eval_scalar(black_box(&timestamps), &mut out);
+                black_box(&out);
+            })
+        });
+        group.bench_function("best", |b| {
+            b.iter(|| {
+                kernel.eval(black_box(&timestamps), &mut out);
+                black_box(&out);
+            })
+        });
+        group.finish();
+    }
+}
+
+/// Value `index` of `data` (100-byte values).
+fn values_at(data: &[u8], index: usize) -> Vec<u8> {
+    data[index * 100..(index + 1) * 100].to_vec()
+}
+
 fn kernels(c: &mut Criterion<ThreadCpuTime>) {
     let prefix = PrefixKernel::new(&3u32.to_be_bytes());
     let masked = MaskedCompare::new(&RowMask {
@@ -153,6 +276,6 @@ fn kernels(c: &mut Criterion<ThreadCpuTime>) {
 criterion_group! {
     name = benches;
     config = Criterion::default().with_measurement(ThreadCpuTime { wall: WallTime });
-    targets = kernels
+    targets = kernels, cell_kernels
 }
 criterion_main!(benches);

@@ -328,3 +328,25 @@ fn zero_width_keys_are_empty_keys() {
         assert!(out.none(), "{isa:?}");
     }
 }
+
+proptest! {
+    /// The timestamps kernel agrees with its twin for short lists (the compared-with-every-entry
+    /// path) and long ones (binary search), on columns of any length including empty and ones
+    /// that are not multiples of 64.
+    #[test]
+    fn timestamps_kernel_agrees_with_its_twin(
+        timestamps in proptest::collection::vec(prop_oneof![0i64..40, Just(i64::MAX), Just(0)], 0..300),
+        wanted in proptest::collection::vec(0i64..40, 0..40),
+    ) {
+        let kernel = strata_filters::kernels::TimestampsKernel::new(&wanted);
+        let mut fast = Bitmap::zeros(0);
+        let mut twin = Bitmap::zeros(0);
+        kernel.eval(&timestamps, &mut fast);
+        kernel.eval_scalar(&timestamps, &mut twin);
+        prop_assert_eq!(fast.len(), timestamps.len());
+        prop_assert_eq!(&fast, &twin);
+        for (index, ts) in timestamps.iter().enumerate() {
+            prop_assert_eq!(kernel.matches(*ts), twin.get(index));
+        }
+    }
+}

@@ -382,6 +382,13 @@ impl DataBlock {
         Ok(())
     }
 
+    /// Every cell's timestamp, in order, into `out` (cleared first).
+    pub(crate) fn timestamps_into(&self, out: &mut Vec<i64>) {
+        out.clear();
+        // Timestamps were checked to fit an i64 when the block was decoded.
+        out.extend((0..self.cells).map(|i| self.timestamps.get(&self.data, i) as i64));
+    }
+
     /// The block's bytes, which [`DecodedCell`]'s spans index.
     #[inline]
     pub(crate) fn bytes(&self) -> &[u8] {

@@ -1,4 +1,4 @@
-//! Cell predicates pushed below the filter stage.
+//! Cell and column predicates pushed below the filter stage.
 //!
 //! When a filter's plan decides a row only through cell predicates
 //! (`ValueFilter`, `QualifierFilter`, `FamilyFilter`, `ColumnPrefixFilter`,
@@ -10,40 +10,157 @@
 //! resolves it, so a row none of whose visible cells pass ends there,
 //! without reaching the filter stage. For a row read straight from a cached
 //! block, the predicates run once per block as kernels over the block's
-//! value and qualifier columns into a selection bitmap
-//! ([`CellGate::block_cells`]); [`CellGate::block_cells_scalar`], a test per
-//! cell, is its twin.
+//! value, qualifier and timestamp columns into a selection bitmap
+//! ([`CellGate::block_selection`]); [`CellGate::block_cells_scalar`], a test
+//! per cell, is its twin.
+//!
+//! When the plan's rows are decided by column value tests
+//! (`SingleColumnValueFilter`: the newest visible version of one column, or
+//! any version, and whether a row without the column passes), the gate
+//! tracks each test while the row resolves ([`RowVerdict`]) and drops a row
+//! that fails before it reaches the filter stage, which decides the rows
+//! that pass exactly as before. Over a cached block the value comparisons
+//! run once per block as kernels into one bitmap per test; the row then
+//! looks up the bit of the column's first visible cell. Such a plan keeps
+//! its cell predicates in the filter stage: a column test must see every
+//! visible cell, including those a cell predicate would drop.
 
-use strata_filters::kernels::Kernel;
-use strata_filters::plan::CellPredicate;
+use smallvec::SmallVec;
+use strata_filters::kernels::{BinaryCompare, Kernel, PrefixKernel, TimestampsKernel};
+use strata_filters::model::CompareOp;
+use strata_filters::plan::{CellPredicate, ColumnValuePredicate};
 use strata_filters::{Bitmap, CellRef as FilterCell, Plan};
 
 use crate::cell::CellRef;
 use crate::hfile::data_block::{DataBlock, Position};
 
-/// The cell predicates of a plan that may be applied before the filter stage.
+/// The cell predicates or column value tests of a plan that may be applied
+/// before the filter stage.
 #[derive(Debug)]
 pub(crate) struct CellGate {
+    /// Cell predicates that drop cells (only when `columns` is empty).
     predicates: Vec<CellPredicate>,
+    /// Each predicate's block kernel, where one applies beyond the value
+    /// and qualifier comparators the predicate holds itself.
+    kernels: Vec<Option<BlockKernel>>,
+    /// Column value tests that reject rows.
+    columns: Vec<ColumnValuePredicate>,
+}
+
+/// A kernel a cell predicate runs over a block's columns.
+#[derive(Debug)]
+enum BlockKernel {
+    /// `ColumnPrefixFilter` over the qualifiers.
+    QualifierPrefix(PrefixKernel),
+    /// `ColumnRangeFilter` over the qualifiers: lower and upper bound tests.
+    QualifierRange(Option<BinaryCompare>, Option<BinaryCompare>),
+    /// `TimestampsFilter` over the timestamps.
+    Timestamps(TimestampsKernel),
+}
+
+impl BlockKernel {
+    fn for_predicate(predicate: &CellPredicate) -> Option<BlockKernel> {
+        match predicate {
+            CellPredicate::ColumnPrefix(prefix) => {
+                Some(BlockKernel::QualifierPrefix(PrefixKernel::new(prefix)))
+            }
+            CellPredicate::ColumnRange {
+                min,
+                min_inclusive,
+                max,
+                max_inclusive,
+            } => {
+                let bound = |value: &Vec<u8>, op: CompareOp| {
+                    (!value.is_empty()).then(|| BinaryCompare::new(op, value))
+                };
+                let low = bound(
+                    min,
+                    if *min_inclusive {
+                        CompareOp::GreaterOrEqual
+                    } else {
+                        CompareOp::Greater
+                    },
+                );
+                let high = bound(
+                    max,
+                    if *max_inclusive {
+                        CompareOp::LessOrEqual
+                    } else {
+                        CompareOp::Less
+                    },
+                );
+                Some(BlockKernel::QualifierRange(low, high))
+            }
+            CellPredicate::Timestamps(wanted) => {
+                Some(BlockKernel::Timestamps(TimestampsKernel::new(wanted)))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// What the gate computed for one cached block: the cells passing every
+/// cell predicate, and per column test the cells in its column whose value
+/// passes its comparator (`None`: a block of another family).
+#[derive(Debug, Default)]
+pub(crate) struct BlockSelection {
+    pub(crate) cells: Option<Bitmap>,
+    columns: SmallVec<[Option<Bitmap>; 2]>,
+}
+
+/// The state of each column test in the row being resolved.
+#[derive(Debug, Default)]
+pub(crate) struct RowVerdict {
+    tests: SmallVec<[ColumnState; 2]>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ColumnState {
+    /// No visible cell of the column yet.
+    Unseen,
+    /// The test's outcome on the column's newest visible version.
+    Seen(bool),
 }
 
 impl CellGate {
-    /// The gate for `plan`, when its rows are decided by cell predicates alone.
+    /// The gate for `plan`, when its rows are decided by cell predicates
+    /// alone or by column value tests (and no evaluator).
     pub(crate) fn for_plan(plan: &Plan) -> Option<CellGate> {
         // A stop filter must see every visible row, even one the gate
         // would end early.
-        let applies = !plan.needs_evaluator
-            && plan.column_filters.is_empty()
-            && plan.stop_filter.is_none()
-            && !plan.cell_filter.is_empty();
-        applies.then(|| CellGate {
-            predicates: plan.cell_filter.clone(),
-        })
+        if plan.needs_evaluator || plan.stop_filter.is_some() {
+            return None;
+        }
+        if plan.column_filters.is_empty() {
+            (!plan.cell_filter.is_empty()).then(|| CellGate {
+                kernels: plan
+                    .cell_filter
+                    .iter()
+                    .map(BlockKernel::for_predicate)
+                    .collect(),
+                predicates: plan.cell_filter.clone(),
+                columns: Vec::new(),
+            })
+        } else {
+            Some(CellGate {
+                predicates: Vec::new(),
+                kernels: Vec::new(),
+                columns: plan.column_filters.clone(),
+            })
+        }
     }
 
-    /// True when `cell` of `family` passes every predicate.
+    /// True when the gate tests rows by column values.
+    pub(crate) fn has_column_tests(&self) -> bool {
+        !self.columns.is_empty()
+    }
+
+    /// True when `cell` of `family` passes every cell predicate.
     #[inline]
     pub(crate) fn matches(&self, family: &[u8], cell: &CellRef<'_>) -> bool {
+        if self.predicates.is_empty() {
+            return true;
+        }
         let cell = FilterCell {
             row: cell.row,
             family,
@@ -54,24 +171,159 @@ impl CellGate {
         self.predicates.iter().all(|p| p.matches(&cell))
     }
 
-    /// The cells of `block` (of `family`) that pass every predicate, one bit
-    /// per cell: value and qualifier comparisons run as kernels over the
-    /// block's columns; the others test each cell.
+    /// Starts a row: no column seen.
+    pub(crate) fn begin_row(&self, verdict: &mut RowVerdict) {
+        verdict.tests.clear();
+        verdict
+            .tests
+            .resize(self.columns.len(), ColumnState::Unseen);
+    }
+
+    /// Notes a visible cell of `family` (one the resolver returns, in store
+    /// order: a column's newest version first), with `passes(k)` telling
+    /// whether its value passes column test `k` (asked only for the first
+    /// cell of the test's column).
+    #[inline]
+    fn note(
+        &self,
+        family: &[u8],
+        qualifier: &[u8],
+        verdict: &mut RowVerdict,
+        mut passes: impl FnMut(usize) -> bool,
+    ) {
+        for (k, (test, state)) in self
+            .columns
+            .iter()
+            .zip(verdict.tests.iter_mut())
+            .enumerate()
+        {
+            if test.family.as_slice() != family || test.qualifier.as_slice() != qualifier {
+                continue;
+            }
+            // The newest visible version decides (the plan gives the gate
+            // latest-version tests only; any-version ones go to the evaluator).
+            if *state == ColumnState::Unseen {
+                *state = ColumnState::Seen(passes(k));
+            }
+        }
+    }
+
+    /// Notes a visible cell from the merge (its value tested here).
+    #[inline]
+    pub(crate) fn note_cell(&self, family: &[u8], cell: &CellRef<'_>, verdict: &mut RowVerdict) {
+        if self.columns.is_empty() {
+            return;
+        }
+        self.note(family, cell.qualifier, verdict, |k| {
+            self.columns
+                .get(k)
+                .is_some_and(|test| test.kernel.matches(cell.value))
+        });
+    }
+
+    /// Notes visible cell `index` of a cached block, whose value tests ran
+    /// over the block into `selection`.
+    #[inline]
+    pub(crate) fn note_block_cell(
+        &self,
+        family: &[u8],
+        selection: &BlockSelection,
+        index: usize,
+        cell: &CellRef<'_>,
+        verdict: &mut RowVerdict,
+    ) {
+        if self.columns.is_empty() {
+            return;
+        }
+        self.note(family, cell.qualifier, verdict, |k| {
+            selection
+                .columns
+                .get(k)
+                .and_then(Option::as_ref)
+                .is_some_and(|bits| bits.get(index))
+        });
+    }
+
+    /// True when the row passes every column test (a row without a visible
+    /// cell of a column passes unless its test filters rows missing it).
+    pub(crate) fn row_passes(&self, verdict: &RowVerdict) -> bool {
+        self.columns
+            .iter()
+            .zip(&verdict.tests)
+            .all(|(test, state)| match state {
+                ColumnState::Unseen => !test.filter_if_missing,
+                ColumnState::Seen(passed) => *passed,
+            })
+    }
+
+    /// What the gate computes once per cached block of `family`.
+    pub(crate) fn block_selection(&self, family: &[u8], block: &DataBlock) -> BlockSelection {
+        BlockSelection {
+            cells: (!self.predicates.is_empty()).then(|| self.block_cells(family, block)),
+            columns: self
+                .columns
+                .iter()
+                .map(|test| {
+                    (test.family.as_slice() == family).then(|| {
+                        let mut bits = Bitmap::zeros(0);
+                        match block.value_batch() {
+                            Some(values) => test.kernel.eval(&values, &mut bits),
+                            None => {
+                                bits = Bitmap::from_bools(
+                                    positions(block)
+                                        .map(|p| test.kernel.matches(block.cell(p).value)),
+                                )
+                            }
+                        }
+                        bits
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    /// The cells of `block` (of `family`) that pass every cell predicate,
+    /// one bit per cell: value, qualifier and timestamp tests run as
+    /// kernels over the block's columns; the others test each cell.
     pub(crate) fn block_cells(&self, family: &[u8], block: &DataBlock) -> Bitmap {
         let mut selected = Bitmap::ones(block.cells());
         let mut scratch = Bitmap::zeros(0);
-        for predicate in &self.predicates {
-            let evaluated = match predicate {
-                CellPredicate::Value(kernel) => block.value_batch().map(|values| {
+        let mut timestamps = Vec::new();
+        for (predicate, kernel) in self.predicates.iter().zip(&self.kernels) {
+            let evaluated = match (predicate, kernel) {
+                (_, Some(BlockKernel::QualifierPrefix(prefix))) => {
+                    block.qualifier_batch().map(|qualifiers| {
+                        prefix.eval(&qualifiers, &mut scratch);
+                    })
+                }
+                (_, Some(BlockKernel::QualifierRange(low, high))) => {
+                    block.qualifier_batch().map(|qualifiers| {
+                        scratch = Bitmap::ones(qualifiers.len());
+                        let mut bound = Bitmap::zeros(0);
+                        for test in [low, high].into_iter().flatten() {
+                            test.eval(&qualifiers, &mut bound);
+                            scratch.and_assign(&bound);
+                        }
+                    })
+                }
+                (_, Some(BlockKernel::Timestamps(kernel))) => {
+                    block.timestamps_into(&mut timestamps);
+                    kernel.eval(&timestamps, &mut scratch);
+                    Some(())
+                }
+                (CellPredicate::Value(kernel), None) => block.value_batch().map(|values| {
                     kernel.eval(&values, &mut scratch);
                 }),
                 // ColumnValueFilter: a block of another family has none of the column's
                 // cells; otherwise the value kernel, then the qualifier.
-                CellPredicate::ColumnValue {
-                    family: wanted,
-                    qualifier,
-                    kernel,
-                } => {
+                (
+                    CellPredicate::ColumnValue {
+                        family: wanted,
+                        qualifier,
+                        kernel,
+                    },
+                    None,
+                ) => {
                     if wanted.as_slice() != family {
                         scratch = Bitmap::zeros(block.cells());
                         Some(())
@@ -88,15 +340,17 @@ impl CellGate {
                         )
                     }
                 }
-                CellPredicate::Qualifier(kernel) => block.qualifier_batch().map(|qualifiers| {
-                    kernel.eval(&qualifiers, &mut scratch);
-                    // HBase's QualifierFilter passes the empty qualifier.
-                    for i in 0..qualifiers.len() {
-                        if qualifiers.get(i).is_empty() {
-                            scratch.set(i, true);
+                (CellPredicate::Qualifier(kernel), None) => {
+                    block.qualifier_batch().map(|qualifiers| {
+                        kernel.eval(&qualifiers, &mut scratch);
+                        // HBase's QualifierFilter passes the empty qualifier.
+                        for i in 0..qualifiers.len() {
+                            if qualifiers.get(i).is_empty() {
+                                scratch.set(i, true);
+                            }
                         }
-                    }
-                }),
+                    })
+                }
                 _ => None,
             };
             if evaluated.is_none() || scratch.len() != selected.len() {
@@ -260,6 +514,104 @@ mod tests {
         }
     }
 
+    const COLUMN_FILTERS: &[&str] = &[
+        "SingleColumnValueFilter('f', 'q', =, 'binary:1234')",
+        "SingleColumnValueFilter('f', 'p', >=, 'binaryprefix:5', true, true)",
+        "SingleColumnValueFilter('f', 'q', !=, 'substring:3', false, true)",
+        "SingleColumnValueFilter('g', 'q', =, 'regexstring:^[0-4]+$', true, true)",
+        "SingleColumnValueFilter('f', 'q', <, 'binary:5') AND ValueFilter(=, 'substring:1')",
+    ];
+
+    proptest! {
+        /// A column test's bits over a block are its comparator on each
+        /// cell's value (for a block of its family; none otherwise): the
+        /// kernel path agrees with testing every cell's value.
+        #[test]
+        fn column_tests_over_a_block_agree_with_each_value(cells in block_cells(), which in 0..COLUMN_FILTERS.len()) {
+            let filter = strata_filters::parse(COLUMN_FILTERS[which]).unwrap();
+            let range = ScanRange {
+                start: std::ops::Bound::Unbounded,
+                end: std::ops::Bound::Unbounded,
+                reversed: false,
+            };
+            let plan = Plan::compile(Some(&filter), &range).unwrap();
+            let gate = CellGate::for_plan(&plan).unwrap();
+            prop_assert!(gate.has_column_tests());
+            if let Some(block) = block_of(&cells) {
+                let selection = gate.block_selection(b"f", &block);
+                prop_assert!(selection.cells.is_none(), "cell predicates stay in the stage");
+                for (test, bits) in gate.columns.iter().zip(&selection.columns) {
+                    match bits {
+                        None => prop_assert_ne!(test.family.as_slice(), b"f"),
+                        Some(bits) => {
+                            let twin = Bitmap::from_bools(
+                                positions(&block).map(|p| test.kernel.matches(block.cell(p).value)),
+                            );
+                            prop_assert_eq!(bits, &twin);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The newest visible version decides; a row without the column passes
+    /// unless the test filters rows missing it.
+    #[test]
+    fn row_verdicts_follow_hbase_s_single_column_value_rules() {
+        let range = ScanRange {
+            start: std::ops::Bound::Unbounded,
+            end: std::ops::Bound::Unbounded,
+            reversed: false,
+        };
+        let gate = |filter: &str| {
+            let filter = strata_filters::parse(filter).unwrap();
+            CellGate::for_plan(&Plan::compile(Some(&filter), &range).unwrap()).unwrap()
+        };
+        let cell = |qualifier: &'static [u8], value: &'static [u8]| CellRef {
+            row: b"r",
+            qualifier,
+            timestamp: 1,
+            kind: CellKind::Put,
+            sequence: 1,
+            value,
+        };
+        let verdict_of = |gate: &CellGate, cells: &[CellRef<'_>]| {
+            let mut verdict = RowVerdict::default();
+            gate.begin_row(&mut verdict);
+            for c in cells {
+                gate.note_cell(b"f", c, &mut verdict);
+            }
+            gate.row_passes(&verdict)
+        };
+        let latest = gate("SingleColumnValueFilter('f', 'q', =, 'binary:new')");
+        assert!(verdict_of(
+            &latest,
+            &[cell(b"q", b"new"), cell(b"q", b"old")]
+        ));
+        assert!(!verdict_of(
+            &latest,
+            &[cell(b"q", b"old"), cell(b"q", b"new")]
+        ));
+        assert!(
+            verdict_of(&latest, &[cell(b"p", b"x")]),
+            "missing column passes"
+        );
+        // (A test of any version is left to the evaluator: the plan never
+        // gives the gate one.)
+        let required = gate("SingleColumnValueFilter('f', 'q', =, 'binary:new', true, true)");
+        assert!(
+            !verdict_of(&required, &[cell(b"p", b"new")]),
+            "missing column fails"
+        );
+        assert!(verdict_of(
+            &required,
+            &[cell(b"p", b"x"), cell(b"q", b"new")]
+        ));
+        let other_family = gate("SingleColumnValueFilter('g', 'q', =, 'binary:new', true, true)");
+        assert!(!verdict_of(&other_family, &[cell(b"q", b"new")]));
+    }
+
     #[test]
     fn plans_that_need_the_row_do_not_get_a_gate() {
         let range = ScanRange {
@@ -268,7 +620,6 @@ mod tests {
             reversed: false,
         };
         for filter in [
-            "SingleColumnValueFilter('f', 'q', =, 'binary:1')",
             "ValueFilter(=, 'binary:1') OR QualifierFilter(=, 'binary:q')",
             "PrefixFilter('a')",
             "WHILE ValueFilter(=, 'binary:1')",

@@ -26,7 +26,7 @@ use crate::ops::{ColumnSelection, Get, Scan};
 use crate::region::{ActivityCounters, Region};
 use crate::schema::{FamilyPlan, family_plan};
 use crate::store::{ReadScope, Store};
-use cell_gate::CellGate;
+use cell_gate::{BlockSelection, CellGate, RowVerdict};
 use filtering::{FilterSetup, FilterStage, Verdict};
 use resolve::{QueryRules, Resolver};
 use sink::{RowBuffer, RowSink};
@@ -408,9 +408,9 @@ struct StoreScan {
     sources: MergedSources,
     /// The resolver's qualifier buffer, handed from row to row.
     qualifier_buffer: Vec<u8>,
-    /// The cells of the last block read straight from that pass the
-    /// plan's cell gate (the block is held, so its identity is stable).
-    block_cells: Option<(Arc<DataBlock>, Bitmap)>,
+    /// What the plan's cell gate computed over the last block read
+    /// straight from (the block is held, so its identity is stable).
+    block_cells: Option<(Arc<DataBlock>, BlockSelection)>,
 }
 
 /// Reads the rows of one region.
@@ -436,6 +436,8 @@ pub(crate) struct RegionScanner {
     /// Rows being read straight from one block (forward scans of one
     /// store only).
     run: Option<BlockRun>,
+    /// The cell gate's column tests on the row being resolved.
+    verdict: RowVerdict,
 }
 
 impl Drop for RegionScanner {
@@ -490,6 +492,7 @@ impl RegionScanner {
                 rows_read: 0,
                 activity: region.activity.clone(),
                 run: None,
+                verdict: RowVerdict::default(),
             };
         }
         // The region's range narrows the plan's bounds only for a scan that
@@ -509,6 +512,7 @@ impl RegionScanner {
             rows_read: 0,
             activity: region.activity.clone(),
             run: None,
+            verdict: RowVerdict::default(),
         }
     }
 
@@ -656,6 +660,10 @@ impl RegionScanner {
     /// began.
     fn collect_row<S: RowSink>(&mut self, plan: &ScanPlan, row: &[u8], sink: &mut S) -> Result<()> {
         sink.begin_row(row);
+        let gate = plan.cell_gate.as_deref();
+        if let Some(gate) = gate {
+            gate.begin_row(&mut self.verdict);
+        }
         // A run reads the rows of one store forward; with several stores a
         // row is assembled from all of them; a get reads one row.
         let may_run = self.stores.len() == 1 && !plan.reversed && plan.single_row().is_none();
@@ -683,9 +691,8 @@ impl RegionScanner {
                 // The usual state after a compaction: one file alone holds
                 // the row, wholly inside the cached block. Its cells come
                 // straight from the block's columns, without the merge.
-                let selected =
-                    gate_bits(plan.cell_gate.as_deref(), &family.name, block_cells, block);
-                if let Some(bits) = selected {
+                let selection = gate_selection(gate, &family.name, block_cells, block);
+                if let Some(bits) = selection.and_then(|s| s.cells.as_ref()) {
                     let next_selected = next_set_bit(bits, cells.start);
                     if next_selected.is_none_or(|i| i >= cells.end) {
                         // No cell of the row passes: the row returns
@@ -715,7 +722,8 @@ impl RegionScanner {
                     cells,
                     read_point,
                     &mut resolver,
-                    selected,
+                    gate.zip(selection)
+                        .map(|(gate, selection)| (gate, selection, &mut self.verdict)),
                     &family.name,
                     sink,
                 );
@@ -744,13 +752,16 @@ impl RegionScanner {
                 if cell.row != row {
                     break;
                 }
-                if resolver.push(&cell)
-                    && plan
-                        .cell_gate
-                        .as_ref()
-                        .is_none_or(|gate| gate.matches(&family.name, &cell))
-                {
-                    sink.push_cell(&family.name, &cell);
+                if resolver.push(&cell) {
+                    match gate {
+                        None => sink.push_cell(&family.name, &cell),
+                        Some(gate) => {
+                            gate.note_cell(&family.name, &cell, &mut self.verdict);
+                            if gate.matches(&family.name, &cell) {
+                                sink.push_cell(&family.name, &cell);
+                            }
+                        }
+                    }
                 }
                 if resolver.column_done(store.sources.may_hold_family_markers()) {
                     skip_column(&mut store.sources, row, resolver.column_qualifier())?;
@@ -760,7 +771,25 @@ impl RegionScanner {
             }
             store.qualifier_buffer = resolver.into_buffer();
         }
+        self.drop_row_failing_column_tests(gate, row, sink);
         Ok(())
+    }
+
+    /// Empties the row in `sink` when the gate's column tests reject it
+    /// (the row then returns nothing; the filter stage never sees it).
+    fn drop_row_failing_column_tests<S: RowSink>(
+        &self,
+        gate: Option<&CellGate>,
+        row: &[u8],
+        sink: &mut S,
+    ) {
+        if let Some(gate) = gate
+            && gate.has_column_tests()
+            && sink.cell_count() > 0
+            && !gate.row_passes(&self.verdict)
+        {
+            sink.begin_row(row);
+        }
     }
 
     /// Reads the next row of the block run into `sink`: `Some(true)` when
@@ -782,13 +811,12 @@ impl RegionScanner {
         run.next += 1;
         let cells = block.row_cells(block_row);
         sink.begin_row(block.row(block_row));
-        let selected = gate_bits(
-            plan.cell_gate.as_deref(),
-            &family.name,
-            &mut store.block_cells,
-            block,
-        );
-        if let Some(bits) = selected {
+        let gate = plan.cell_gate.as_deref();
+        if let Some(gate) = gate {
+            gate.begin_row(&mut self.verdict);
+        }
+        let selection = gate_selection(gate, &family.name, &mut store.block_cells, block);
+        if let Some(bits) = selection.and_then(|s| s.cells.as_ref()) {
             let next_selected = next_set_bit(bits, cells.start);
             if next_selected.is_none_or(|i| i >= cells.end) {
                 // As in `collect_row`: on to the next row with a passing
@@ -811,11 +839,19 @@ impl RegionScanner {
             cells,
             store.sources.read_point(),
             &mut resolver,
-            selected,
+            gate.zip(selection)
+                .map(|(gate, selection)| (gate, selection, &mut self.verdict)),
             &family.name,
             sink,
         );
         store.qualifier_buffer = resolver.into_buffer();
+        if let Some(gate) = gate
+            && gate.has_column_tests()
+            && sink.cell_count() > 0
+            && !gate.row_passes(&self.verdict)
+        {
+            sink.begin_row(block.row(block_row));
+        }
         Ok(Some(sink.cell_count() > 0))
     }
 
@@ -878,27 +914,27 @@ fn run_end(
     }
 }
 
-/// The cells of `block` that the plan's cell gate passes (`None` without a
-/// gate), computed once per block and held in `held`.
-fn gate_bits<'h>(
+/// What the plan's cell gate computes over `block` (`None` without a gate),
+/// once per block, held in `held`.
+fn gate_selection<'h>(
     gate: Option<&CellGate>,
     family: &[u8],
-    held: &'h mut Option<(Arc<DataBlock>, Bitmap)>,
+    held: &'h mut Option<(Arc<DataBlock>, BlockSelection)>,
     block: &Arc<DataBlock>,
-) -> Option<&'h Bitmap> {
+) -> Option<&'h BlockSelection> {
     let gate = gate?;
     if held
         .as_ref()
         .is_none_or(|(block_held, _)| !Arc::ptr_eq(block_held, block))
     {
-        *held = Some((block.clone(), gate.block_cells(family, block)));
+        *held = Some((block.clone(), gate.block_selection(family, block)));
     }
-    held.as_ref().map(|(_, bits)| bits)
+    held.as_ref().map(|(_, selection)| selection)
 }
 
 /// Resolves cells `cells` of row `block_row` of `block` into `sink`: those
 /// visible at `read_point` that the resolver returns and the cell gate's
-/// selection (if any) passes.
+/// selection (if any) passes; the gate's column tests note each of them.
 #[expect(
     clippy::too_many_arguments,
     reason = "the loop body of the two block paths; a struct would only rename them"
@@ -910,7 +946,7 @@ fn resolve_block_row<S: RowSink>(
     cells: std::ops::Range<usize>,
     read_point: u64,
     resolver: &mut Resolver<'_>,
-    selected: Option<&Bitmap>,
+    mut gate: Option<(&CellGate, &BlockSelection, &mut RowVerdict)>,
     family: &[u8],
     sink: &mut S,
 ) {
@@ -920,12 +956,16 @@ fn resolve_block_row<S: RowSink>(
             cell: i,
         });
         let cell = block.decoded(&decoded);
-        if cell.sequence <= read_point
-            && resolver.push(&cell)
-            && selected.is_none_or(|bits| bits.get(i))
-        {
-            sink.push_block_cell(family, block, &decoded, &cell);
+        if cell.sequence > read_point || !resolver.push(&cell) {
+            continue;
         }
+        if let Some((gate, selection, verdict)) = gate.as_mut() {
+            gate.note_block_cell(family, selection, i, &cell, verdict);
+            if selection.cells.as_ref().is_some_and(|bits| !bits.get(i)) {
+                continue;
+            }
+        }
+        sink.push_block_cell(family, block, &decoded, &cell);
     }
 }
 

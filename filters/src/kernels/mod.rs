@@ -391,9 +391,32 @@ impl BinaryCompare {
     }
 }
 
+/// Above this many compared bytes a fixed batch is compared entry by entry, first on its
+/// leading 8 bytes as one big-endian word (almost always decisive for values such as scores or
+/// timestamps), then whole: the segment plan compares every word of every entry, which for
+/// 100-byte values cost more than the byte loop of the twin.
+const WIDE_COMPARE_BYTES: usize = 16;
+
 impl Kernel for BinaryCompare {
     fn eval_with(&self, isa: Isa, batch: &Batch<'_>, out: &mut Bitmap) {
         match batch {
+            Batch::Fixed(fixed) if fixed.width().min(self.value.len()) > WIDE_COMPARE_BYTES => {
+                let word = |bytes: &[u8]| {
+                    bytes
+                        .get(..8)
+                        .and_then(|head| <[u8; 8]>::try_from(head).ok())
+                        .map(u64::from_be_bytes)
+                };
+                let wanted = word(&self.value);
+                out.fill(fixed.count(), |index| {
+                    let key = self.head(fixed.get(index));
+                    let ordering = match (word(key), wanted) {
+                        (Some(have), Some(want)) if have != want => have.cmp(&want),
+                        _ => key.cmp(&self.value),
+                    };
+                    self.op.holds(ordering)
+                });
+            }
             Batch::Fixed(fixed) => {
                 let width = fixed.width();
                 let common = width.min(self.value.len());
@@ -743,6 +766,69 @@ pub fn regex(batch: &Batch<'_>, op: CompareOp, pattern: &str) -> Result<Bitmap, 
 /// `entry op value` on 8-byte big-endian signed integers (see [`LongCompare`]).
 pub fn long_compare(batch: &Batch<'_>, op: CompareOp, value: i64) -> Bitmap {
     LongCompare::new(op, value).select(batch)
+}
+
+/// `TimestampsFilter`'s test over a column of timestamps: the cells whose timestamp is one of
+/// `wanted`. A short list (up to [`TimestampsKernel::SHORT`], the usual case) is tested by
+/// comparing each timestamp with every wanted one and OR-ing the results, a branch-free loop
+/// over 64 timestamps at a time that the compiler vectorizes; a longer one by binary search.
+#[derive(Clone, Debug)]
+pub struct TimestampsKernel {
+    /// Sorted, deduplicated.
+    wanted: Vec<i64>,
+}
+
+impl TimestampsKernel {
+    /// Lists up to this long are tested by comparison with every entry.
+    pub const SHORT: usize = 16;
+
+    /// The kernel for the timestamps `wanted` (any order, duplicates allowed).
+    pub fn new(wanted: &[i64]) -> Self {
+        let mut wanted = wanted.to_vec();
+        wanted.sort_unstable();
+        wanted.dedup();
+        TimestampsKernel { wanted }
+    }
+
+    /// One bit per timestamp of `timestamps` into `out` (resized to their count).
+    pub fn eval(&self, timestamps: &[i64], out: &mut Bitmap) {
+        if self.wanted.len() > Self::SHORT {
+            out.fill(timestamps.len(), |index| {
+                timestamps
+                    .get(index)
+                    .is_some_and(|ts| self.wanted.binary_search(ts).is_ok())
+            });
+            return;
+        }
+        out.reset_zeros(timestamps.len());
+        for (chunk_index, chunk) in timestamps.chunks(64).enumerate() {
+            // One pass over the chunk per wanted timestamp: each pass is a compare and a
+            // mask of 64 lanes, which the compiler turns into vector compares.
+            let mut word = 0u64;
+            for wanted in &self.wanted {
+                for (bit, ts) in chunk.iter().enumerate() {
+                    word |= u64::from(ts == wanted) << bit;
+                }
+            }
+            if let Some(slot) = out.words_mut().get_mut(chunk_index) {
+                *slot = word;
+            }
+        }
+    }
+
+    /// The scalar twin: each timestamp looked up in the list, one at a time.
+    pub fn eval_scalar(&self, timestamps: &[i64], out: &mut Bitmap) {
+        *out = Bitmap::from_bools(
+            timestamps
+                .iter()
+                .map(|ts| self.wanted.iter().any(|wanted| wanted == ts)),
+        );
+    }
+
+    /// The test on one timestamp.
+    pub fn matches(&self, timestamp: i64) -> bool {
+        self.wanted.binary_search(&timestamp).is_ok()
+    }
 }
 
 /// `FuzzyRowFilter`'s row test: keys matching any rule (a key shorter than a rule is tested
