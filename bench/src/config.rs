@@ -206,6 +206,9 @@ pub struct RunConfig {
     /// Cold reads (`--cold`): evict the page cache of the database
     /// directory before every timed operation (see `cold`).
     pub cold: bool,
+    /// Warm reads (`--warm`): one untimed full pass over the loaded data
+    /// before the timed phase.
+    pub warm: bool,
 }
 
 impl RunConfig {

@@ -140,6 +140,10 @@ pub struct RunResult {
     /// directory was evicted before every timed operation, untimed.
     #[serde(default)]
     pub cold: bool,
+    /// Warm reads (`--warm`): one untimed full pass over the loaded data
+    /// filled the caches before the timed phase.
+    #[serde(default)]
+    pub warm: bool,
     /// Block cache capacity of the engine in bytes (`--cache-mb`).
     #[serde(default)]
     pub block_cache_bytes: u64,
@@ -206,11 +210,13 @@ pub fn engine_label(r: &RunResult, compares_io: bool) -> String {
     }
 }
 
-/// Workload name in the table: cold runs are marked, so they can never be
-/// mistaken for runs with a warm page cache.
+/// Workload name in the table: cold and warm runs are marked, so they can
+/// never be mistaken for runs that read each block for the first time.
 fn workload_label(r: &RunResult) -> String {
     if r.cold {
         format!("{} [cold]", r.workload)
+    } else if r.warm {
+        format!("{} [warm]", r.workload)
     } else {
         r.workload.clone()
     }
@@ -611,6 +617,7 @@ mod tests {
             load: None,
             wal: None,
             cold,
+            warm: false,
             block_cache_bytes: 8 << 20,
             eviction: cold.then_some(EvictionReport {
                 evictions: 100,

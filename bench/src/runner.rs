@@ -148,6 +148,17 @@ fn measure_run(
         None => None,
     };
 
+    let warmed = load.is_some() && config.warm;
+    if warmed {
+        // Warm reads: one untimed pass over every record, so the timed phase
+        // finds the blocks its engine caches.
+        let pass = engine.scan(&[], None, u64::MAX)?;
+        if pass.entries == 0 {
+            return Err(BenchError::Check(format!(
+                "{label}: the warm-up pass read no record"
+            )));
+        }
+    }
     if load.is_some() {
         // What the load freed (flushed memtables) but the allocator still
         // holds goes back to the kernel first, for every engine alike, so
@@ -276,6 +287,7 @@ fn measure_run(
             _ => None,
         },
         cold: config.cold,
+        warm: warmed,
         block_cache_bytes: config.settings.cache_bytes,
         eviction,
     })

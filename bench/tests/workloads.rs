@@ -38,6 +38,7 @@ fn tiny_config(dir: &std::path::Path, workloads: Vec<Workload>, threads: usize) 
         progress: false,
         strata_io: Vec::new(),
         cold: false,
+        warm: false,
     }
 }
 
@@ -264,4 +265,42 @@ fn cold_reads_evict_before_every_operation_untimed() {
     // Every run directory is removed after its run (the evictor's handles
     // are closed).
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn warm_reads_fill_the_block_cache_before_the_timed_phase() {
+    let dir = tempfile::tempdir().unwrap();
+    let workloads = vec![Workload::Scan, Workload::ReadRandom, Workload::FillSeq];
+    let mut config = tiny_config(dir.path(), workloads.clone(), 1);
+    config.warm = true;
+    let warm = run(&config);
+    config.warm = false;
+    let first_read = run(&config);
+    for (warm, first) in warm.iter().zip(&first_read) {
+        let name = &warm.workload;
+        // A fill loads nothing to warm.
+        assert_eq!(warm.warm, name != "fillseq", "{name}");
+        if name == "scan" {
+            // The timed scan of a warmed table misses the block cache
+            // nowhere; the first read of every block misses it.
+            let misses = |r: &RunResult| r.timed_counters.get("block_cache_misses").copied();
+            assert_eq!(
+                misses(warm),
+                Some(0),
+                "{name} warm: {:?}",
+                warm.timed_counters
+            );
+            assert!(
+                misses(first).unwrap_or(0) > 0,
+                "{name}: {:?}",
+                first.timed_counters
+            );
+        }
+    }
+    let table = report::render_table(&warm);
+    assert!(table.contains("scan [warm]"), "{table}");
+    assert_eq!(serde_json::to_value(&warm).unwrap()[0]["warm"], true);
+    use clap::Parser;
+    let cli = strata_bench::cli::Cli::try_parse_from(["strata-bench", "--cold", "--warm"]);
+    assert!(cli.is_err(), "--cold and --warm conflict");
 }
