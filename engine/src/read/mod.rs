@@ -671,12 +671,6 @@ impl RegionScanner {
             let Some(family) = plan.families.get(store.family) else {
                 continue;
             };
-            let mut resolver = Resolver::new(
-                family.columns.as_ref(),
-                family.rules,
-                plan.query,
-                std::mem::take(&mut store.qualifier_buffer),
-            );
             let read_point = store.sources.read_point();
             let StoreScan {
                 sources,
@@ -710,24 +704,25 @@ impl RegionScanner {
                             block.row_cells(to_row.min(block.rows() - 1)).start - cells.start;
                         cursor.jump_to_row(to_row)?;
                         sources.sole_source_moved(skipped)?;
-                        *qualifier_buffer = resolver.into_buffer();
                         continue;
                     }
                 }
                 let count = cells.len();
                 let from_cell = cells.start;
                 resolve_block_row(
-                    block,
-                    block_row,
-                    cells,
+                    BlockRow {
+                        block,
+                        row: block_row,
+                        cells,
+                    },
                     read_point,
-                    &mut resolver,
+                    family,
+                    plan.query,
+                    qualifier_buffer,
                     gate.zip(selection)
                         .map(|(gate, selection)| (gate, selection, &mut self.verdict)),
-                    &family.name,
                     sink,
                 );
-                *qualifier_buffer = resolver.into_buffer();
                 if may_run && !cursor.has_gate() {
                     let upper = self.upper.as_ref().unwrap_or(&plan.upper);
                     let end = run_end(block, block_row + 1, next_row, upper);
@@ -748,6 +743,12 @@ impl RegionScanner {
                 sources.sole_source_moved(count)?;
                 continue;
             }
+            let mut resolver = Resolver::new(
+                family.columns.as_ref(),
+                family.rules,
+                plan.query,
+                std::mem::take(&mut store.qualifier_buffer),
+            );
             while let Some(cell) = store.sources.current() {
                 if cell.row != row {
                     break;
@@ -827,24 +828,20 @@ impl RegionScanner {
                 return Ok(Some(false));
             }
         }
-        let mut resolver = Resolver::new(
-            family.columns.as_ref(),
-            family.rules,
-            plan.query,
-            std::mem::take(&mut store.qualifier_buffer),
-        );
         resolve_block_row(
-            block,
-            block_row,
-            cells,
+            BlockRow {
+                block,
+                row: block_row,
+                cells,
+            },
             store.sources.read_point(),
-            &mut resolver,
+            family,
+            plan.query,
+            &mut store.qualifier_buffer,
             gate.zip(selection)
                 .map(|(gate, selection)| (gate, selection, &mut self.verdict)),
-            &family.name,
             sink,
         );
-        store.qualifier_buffer = resolver.into_buffer();
         if let Some(gate) = gate
             && gate.has_column_tests()
             && sink.cell_count() > 0
@@ -932,40 +929,64 @@ fn gate_selection<'h>(
     held.as_ref().map(|(_, selection)| selection)
 }
 
-/// Resolves cells `cells` of row `block_row` of `block` into `sink`: those
-/// visible at `read_point` that the resolver returns and the cell gate's
-/// selection (if any) passes; the gate's column tests note each of them.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the loop body of the two block paths; a struct would only rename them"
-)]
+/// Cells `cells` of row `row` of a cached block.
+struct BlockRow<'b> {
+    block: &'b Arc<DataBlock>,
+    row: usize,
+    cells: std::ops::Range<usize>,
+}
+
+/// Resolves a block row's cells of `family` into `sink`: those visible at
+/// `read_point` that version resolution returns and the cell gate's
+/// selection (if any) passes; the gate's column tests note each of them. A
+/// row of one cell (every row of a compacted store with one version per
+/// column) is resolved without building a resolver.
 #[inline]
 fn resolve_block_row<S: RowSink>(
-    block: &Arc<DataBlock>,
-    block_row: usize,
-    cells: std::ops::Range<usize>,
+    at: BlockRow<'_>,
     read_point: u64,
-    resolver: &mut Resolver<'_>,
+    family: &FamilyPlan,
+    query: QueryRules,
+    qualifier_buffer: &mut Vec<u8>,
     mut gate: Option<(&CellGate, &BlockSelection, &mut RowVerdict)>,
-    family: &[u8],
     sink: &mut S,
 ) {
+    let BlockRow { block, row, cells } = at;
+    let lone = cells.len() == 1 && !query.raw;
+    let mut resolver = (!lone).then(|| {
+        Resolver::new(
+            family.columns.as_ref(),
+            family.rules,
+            query,
+            std::mem::take(qualifier_buffer),
+        )
+    });
     for i in cells {
-        let decoded = block.decode_cell(Position {
-            row: block_row,
-            cell: i,
-        });
+        let decoded = block.decode_cell(Position { row, cell: i });
         let cell = block.decoded(&decoded);
-        if cell.sequence > read_point || !resolver.push(&cell) {
+        let returned = cell.sequence <= read_point
+            && match resolver.as_mut() {
+                Some(resolver) => resolver.push(&cell),
+                None => Resolver::lone_cell_returned(
+                    family.columns.as_ref(),
+                    family.rules,
+                    query,
+                    &cell,
+                ),
+            };
+        if !returned {
             continue;
         }
         if let Some((gate, selection, verdict)) = gate.as_mut() {
-            gate.note_block_cell(family, selection, i, &cell, verdict);
+            gate.note_block_cell(&family.name, selection, i, &cell, verdict);
             if selection.cells.as_ref().is_some_and(|bits| !bits.get(i)) {
                 continue;
             }
         }
-        sink.push_block_cell(family, block, &decoded, &cell);
+        sink.push_block_cell(&family.name, block, &decoded, &cell);
+    }
+    if let Some(resolver) = resolver {
+        *qualifier_buffer = resolver.into_buffer();
     }
 }
 

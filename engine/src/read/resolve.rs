@@ -93,6 +93,35 @@ impl<'a> Resolver<'a> {
         }
     }
 
+    /// Whether a read returns `cell` when it is the only cell of its row
+    /// and family (a store after compaction holds most rows so): a put the
+    /// columns select, unexpired and inside the query's time range. No
+    /// marker can hide it, and it fills one place of any version window.
+    /// Not for raw reads, which also return markers. The same answer as a
+    /// fresh resolver's [`Resolver::push`], without building one (a block
+    /// run asks it for every row).
+    #[inline]
+    pub(crate) fn lone_cell_returned(
+        columns: Option<&BTreeSet<Vec<u8>>>,
+        rules: FamilyRules,
+        query: QueryRules,
+        cell: &CellRef<'_>,
+    ) -> bool {
+        debug_assert!(!query.raw);
+        let oldest_unexpired_ms = match rules.ttl_ms {
+            Some(ttl) => query
+                .now_ms
+                .saturating_sub(i64::try_from(ttl).unwrap_or(i64::MAX)),
+            None => i64::MIN,
+        };
+        cell.kind == CellKind::Put
+            && rules.max_versions > 0
+            && query.max_versions > 0
+            && columns.is_none_or(|set| set.contains(cell.qualifier))
+            && cell.timestamp >= oldest_unexpired_ms
+            && query.time_range.contains(cell.timestamp)
+    }
+
     /// The qualifier buffer, for the next row's resolver.
     pub(crate) fn into_buffer(self) -> Vec<u8> {
         self.column.qualifier
@@ -325,5 +354,35 @@ mod tests {
             resolve(&mut cells, 3, 3),
             [("a".into(), 5, "second".into())]
         );
+    }
+
+    proptest::proptest! {
+        /// A lone cell is returned exactly when a fresh resolver returns it.
+        #[test]
+        fn a_lone_cell_resolves_as_a_fresh_resolver_resolves_it(
+            kind in proptest::sample::select(vec![CellKind::Put, CellKind::Delete, CellKind::DeleteColumn, CellKind::DeleteFamily, CellKind::DeleteFamilyVersion]),
+            qualifier in proptest::sample::select(vec!["", "a", "b"]),
+            timestamp in 0i64..20,
+            ttl in proptest::option::of(0u64..15),
+            range in (0i64..20, 0i64..25),
+            selected in proptest::option::of(proptest::sample::select(vec!["a", "b"])),
+            versions in 1u32..3,
+        ) {
+            let cell = c(qualifier, timestamp, kind, 7, "v");
+            let columns: Option<BTreeSet<Vec<u8>>> = selected.map(|q| [q.as_bytes().to_vec()].into_iter().collect());
+            let rules = FamilyRules { max_versions: versions, ttl_ms: ttl };
+            let (min, max) = (range.0.min(range.1), range.0.max(range.1) + 1);
+            let query = QueryRules {
+                time_range: TimeRange::new(min, max).unwrap(),
+                max_versions: versions,
+                raw: false,
+                now_ms: 20,
+            };
+            let mut fresh = Resolver::new(columns.as_ref(), rules, query, Vec::new());
+            proptest::prop_assert_eq!(
+                Resolver::lone_cell_returned(columns.as_ref(), rules, query, &cell),
+                fresh.push(&cell)
+            );
+        }
     }
 }
