@@ -106,7 +106,7 @@ pub use cell::{
 };
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use db::{Db, DbStats, RecoveryReport, VerifyReport};
-pub use error::{Error, Result};
+pub use error::{CellKey, Error, Result};
 pub use hfile::cache::CacheStats;
 pub use io::{Backend as IoBackend, IO_ENV_VAR, io_fallback_reason};
 pub use ops::{
@@ -122,7 +122,9 @@ pub use options::{
 pub use read::Scanner;
 pub use read::cursor::{CellView, RowView, ScanCursor};
 pub use read::parallel::ParallelScan;
+pub use maintenance::ingest::{BulkLoadOptions, BulkLoadReport, BulkLoadStep, StepObserver};
 pub use region::RegionActivity;
+pub use store::bulk::{BULK_FILE_SUFFIX, BulkFile, BulkFiles, BulkWriter};
 pub use table::ScanOrder;
 pub use table::{RegionInfo, Table};
 pub use wal::WalStats;

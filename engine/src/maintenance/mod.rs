@@ -16,6 +16,7 @@
 //! `Db::stats` counts and stalled writers return), never printed.
 
 pub(crate) mod flush;
+pub(crate) mod ingest;
 pub(crate) mod pool;
 pub(crate) mod split;
 pub(crate) mod stall;
@@ -169,6 +170,22 @@ impl Supervisor {
         Ok(true)
     }
 
+    /// After a bulk load brought `region` files: compact if its stores score
+    /// high enough, split if it grew past the table's region size.
+    pub(crate) fn after_bulk_load(&self, table: &Arc<TableInner>, region: &Arc<Region>) {
+        region
+            .activity
+            .bulk_loads
+            .fetch_add(1, Ordering::Relaxed);
+        if compaction::region_score(region, &self.services.options) >= 1.0 {
+            self.pool.schedule_compaction(table, region);
+        }
+        let max_region_size = table.state.read().descriptor.get_max_region_size_bytes();
+        if !region.has_shared_files() && region.own_file_bytes() > max_region_size {
+            self.pool.schedule_split(table, region);
+        }
+    }
+
     /// Runs one background compaction of the most urgent store of `region`
     /// (the caller holds its slot); returns whether the region has more to
     /// compact.
@@ -212,7 +229,7 @@ impl Supervisor {
     /// The region's compaction slot, for a compaction or split the caller
     /// runs now: a queued background compaction is dropped and its slot
     /// taken over, a running one is waited for.
-    fn compaction_slot<'r>(
+    pub(crate) fn compaction_slot<'r>(
         &self,
         region: &'r Arc<Region>,
     ) -> Result<crate::region::CompactionSlot<'r>> {

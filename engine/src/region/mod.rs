@@ -30,6 +30,12 @@ pub struct RegionActivity {
     /// Microseconds writers to the region spent stalled (slowed down or
     /// blocked by its L0 files or memstore size, or by global memory).
     pub stall_micros: u64,
+    /// Bulk loads that brought the region files.
+    pub bulk_loads: u64,
+    /// Files bulk loads installed into the region.
+    pub bulk_loaded_files: u64,
+    /// Bytes of those files.
+    pub bulk_loaded_bytes: u64,
 }
 
 /// What a region has served and undergone since the database opened,
@@ -49,6 +55,12 @@ pub(crate) struct ActivityCounters {
     pub(crate) compactions: AtomicU64,
     /// Microseconds writers to the region spent stalled.
     pub(crate) stall_micros: AtomicU64,
+    /// Bulk loads that brought the region files.
+    pub(crate) bulk_loads: AtomicU64,
+    /// Files bulk loads installed.
+    pub(crate) bulk_loaded_files: AtomicU64,
+    /// Bytes of those files.
+    pub(crate) bulk_loaded_bytes: AtomicU64,
 }
 
 /// A key range of a table with its stores.
@@ -113,6 +125,9 @@ impl Region {
             flushes: a.flushes.load(Ordering::Relaxed),
             compactions: a.compactions.load(Ordering::Relaxed),
             stall_micros: a.stall_micros.load(Ordering::Relaxed),
+            bulk_loads: a.bulk_loads.load(Ordering::Relaxed),
+            bulk_loaded_files: a.bulk_loaded_files.load(Ordering::Relaxed),
+            bulk_loaded_bytes: a.bulk_loaded_bytes.load(Ordering::Relaxed),
         }
     }
 

@@ -372,4 +372,5 @@ impl Table {
 mod admin;
 mod atomic;
 mod bulk;
+mod ingest;
 mod mutation;
