@@ -276,6 +276,7 @@ pub(super) fn build_table(
         dropped: AtomicBool::new(false),
         enabled: AtomicBool::new(record.enabled),
         split_gate: RwLock::new(()),
+        normalize_queued: AtomicBool::new(false),
     }))
 }
 

@@ -83,6 +83,9 @@ pub(crate) struct Region {
     pub(crate) schedule: RegionSchedule,
     /// Shared with the region's scanners, which add their rows when done.
     pub(crate) activity: Arc<ActivityCounters>,
+    /// When this region object was made (the database opened, or a split
+    /// or merge created the region): the normalizer leaves young regions.
+    created: std::time::Instant,
 }
 
 impl Region {
@@ -112,7 +115,13 @@ impl Region {
             l0_files: AtomicUsize::new(l0),
             schedule: RegionSchedule::default(),
             activity: Arc::default(),
+            created: std::time::Instant::now(),
         }
+    }
+
+    /// How long ago this region object was made (at open, split or merge).
+    pub(crate) fn age(&self) -> std::time::Duration {
+        self.created.elapsed()
     }
 
     /// A snapshot of the region's activity counters.
