@@ -373,4 +373,5 @@ mod admin;
 mod atomic;
 mod bulk;
 mod ingest;
+mod salted;
 mod mutation;
