@@ -386,9 +386,8 @@ pub fn render_table(results: &[RunResult]) -> String {
             let phase = |f: fn(&crate::workload::BulkPhases) -> f64| {
                 g.median_of(|r| r.bulk.as_ref().map_or(f64::NAN, f))
             };
-            let input_mb = g.median_of(|r| {
-                (r.writes * (r.key_size + r.value_size) as u64) as f64 / 1e6
-            });
+            let input_mb =
+                g.median_of(|r| (r.writes * (r.key_size + r.value_size) as u64) as f64 / 1e6);
             let build = phase(|b| b.build_seconds);
             format!(
                 "  {} {}: build {:.3} s ({:.0} MB/s of input), ingest {:.1} ms, files {}, \

@@ -506,9 +506,7 @@ pub fn run_thread(ctx: &PhaseContext<'_>, thread: usize) -> Result<ThreadOutcome
                 ctx.workload
                     .record_key(ctx.shape, rng.below(ctx.num), &mut key);
                 if engine.get(&key)?.is_none() {
-                    return Err(BenchError::Check(
-                        "a bulk-loaded record is missing".into(),
-                    ));
+                    return Err(BenchError::Check("a bulk-loaded record is missing".into()));
                 }
             }
             let read_time = reads_started.elapsed();

@@ -81,7 +81,10 @@ fn check_counts(r: &RunResult, workload: Workload, num: u64) {
         Workload::BulkLoad => {
             assert_eq!(r.writes, num, "{name}: writes");
             let bulk = r.bulk.as_ref().unwrap();
-            assert!(bulk.build_seconds > 0.0 && bulk.file_bytes > 0, "{name}: {bulk:?}");
+            assert!(
+                bulk.build_seconds > 0.0 && bulk.file_bytes > 0,
+                "{name}: {bulk:?}"
+            );
             assert_eq!(bulk.reads_after, num.min(100_000), "{name}: reads after");
         }
         // Each query's matches are checked against the census inside the

@@ -281,7 +281,8 @@ impl ManifestState {
             Edit::DropTable { table_id } => {
                 self.tables.remove(table_id);
                 self.bulk_loaded.retain(|(table, _), _| table != table_id);
-                self.bulk_loaded_order.retain(|(table, _)| table != table_id);
+                self.bulk_loaded_order
+                    .retain(|(table, _)| table != table_id);
             }
             Edit::BulkLoad {
                 table_id,
@@ -313,7 +314,10 @@ impl ManifestState {
                 self.next_region_id = self.next_region_id.max(merged.id + 1);
                 if let Some(table) = self.tables.get_mut(table_id)
                     && let Some(at) = table.regions.iter().position(|r| r.id == *first_id)
-                    && table.regions.get(at + 1).is_some_and(|r| r.id == *second_id)
+                    && table
+                        .regions
+                        .get(at + 1)
+                        .is_some_and(|r| r.id == *second_id)
                 {
                     table.regions.splice(at..=at + 1, [merged.clone()]);
                 }
@@ -1705,7 +1709,10 @@ mod tests {
         }
         let mut m = Manifest::open(dir.path(), io).unwrap();
         m.record(&Edit::DropTable { table_id: 1 }).unwrap();
-        assert!(!m.state().bulk_file_loaded(1, 42, 0), "forgotten with its table");
+        assert!(
+            !m.state().bulk_file_loaded(1, 42, 0),
+            "forgotten with its table"
+        );
     }
 
     #[test]

@@ -27,8 +27,12 @@ fn prepare(dir: &Path) {
     let mut writer = table.bulk_writer(dir.join("files")).unwrap();
     for i in 0..LOADED_ROWS {
         let row = format!("row{i:06}");
-        writer.add(row.as_bytes(), b"f", b"q", 5, b"loaded").unwrap();
-        writer.add(row.as_bytes(), b"g", b"q", 5, b"loaded").unwrap();
+        writer
+            .add(row.as_bytes(), b"f", b"q", 5, b"loaded")
+            .unwrap();
+        writer
+            .add(row.as_bytes(), b"g", b"q", 5, b"loaded")
+            .unwrap();
     }
     assert_eq!(writer.finish().unwrap().files.len(), 6);
     db.close().unwrap();
@@ -54,7 +58,11 @@ fn loaded_rows(dir: &Path) -> (u32, strata::Db) {
         .flatten()
         .filter(|e| e.path().extension().is_some_and(|x| x == "hfile"))
         .count() as u64;
-    assert_eq!(on_disk, db.stats().files, "every HFile on disk is referenced");
+    assert_eq!(
+        on_disk,
+        db.stats().files,
+        "every HFile on disk is referenced"
+    );
     (rows, db)
 }
 
@@ -74,7 +82,11 @@ fn crash_at(step: &str, mode: &str) {
     BufReader::new(stdout).read_line(&mut line).unwrap();
     child.kill().expect("SIGKILL");
     child.wait().unwrap();
-    assert_eq!(line.trim(), format!("REACHED {step}"), "the child got there");
+    assert_eq!(
+        line.trim(),
+        format!("REACHED {step}"),
+        "the child got there"
+    );
     let committed = matches!(step, "Committed" | "Installed" | "SourcesRemoved");
     let (rows, db) = loaded_rows(dir.path());
     let sources: Vec<_> = std::fs::read_dir(dir.path().join("files"))
@@ -108,7 +120,14 @@ fn crash_at(step: &str, mode: &str) {
 
 #[test]
 fn a_load_killed_at_any_step_is_all_or_nothing() {
-    for step in ["Verified", "Placed", "Flushed", "Committed", "Installed", "SourcesRemoved"] {
+    for step in [
+        "Verified",
+        "Placed",
+        "Flushed",
+        "Committed",
+        "Installed",
+        "SourcesRemoved",
+    ] {
         crash_at(step, "move");
     }
     for step in ["Placed", "Committed"] {

@@ -81,7 +81,11 @@ fn loaded_cells_read_like_puts_and_survive_reopen() {
             .unwrap();
     }
     let files = writer.finish().unwrap();
-    assert_eq!(files.files.len(), 3, "two families in the first region, one in the second");
+    assert_eq!(
+        files.files.len(),
+        3,
+        "two families in the first region, one in the second"
+    );
     assert_eq!(files.cells, 4);
     let report = table
         .bulk_load(&files.paths(), &BulkLoadOptions::default())
@@ -97,7 +101,11 @@ fn loaded_cells_read_like_puts_and_survive_reopen() {
     let expected = rows(&table);
     assert_eq!(expected.len(), 2);
     assert_eq!(
-        table.get(&Get::new("a1").max_versions(3)).unwrap().cells.len(),
+        table
+            .get(&Get::new("a1").max_versions(3))
+            .unwrap()
+            .cells
+            .len(),
         3
     );
     // The same cells as puts give the same reads.
@@ -132,13 +140,20 @@ fn a_fresh_load_wins_ties_and_a_backfill_loses_them() {
     let fresh = write(
         &table,
         &dir.join("fresh"),
-        &[("r", "a", "q", 100, "fresh"), ("s", "a", "q", 50, "s-fresh")],
+        &[
+            ("r", "a", "q", 100, "fresh"),
+            ("s", "a", "q", 50, "s-fresh"),
+        ],
     );
     table
         .bulk_load(&fresh, &BulkLoadOptions::default())
         .unwrap();
     let got = table.get(&Get::new("r")).unwrap();
-    assert_eq!(got.value("a", "q"), Some(&b"fresh"[..]), "a fresh load is newest");
+    assert_eq!(
+        got.value("a", "q"),
+        Some(&b"fresh"[..]),
+        "a fresh load is newest"
+    );
     assert_eq!(
         table.get(&Get::new("s")).unwrap().value("a", "q"),
         Some(&b"s-fresh"[..]),
@@ -195,10 +210,9 @@ fn a_fresh_load_wins_ties_and_a_backfill_loses_them() {
 #[test]
 fn a_load_after_the_table_split_cuts_files_at_the_new_boundaries() {
     let t = TestDb::new(1_000_000);
-    let table = t
-        .db
-        .create_table(TableDescriptor::new("t").family(FamilyDescriptor::new("f")))
-        .unwrap();
+    let table =
+        t.db.create_table(TableDescriptor::new("t").family(FamilyDescriptor::new("f")))
+            .unwrap();
     let mut writer = table.bulk_writer(t.dir.path().join("load")).unwrap();
     let mut expected = Vec::new();
     for i in 0..2000u32 {
@@ -253,8 +267,12 @@ fn the_writer_names_the_first_bad_cell() {
     writer.abandon();
     let cases: Vec<(&[u8], &[u8], i64, fn(&Error) -> bool)> = vec![
         (b"", b"a", 1, |e| matches!(e, Error::EmptyRowKey)),
-        (b"r", b"nope", 1, |e| matches!(e, Error::UnknownFamily { .. })),
-        (b"r", b"a", -1, |e| matches!(e, Error::NegativeTimestamp { .. })),
+        (b"r", b"nope", 1, |e| {
+            matches!(e, Error::UnknownFamily { .. })
+        }),
+        (b"r", b"a", -1, |e| {
+            matches!(e, Error::NegativeTimestamp { .. })
+        }),
     ];
     for (row, family, ts, expected) in cases {
         let mut writer = table.bulk_writer(t.dir.path().join("w2")).unwrap();

@@ -1,7 +1,9 @@
 //! Region merges: by hand and by the normalizer; reads never change.
 #![cfg(test)]
 
-use strata::{DbOptions, Error, FamilyDescriptor, Get, PreSplit, Put, Scan, Table, TableDescriptor};
+use strata::{
+    DbOptions, Error, FamilyDescriptor, Get, PreSplit, Put, Scan, Table, TableDescriptor,
+};
 use strata_tests::TestDb;
 
 fn all_rows(table: &Table) -> Vec<(Vec<u8>, Vec<u8>)> {
@@ -17,9 +19,8 @@ fn all_rows(table: &Table) -> Vec<(Vec<u8>, Vec<u8>)> {
 }
 
 fn filled(t: &TestDb, splits: &[&str]) -> Table {
-    let table = t
-        .db
-        .create_table(
+    let table =
+        t.db.create_table(
             TableDescriptor::new("t")
                 .family(FamilyDescriptor::new("f"))
                 .pre_split(PreSplit::Keys(
@@ -29,7 +30,9 @@ fn filled(t: &TestDb, splits: &[&str]) -> Table {
         .unwrap();
     for i in 0..300u32 {
         let row = format!("{}{i:04}", (b'a' + (i % 26) as u8) as char);
-        table.put(&Put::new(row).add("f", "q", i.to_be_bytes())).unwrap();
+        table
+            .put(&Put::new(row).add("f", "q", i.to_be_bytes()))
+            .unwrap();
     }
     table
 }
@@ -40,7 +43,9 @@ fn merging_two_regions_keeps_every_row_and_survives_reopen() {
     let table = filled(&t, &["g", "p"]);
     table.flush().unwrap();
     // Some rows stay in memstores: the merge flushes them.
-    table.put(&Put::new("h-late").add("f", "q", "late")).unwrap();
+    table
+        .put(&Put::new("h-late").add("f", "q", "late"))
+        .unwrap();
     let before = all_rows(&table);
     let regions = table.regions().unwrap();
     assert_eq!(regions.len(), 3);

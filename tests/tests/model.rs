@@ -444,12 +444,18 @@ impl Harness {
             }
         }
         sorted.sort_by(|a, b| {
-            (ROWS[a.0], FAMILIES[a.1], QUALIFIERS[a.2], std::cmp::Reverse(a.3)).cmp(&(
-                ROWS[b.0],
-                FAMILIES[b.1],
-                QUALIFIERS[b.2],
-                std::cmp::Reverse(b.3),
-            ))
+            (
+                ROWS[a.0],
+                FAMILIES[a.1],
+                QUALIFIERS[a.2],
+                std::cmp::Reverse(a.3),
+            )
+                .cmp(&(
+                    ROWS[b.0],
+                    FAMILIES[b.1],
+                    QUALIFIERS[b.2],
+                    std::cmp::Reverse(b.3),
+                ))
         });
         if backfill {
             // A back-filled cell under a delete marker is hidden only while

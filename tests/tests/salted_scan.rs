@@ -3,9 +3,7 @@
 #![cfg(test)]
 
 use strata::keys::Salter;
-use strata::{
-    Error, FamilyDescriptor, PreSplit, Put, Scan, ScanOrder, Table, TableDescriptor,
-};
+use strata::{Error, FamilyDescriptor, PreSplit, Put, Scan, ScanOrder, Table, TableDescriptor};
 use strata_tests::TestDb;
 
 const BUCKETS: u32 = 16;
@@ -15,9 +13,8 @@ fn logical(i: u32) -> String {
 }
 
 fn table(t: &TestDb) -> (Table, Vec<String>) {
-    let table = t
-        .db
-        .create_table(
+    let table =
+        t.db.create_table(
             TableDescriptor::new("events")
                 .family(FamilyDescriptor::new("e"))
                 .pre_split(PreSplit::SaltBuckets { buckets: BUCKETS }),
@@ -78,7 +75,10 @@ fn a_logical_day_comes_back_in_logical_order() {
     let reversed = logical_keys(
         table
             .scan_salted(
-                &Scan::new().start("2015-04-27").stop("2015-04-26").reversed(true),
+                &Scan::new()
+                    .start("2015-04-27")
+                    .stop("2015-04-26")
+                    .reversed(true),
                 &salter,
                 2,
                 ScanOrder::KeyOrder,

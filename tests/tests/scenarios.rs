@@ -280,7 +280,14 @@ fn scenario_3_salted_bulk_load() {
         expected
     );
     // Thirty more days: the day reads the same rows.
-    salted::bulk_load(&table, &salter, rows, salted::DAYS, &t.dir.path().join("load-2")).unwrap();
+    salted::bulk_load(
+        &table,
+        &salter,
+        rows,
+        salted::DAYS,
+        &t.dir.path().join("load-2"),
+    )
+    .unwrap();
     assert_eq!(table.count(&Scan::new()).unwrap(), 2 * rows);
     assert_eq!(
         salted::read_range(&table, &salter, "2015-04-26", "2015-04-27", 2).unwrap(),

@@ -250,17 +250,33 @@ pub fn build(
             // The writer's order; of two cells with the same key the later line wins,
             // as a later put would.
             unsorted.sort_by(|(a, a_line), (b, b_line)| {
-                (&a.row, &a.family, &a.qualifier, std::cmp::Reverse(a.timestamp), b_line).cmp(&(
-                    &b.row,
-                    &b.family,
-                    &b.qualifier,
-                    std::cmp::Reverse(b.timestamp),
-                    a_line,
-                ))
+                (
+                    &a.row,
+                    &a.family,
+                    &a.qualifier,
+                    std::cmp::Reverse(a.timestamp),
+                    b_line,
+                )
+                    .cmp(&(
+                        &b.row,
+                        &b.family,
+                        &b.qualifier,
+                        std::cmp::Reverse(b.timestamp),
+                        a_line,
+                    ))
             });
             unsorted.dedup_by(|later, earlier| {
-                (&later.0.row, &later.0.family, &later.0.qualifier, later.0.timestamp)
-                    == (&earlier.0.row, &earlier.0.family, &earlier.0.qualifier, earlier.0.timestamp)
+                (
+                    &later.0.row,
+                    &later.0.family,
+                    &later.0.qualifier,
+                    later.0.timestamp,
+                ) == (
+                    &earlier.0.row,
+                    &earlier.0.family,
+                    &earlier.0.qualifier,
+                    earlier.0.timestamp,
+                )
             });
             for (cell, line) in &unsorted {
                 add(&mut writer, cell, *line, &mut lines)?;
@@ -373,10 +389,17 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(
-            (cell.row.as_slice(), cell.family.as_slice(), cell.qualifier.as_slice()),
+            (
+                cell.row.as_slice(),
+                cell.family.as_slice(),
+                cell.qualifier.as_slice()
+            ),
             (&b"r1"[..], &b"f"[..], &b"q"[..])
         );
-        assert_eq!((cell.timestamp, cell.value.as_slice()), (100, &b"v\x00"[..]));
+        assert_eq!(
+            (cell.timestamp, cell.value.as_slice()),
+            (100, &b"v\x00"[..])
+        );
         let cell = parse_line(b"\"a,b\",f:,,\"say \"\"hi\"\"\"", InputFormat::Csv, 7)
             .unwrap()
             .unwrap();

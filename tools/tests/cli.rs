@@ -592,8 +592,14 @@ fn bulkload_builds_and_loads_files() {
     assert!(text.contains("built 2 file(s)"), "{text}");
     assert!(text.contains("loaded 2 file(s) into 2 region(s)"), "{text}");
     let scan = stdout(&shell(&data, "scan 't'"));
-    assert!(scan.contains("a1 column=f:r, timestamp=10, value=xA"), "{scan}");
-    assert!(scan.contains("z1 column=f:q, timestamp=10, value=later"), "{scan}");
+    assert!(
+        scan.contains("a1 column=f:r, timestamp=10, value=xA"),
+        "{scan}"
+    );
+    assert!(
+        scan.contains("z1 column=f:q, timestamp=10, value=later"),
+        "{scan}"
+    );
     // CSV from a file, sorted, built into a directory and loaded later.
     let csv = dir.path().join("cells.csv");
     std::fs::write(&csv, "\"b,1\",f:q,20,\"say \"\"hi\"\"\"\nc1,f:q,20,plain\n").unwrap();
@@ -601,7 +607,15 @@ fn bulkload_builds_and_loads_files() {
     let built = strata()
         .args(["bulkload", "--data"])
         .arg(&data)
-        .args(["--table", "t", "--format", "csv", "--sorted", "--build-only", "--out"])
+        .args([
+            "--table",
+            "t",
+            "--format",
+            "csv",
+            "--sorted",
+            "--build-only",
+            "--out",
+        ])
         .arg(&out)
         .arg(&csv)
         .output()
@@ -617,7 +631,10 @@ fn bulkload_builds_and_loads_files() {
         .output()
         .unwrap();
     let described = stdout(&hfile);
-    assert!(described.contains("bulk file:     table 't'"), "{described}");
+    assert!(
+        described.contains("bulk file:     table 't'"),
+        "{described}"
+    );
     assert!(described.contains("seqid=0"), "{described}");
     let ingested = strata()
         .args(["bulkload", "--data"])
@@ -628,7 +645,10 @@ fn bulkload_builds_and_loads_files() {
         .unwrap();
     assert!(ingested.status.success(), "{ingested:?}");
     let scan = stdout(&shell(&data, "scan 't'"));
-    assert!(scan.contains("b,1 column=f:q, timestamp=20, value=say \"hi\""), "{scan}");
+    assert!(
+        scan.contains("b,1 column=f:q, timestamp=20, value=say \"hi\""),
+        "{scan}"
+    );
     // A sorted stream out of order: the line is named, nothing is loaded.
     let refused = bulkload(&["--sorted"], "k2\tf:q\t1\tv\nk1\tf:q\t1\tv\n");
     assert!(!refused.status.success());

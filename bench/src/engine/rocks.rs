@@ -121,7 +121,8 @@ impl RocksDbEngine {
 
 impl Engine for RocksDbEngine {
     fn bulk_loader(&self, dir: &Path) -> Result<Box<dyn BulkLoader + '_>> {
-        std::fs::create_dir_all(dir).map_err(|e| BenchError::io("creating the SST directory", e))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| BenchError::io("creating the SST directory", e))?;
         let path = dir.join("bulk.sst");
         let writer = SstFileWriter::create(&self.options);
         writer.open(&path)?;

@@ -292,7 +292,10 @@ mod tests {
             bulk: None,
         };
         let encoded = encode_meta(&meta, &info);
-        assert_eq!(decode_meta(&encoded, 9, 1000).unwrap(), (meta.clone(), info.clone()));
+        assert_eq!(
+            decode_meta(&encoded, 9, 1000).unwrap(),
+            (meta.clone(), info.clone())
+        );
         let bulk = FileInfo {
             bulk: Some(BulkOrigin {
                 table: "ns:t".to_owned(),
@@ -302,7 +305,10 @@ mod tests {
             ..info
         };
         let encoded = encode_meta(&meta, &bulk);
-        assert_eq!(decode_meta(&encoded, 9, 1000).unwrap(), (meta.clone(), bulk));
+        assert_eq!(
+            decode_meta(&encoded, 9, 1000).unwrap(),
+            (meta.clone(), bulk)
+        );
         for cut in 1..=22 {
             assert!(decode_meta(&encoded[..encoded.len() - cut], 9, 1000).is_err());
         }

@@ -393,10 +393,8 @@ fn check_contents(source: &Source, blocks: bool) -> Result<()> {
             )));
         }
         if let Some((row, qualifier, timestamp)) = &previous
-            && compare_keys(
-                (row, qualifier, *timestamp, CellKind::Put, 0),
-                cell.tuple(),
-            ) != std::cmp::Ordering::Less
+            && compare_keys((row, qualifier, *timestamp, CellKind::Put, 0), cell.tuple())
+                != std::cmp::Ordering::Less
         {
             return Err(bad(format!("cell {cells} is out of order")));
         }
@@ -440,12 +438,17 @@ fn place_all(
             let first = state.region_index_for(&meta.first_row);
             let last = state.region_index_for(&meta.last_row);
             if first == last {
-                let region = state.regions.get(first).cloned().ok_or_else(|| {
-                    Error::TableNotFound {
-                        table: state.descriptor.name().to_owned(),
-                    }
-                })?;
-                placed.push(place_whole(services, source, index, region, options, report)?);
+                let region =
+                    state
+                        .regions
+                        .get(first)
+                        .cloned()
+                        .ok_or_else(|| Error::TableNotFound {
+                            table: state.descriptor.name().to_owned(),
+                        })?;
+                placed.push(place_whole(
+                    services, source, index, region, options, report,
+                )?);
             } else {
                 report.files_split += 1;
                 let regions = state.regions.get(first..=last).unwrap_or_default();
@@ -483,11 +486,7 @@ fn place_whole(
     if !linked {
         let bytes = std::fs::copy(&source.path, &path).map_err(|e| {
             Error::io(
-                format!(
-                    "copying {} to {}",
-                    source.path.display(),
-                    path.display()
-                ),
+                format!("copying {} to {}", source.path.display(), path.display()),
                 e,
             )
         })?;

@@ -63,7 +63,11 @@ fn check_adjacent(table: &TableInner, first: &Region, second: &Region) -> Result
 
 /// Step 1: compactions until no store reads a file reaching past the region
 /// (each compaction of such a region rewrites one store's shared files).
-fn rewrite_shared_files(services: &Services, table: &TableInner, region: &Arc<Region>) -> Result<()> {
+fn rewrite_shared_files(
+    services: &Services,
+    table: &TableInner,
+    region: &Arc<Region>,
+) -> Result<()> {
     let state = table.state.read().clone();
     for _ in 0..=region.stores().len() {
         if !region.has_shared_files() {
@@ -203,10 +207,10 @@ pub(crate) fn normalizer_plan(
         let (Some(a), Some(b)) = (regions.get(i), regions.get(i + 1)) else {
             break;
         };
-        let pair_bytes = sizes.get(i).copied().unwrap_or(0) + sizes.get(i + 1).copied().unwrap_or(0);
+        let pair_bytes =
+            sizes.get(i).copied().unwrap_or(0) + sizes.get(i + 1).copied().unwrap_or(0);
         let old_enough = a.age() >= min_age && b.age() >= min_age;
-        if old_enough && pair_bytes < threshold && !a.has_shared_files() && !b.has_shared_files()
-        {
+        if old_enough && pair_bytes < threshold && !a.has_shared_files() && !b.has_shared_files() {
             plan.push((a.clone(), b.clone()));
             remaining -= 1;
             i += 2;

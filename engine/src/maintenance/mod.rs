@@ -257,10 +257,7 @@ impl Supervisor {
     /// After a bulk load brought `region` files: compact if its stores score
     /// high enough, split if it grew past the table's region size.
     pub(crate) fn after_bulk_load(&self, table: &Arc<TableInner>, region: &Arc<Region>) {
-        region
-            .activity
-            .bulk_loads
-            .fetch_add(1, Ordering::Relaxed);
+        region.activity.bulk_loads.fetch_add(1, Ordering::Relaxed);
         if compaction::region_score(region, &self.services.options) >= 1.0 {
             self.pool.schedule_compaction(table, region);
         }

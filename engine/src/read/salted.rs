@@ -242,7 +242,9 @@ impl MergedScan {
         self.buckets
             .get(b)
             .and_then(|bucket| bucket.batch.as_ref()?.row(bucket.next_row))
-            .map_or(&[][..], |(key, _, _)| key.get(self.salt_bytes..).unwrap_or(key))
+            .map_or(&[][..], |(key, _, _)| {
+                key.get(self.salt_bytes..).unwrap_or(key)
+            })
     }
 
     /// True when bucket `a`'s current row comes before bucket `b`'s.

@@ -392,5 +392,5 @@ mod admin;
 mod atomic;
 mod bulk;
 mod ingest;
-mod salted;
 mod mutation;
+mod salted;

@@ -216,7 +216,10 @@ impl Executor {
     }
 
     /// `normalizer_enabled`.
-    pub(super) fn normalizer_enabled(&mut self, out: &mut dyn Write) -> Result<Reply, CommandError> {
+    pub(super) fn normalizer_enabled(
+        &mut self,
+        out: &mut dyn Write,
+    ) -> Result<Reply, CommandError> {
         line(out, &self.db.normalizer_enabled().to_string())?;
         Ok(Reply::Done)
     }
@@ -245,9 +248,9 @@ impl Executor {
                         RegionColumn::EndKey => to_string_binary(&region.end_key),
                         RegionColumn::Size => (region.file_bytes / BYTES_PER_MB).to_string(),
                         // HBase's REQ: read and write requests of the region.
-                        RegionColumn::Requests => (region.activity.rows_read
-                            + region.activity.rows_written)
-                            .to_string(),
+                        RegionColumn::Requests => {
+                            (region.activity.rows_read + region.activity.rows_written).to_string()
+                        }
                         // Every file is local.
                         RegionColumn::Locality => "1.0".to_owned(),
                     })

@@ -60,7 +60,9 @@ pub(crate) fn convert(call: &Call, source: &str) -> Result<Converted, ShellError
         "split" => split(&mut context).map(Command::Split),
         "list_regions" => list_regions(&mut context).map(Command::ListRegions),
         "merge_region" => merge_region(&mut context),
-        "normalize" => context.arity(Arity::Exactly(0)).map(|()| Command::Normalize),
+        "normalize" => context
+            .arity(Arity::Exactly(0))
+            .map(|()| Command::Normalize),
         "normalizer_switch" => normalizer_switch(&mut context),
         "normalizer_enabled" => context
             .arity(Arity::Exactly(0))
