@@ -229,9 +229,9 @@ pub enum Error {
         /// Position of the cell among those given to the writer (0-based).
         index: u64,
         /// The cell.
-        cell: CellKey,
+        cell: Box<CellKey>,
         /// The cell before it.
-        previous: CellKey,
+        previous: Box<CellKey>,
     },
     /// A cell given to a bulk writer breaks a limit or names an unknown
     /// family; `source` is the error a put of it would have met.
@@ -239,7 +239,7 @@ pub enum Error {
         /// Position of the cell among those given to the writer (0-based).
         index: u64,
         /// The cell.
-        cell: CellKey,
+        cell: Box<CellKey>,
         /// The rule it breaks.
         source: Box<Error>,
     },

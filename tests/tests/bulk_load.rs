@@ -17,7 +17,10 @@ fn descriptor(name: &str) -> TableDescriptor {
         .pre_split(PreSplit::Keys(vec![b"m".to_vec()]))
 }
 
-fn rows(table: &Table) -> Vec<(Vec<u8>, Vec<(String, Vec<u8>, i64, Vec<u8>)>)> {
+/// A cell as the tests compare it: family, qualifier, timestamp, value.
+type TestCell = (String, Vec<u8>, i64, Vec<u8>);
+
+fn rows(table: &Table) -> Vec<(Vec<u8>, Vec<TestCell>)> {
     table
         .scan(&Scan::new().max_versions(10))
         .unwrap()
@@ -265,7 +268,8 @@ fn the_writer_names_the_first_bad_cell() {
     }
     assert!(writer.add(b"c", b"a", b"q", 10, b"v").is_err(), "stopped");
     writer.abandon();
-    let cases: Vec<(&[u8], &[u8], i64, fn(&Error) -> bool)> = vec![
+    type Case<'a> = (&'a [u8], &'a [u8], i64, fn(&Error) -> bool);
+    let cases: Vec<Case<'_>> = vec![
         (b"", b"a", 1, |e| matches!(e, Error::EmptyRowKey)),
         (b"r", b"nope", 1, |e| {
             matches!(e, Error::UnknownFamily { .. })

@@ -294,10 +294,9 @@ fn scenario_3_salted_bulk_load() {
         expected
     );
     assert!(
-        salted::read_range(&table, &salter, "2015-06-01", "2015-06-02", 2)
+        !salted::read_range(&table, &salter, "2015-06-01", "2015-06-02", 2)
             .unwrap()
-            .len()
-            > 0,
+            .is_empty(),
         "the added days are there"
     );
 }

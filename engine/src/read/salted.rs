@@ -114,8 +114,9 @@ impl Iterator for SaltedScan {
 enum Stream {
     /// Not started yet.
     Planned(ScanPlan),
-    /// Parked between batches.
-    Open(RowStream),
+    /// Parked between batches (boxed: a stream is large, and a thousand
+    /// buckets' slots would otherwise all be that size).
+    Open(Box<RowStream>),
 }
 
 /// The buckets' scheduling state, shared by the workers and the reader.
@@ -437,7 +438,7 @@ fn give_room(shared: &Shared, b: usize) {
 fn worker(shared: &Shared) {
     while let Some((b, stream, sender, batch)) = take_ready(shared) {
         let (stream, batch, ended) = fill(shared, stream, batch);
-        let failed = matches!(batch, Err(_));
+        let failed = batch.is_err();
         let send = match batch {
             Ok(batch) if batch.rows() == 0 => {
                 recycle(shared, batch);
@@ -463,7 +464,7 @@ fn worker(shared: &Shared) {
             }
         } else {
             if let (Some(slot), Some(stream)) = (schedule.streams.get_mut(b), stream) {
-                *slot = Some(Stream::Open(stream));
+                *slot = Some(Stream::Open(Box::new(stream)));
             }
             let room = schedule.room.get(b).copied().unwrap_or(0);
             if room > 0 {
@@ -505,7 +506,7 @@ fn take_ready(shared: &Shared) -> Option<(usize, Stream, SyncSender<Batch>, RowB
 /// stream ends (then `true`).
 fn fill(shared: &Shared, stream: Stream, mut batch: RowBatch) -> (Option<RowStream>, Batch, bool) {
     let mut stream = match stream {
-        Stream::Open(stream) => stream,
+        Stream::Open(stream) => *stream,
         Stream::Planned(plan) => match RowStream::new(shared.state.clone(), plan) {
             Ok(stream) => stream,
             Err(e) => return (None, Err(e), true),

@@ -106,7 +106,7 @@ pub struct BulkWriter {
     /// One open file per family of the current region (by family index).
     open: Vec<Option<OpenFile>>,
     done: BulkFiles,
-    previous: Option<CellKey>,
+    previous: Option<Box<CellKey>>,
     /// The family index of the previous cell (a cheap first guess).
     previous_family: usize,
     next_file_number: u32,
@@ -233,13 +233,13 @@ impl BulkWriter {
         self.done.cells
     }
 
-    fn key(row: &[u8], family: &[u8], qualifier: &[u8], timestamp: i64) -> CellKey {
-        CellKey {
+    fn key(row: &[u8], family: &[u8], qualifier: &[u8], timestamp: i64) -> Box<CellKey> {
+        Box::new(CellKey {
             row: row.to_vec(),
             family: family.to_vec(),
             qualifier: qualifier.to_vec(),
             timestamp,
-        }
+        })
     }
 
     /// Adds one put. Cells must come in the writer's order (module
