@@ -26,6 +26,7 @@ fn tiny_config(dir: &std::path::Path, workloads: Vec<Workload>, threads: usize) 
         repeat: 1,
         seed: 1,
         settings: EngineSettings {
+            bulk_verify_blocks: true,
             block_size_bytes: 4096,
             cache_bytes: 8 << 20,
             bloom_bits_per_key: 10,

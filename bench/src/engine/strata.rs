@@ -25,13 +25,17 @@ const QUALIFIER: &[u8] = b"";
 pub struct StrataEngine {
     db: Db,
     table: Table,
+    /// `bulkload` verifies every block before loading.
+    bulk_verify_blocks: bool,
     load_durability: Durability,
 }
 
 /// strata's bulk load: a `BulkWriter` cut at the table's regions, then one
-/// `Table::bulk_load` (moves the files in; every block verified first).
+/// `Table::bulk_load` (moves the files in; every block verified first with
+/// `--bulk-verify-blocks`, else the trailers, meta and index).
 struct StrataBulk<'a> {
     table: &'a Table,
+    verify_blocks: bool,
     writer: Option<BulkWriter>,
     files: Option<BulkFiles>,
 }
@@ -61,8 +65,10 @@ impl BulkLoader for StrataBulk<'_> {
         let files = self
             .files
             .ok_or_else(|| BenchError::Check("no bulk files to load".into()))?;
-        self.table
-            .bulk_load(&files.paths(), &BulkLoadOptions::default())?;
+        self.table.bulk_load(
+            &files.paths(),
+            &BulkLoadOptions::default().verify_blocks(self.verify_blocks),
+        )?;
         Ok(())
     }
 }
@@ -148,6 +154,7 @@ impl StrataEngine {
         Ok(StrataEngine {
             db,
             table,
+            bulk_verify_blocks: settings.bulk_verify_blocks,
             load_durability,
         })
     }
@@ -157,6 +164,7 @@ impl Engine for StrataEngine {
     fn bulk_loader(&self, dir: &Path) -> Result<Box<dyn BulkLoader + '_>> {
         Ok(Box::new(StrataBulk {
             table: &self.table,
+            verify_blocks: self.bulk_verify_blocks,
             writer: Some(self.table.bulk_writer(dir)?),
             files: None,
         }))

@@ -100,6 +100,36 @@ impl HFileWriter {
                 "cells added out of order",
             ));
         }
+        // The last key's buffers are reused: a compaction adds millions of
+        // cells, and two allocations per cell showed in profiles.
+        match &mut self.last_key {
+            Some(last) => {
+                last.0.clear();
+                last.0.extend_from_slice(cell.row);
+                last.1.clear();
+                last.1.extend_from_slice(cell.qualifier);
+                last.2 = cell.timestamp;
+                last.3 = cell.kind;
+                last.4 = cell.sequence;
+            }
+            None => {
+                self.last_key = Some((
+                    cell.row.to_vec(),
+                    cell.qualifier.to_vec(),
+                    cell.timestamp,
+                    cell.kind,
+                    cell.sequence,
+                ));
+            }
+        }
+        self.add_ordered(cell)
+    }
+
+    /// Adds a cell the caller has already checked comes after the last one
+    /// (the bulk writer checks its own stricter order, naming the cell): the
+    /// same as [`HFileWriter::add`] without a second comparison and copy of
+    /// every key.
+    pub(crate) fn add_ordered(&mut self, cell: &CellRef<'_>) -> Result<()> {
         // A block ends before the cell that would take its frame (payload
         // and trailer) past the block size (a cell larger than a block gets
         // a block of its own). Cut after crossing instead, a 14 KiB block is
@@ -140,28 +170,6 @@ impl HFileWriter {
         m.max_timestamp = m.max_timestamp.max(cell.timestamp);
         m.min_sequence = m.min_sequence.min(cell.sequence);
         m.max_sequence = m.max_sequence.max(cell.sequence);
-        // The last key's buffers are reused: a bulk load adds millions of
-        // cells, and two allocations per cell showed in its profile.
-        match &mut self.last_key {
-            Some(last) => {
-                last.0.clear();
-                last.0.extend_from_slice(cell.row);
-                last.1.clear();
-                last.1.extend_from_slice(cell.qualifier);
-                last.2 = cell.timestamp;
-                last.3 = cell.kind;
-                last.4 = cell.sequence;
-            }
-            None => {
-                self.last_key = Some((
-                    cell.row.to_vec(),
-                    cell.qualifier.to_vec(),
-                    cell.timestamp,
-                    cell.kind,
-                    cell.sequence,
-                ));
-            }
-        }
         Ok(())
     }
 

@@ -295,8 +295,8 @@ impl BulkWriter {
                 family: String::from_utf8_lossy(family).into_owned(),
             })
         })?;
-        self.check_order(index, row, family, qualifier, timestamp)?;
-        if !self.in_current_region(row) {
+        let new_row = self.check_order(index, row, family, qualifier, timestamp)?;
+        if new_row && !self.in_current_region(row) {
             self.finish_region()?;
             self.region = self.splits.partition_point(|split| split.as_slice() <= row);
         }
@@ -312,7 +312,8 @@ impl BulkWriter {
             Some(Some(file)) => file,
             _ => self.open_file(family_index)?,
         };
-        file.writer.add(&cell)?;
+        // The order was checked above (strictly, with the family).
+        file.writer.add_ordered(&cell)?;
         self.done.cells += 1;
         self.done.input_bytes +=
             (row.len() + family.len() + qualifier.len() + value.len()) as u64 + 8;
@@ -330,7 +331,8 @@ impl BulkWriter {
         }
     }
 
-    /// The cell must come strictly after the previous one.
+    /// The cell must come strictly after the previous one. Returns whether
+    /// it starts a new row (the first cell does).
     fn check_order(
         &mut self,
         index: u64,
@@ -338,52 +340,49 @@ impl BulkWriter {
         family: &[u8],
         qualifier: &[u8],
         timestamp: i64,
-    ) -> Result<()> {
-        if let Some(previous) = &mut self.previous {
-            let order = previous
-                .row
-                .as_slice()
-                .cmp(row)
-                .then_with(|| previous.family.as_slice().cmp(family))
-                .then_with(|| previous.qualifier.as_slice().cmp(qualifier))
-                .then_with(|| timestamp.cmp(&previous.timestamp));
-            if order != std::cmp::Ordering::Less {
-                return Err(Error::BulkCellOutOfOrder {
-                    index,
-                    cell: Self::key(row, family, qualifier, timestamp),
-                    previous: previous.clone(),
-                });
-            }
-            // Reuse the buffers: this runs for every cell.
+    ) -> Result<bool> {
+        let Some(previous) = &mut self.previous else {
+            self.previous = Some(Self::key(row, family, qualifier, timestamp));
+            return Ok(true);
+        };
+        let row_order = previous.row.as_slice().cmp(row);
+        let order = row_order
+            .then_with(|| previous.family.as_slice().cmp(family))
+            .then_with(|| previous.qualifier.as_slice().cmp(qualifier))
+            .then_with(|| timestamp.cmp(&previous.timestamp));
+        if order != std::cmp::Ordering::Less {
+            return Err(Error::BulkCellOutOfOrder {
+                index,
+                cell: Self::key(row, family, qualifier, timestamp),
+                previous: previous.clone(),
+            });
+        }
+        // Reuse the buffers: this runs for every cell.
+        let new_row = row_order != std::cmp::Ordering::Equal;
+        if new_row {
             previous.row.clear();
             previous.row.extend_from_slice(row);
+        }
+        if new_row || previous.family.as_slice() != family {
             previous.family.clear();
             previous.family.extend_from_slice(family);
-            previous.qualifier.clear();
-            previous.qualifier.extend_from_slice(qualifier);
-            previous.timestamp = timestamp;
-        } else {
-            self.previous = Some(Self::key(row, family, qualifier, timestamp));
         }
-        Ok(())
+        previous.qualifier.clear();
+        previous.qualifier.extend_from_slice(qualifier);
+        previous.timestamp = timestamp;
+        Ok(new_row)
     }
 
-    /// True when `row` lies in the region of the previous cell (always true
-    /// for the first cell, whose region is set here).
+    /// True when `row`, which follows the previous cell's row, lies in the
+    /// previous cell's region (false for the first cell, whose region is set
+    /// by the caller). Rows only grow, so only the region's end matters.
     fn in_current_region(&self, row: &[u8]) -> bool {
         if self.done.cells == 0 && self.open.iter().all(Option::is_none) {
             return false;
         }
-        let start_ok = self
-            .region
-            .checked_sub(1)
-            .and_then(|i| self.splits.get(i))
-            .is_none_or(|start| row >= start.as_slice());
-        let end_ok = self
-            .splits
+        self.splits
             .get(self.region)
-            .is_none_or(|end| row < end.as_slice());
-        start_ok && end_ok
+            .is_none_or(|end| row < end.as_slice())
     }
 
     fn open_file(&mut self, family_index: usize) -> Result<&mut OpenFile> {

@@ -34,8 +34,11 @@ impl Table {
             .skip(1)
             .map(|r| r.start().to_vec())
             .collect();
+        // Whole-megabyte sequential writes: plain `pwrite` does as well as
+        // io_uring, whose buffered writes go through a kernel worker thread
+        // each (STRATA_IO still decides when set).
         BulkWriter::with_io(
-            self.services.io,
+            crate::io::Io::resolve(crate::options::IoMode::Sync)?,
             &state.descriptor,
             split_keys,
             dir.as_ref(),
