@@ -150,6 +150,13 @@ pub struct Cli {
     /// `"warm": true` in the JSON. Not with --cold.
     #[arg(long, conflicts_with = "cold")]
     pub warm: bool,
+
+    /// bulkload: strata checks every data block's checksum and every cell's
+    /// order before loading (`BulkLoadOptions::verify_blocks`). By default it
+    /// checks the files' trailers, meta and index, as RocksDB's ingest does
+    /// by default (`verify_checksums_before_ingest = false`).
+    #[arg(long)]
+    pub bulk_verify_blocks: bool,
 }
 
 /// Measurements that are not workloads.
@@ -225,6 +232,7 @@ impl Cli {
                 },
                 memtable_bytes: strata::DEFAULT_MEMSTORE_FLUSH_SIZE_BYTES,
                 background_threads: BACKGROUND_THREADS,
+                bulk_verify_blocks: self.bulk_verify_blocks,
             },
             progress: !self.no_progress,
             strata_io: if io.len() > 1 { io } else { Vec::new() },

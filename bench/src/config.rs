@@ -143,6 +143,8 @@ pub struct EngineSettings {
     pub memtable_bytes: u64,
     /// Threads for flushes and compactions.
     pub background_threads: usize,
+    /// `bulkload`: strata verifies every block before loading.
+    pub bulk_verify_blocks: bool,
 }
 
 /// Flush and compaction threads of every engine: RocksDB's default

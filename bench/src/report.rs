@@ -150,6 +150,9 @@ pub struct RunResult {
     /// The evictions of a cold run.
     #[serde(default)]
     pub eviction: Option<EvictionReport>,
+    /// The phases of a `bulkload` run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bulk: Option<crate::workload::BulkPhases>,
 }
 
 /// Writes `results` as a JSON array to `path`.
@@ -380,6 +383,40 @@ pub fn render_table(results: &[RunResult]) -> String {
     if !ratios.is_empty() {
         out.push_str("\nops/s ratios (medians):\n");
         push_aligned(&mut out, &ratios);
+    }
+
+    let bulk_lines: Vec<String> = groups
+        .iter()
+        .filter(|g| g.runs.iter().any(|r| r.bulk.is_some()))
+        .map(|g| {
+            let phase = |f: fn(&crate::workload::BulkPhases) -> f64| {
+                g.median_of(|r| r.bulk.as_ref().map_or(f64::NAN, f))
+            };
+            let input_mb =
+                g.median_of(|r| (r.writes * (r.key_size + r.value_size) as u64) as f64 / 1e6);
+            let build = phase(|b| b.build_seconds);
+            format!(
+                "  {} {}: build {:.3} s ({:.0} MB/s of input), ingest {:.1} ms, files {}, \
+                 reads after {}/s ({} reads)",
+                g.engine,
+                g.workload,
+                build,
+                input_mb / build.max(1e-9),
+                phase(|b| b.ingest_seconds) * 1e3,
+                mib(phase(|b| b.file_bytes as f64)),
+                thousands(phase(|b| b.reads_after_per_sec)),
+                thousands(phase(|b| b.reads_after as f64)),
+            )
+        })
+        .collect();
+    if !bulk_lines.is_empty() {
+        out.push_str(
+            "\nbulkload phases (medians; files in MiB; the reads after the load are not in ops/s):\n",
+        );
+        for line in bulk_lines {
+            out.push_str(&line);
+            out.push('\n');
+        }
     }
 
     let cold_lines: Vec<String> = groups
@@ -625,6 +662,7 @@ mod tests {
                 listings: 1,
                 seconds: 0.5,
             }),
+            bulk: None,
         }
     }
 

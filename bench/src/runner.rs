@@ -124,6 +124,7 @@ fn measure_run(
     let order = needs_order.then(|| permutation(config.num, &mut Rng::new(config.seed)));
     let census = workload.is_filter_scan().then(|| Census::new(config.num));
     let inserts = InsertCounter::new(config.num);
+    let bulk_dir = dir.join("bulk-input");
     let progress = AtomicU64::new(0);
     let readers_finished = AtomicUsize::new(0);
     let ctx = PhaseContext {
@@ -141,6 +142,7 @@ fn measure_run(
         readers_finished: &readers_finished,
         census: census.as_ref(),
         evictor: None,
+        bulk_dir: Some(&bulk_dir),
     };
 
     let load = match workload.load_order() {
@@ -290,6 +292,7 @@ fn measure_run(
         warm: warmed,
         block_cache_bytes: config.settings.cache_bytes,
         eviction,
+        bulk: total.bulk,
     })
 }
 

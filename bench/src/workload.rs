@@ -71,6 +71,30 @@ pub enum Workload {
     /// Scenario 4's records; each query tests every value for a score in
     /// its first 8 bytes; ops are rows examined.
     FilterScanValue,
+    /// Write `num` keys in key order into the engine's external file format
+    /// and ingest them (strata: `BulkWriter` + `Table::bulk_load`; RocksDB:
+    /// `SstFileWriter` + `ingest_external_file`; fjall: `start_ingestion`),
+    /// timed end to end; then random reads, timed apart.
+    BulkLoad,
+}
+
+/// Random reads `bulkload` makes after its load (at most), timed apart.
+pub const BULKLOAD_READS_AFTER: u64 = 100_000;
+
+/// The phases of one `bulkload` run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BulkPhases {
+    /// Seconds writing the files (every record added, files synced).
+    pub build_seconds: f64,
+    /// Seconds ingesting them (fjall: its `finish`, which registers the
+    /// tables its writes already made).
+    pub ingest_seconds: f64,
+    /// Bytes of the files built (0 for fjall, which has no separate files).
+    pub file_bytes: u64,
+    /// Random reads after the load, and their rate.
+    pub reads_after: u64,
+    /// Reads per second of those reads.
+    pub reads_after_per_sec: f64,
 }
 
 /// How a workload's data is loaded before its timed phase.
@@ -85,7 +109,7 @@ pub enum LoadOrder {
 
 impl Workload {
     /// Every workload, in the order of the full list.
-    pub const ALL: [Workload; 21] = [
+    pub const ALL: [Workload; 22] = [
         Workload::FillSeq,
         Workload::FillRandom,
         Workload::Overwrite,
@@ -107,12 +131,14 @@ impl Workload {
         Workload::FilterScanPrefix,
         Workload::FilterScanMask,
         Workload::FilterScanValue,
+        Workload::BulkLoad,
     ];
 
     /// Name on the command line and in results.
     pub fn name(self) -> &'static str {
         match self {
             Workload::FillSeq => "fillseq",
+            Workload::BulkLoad => "bulkload",
             Workload::FillRandom => "fillrandom",
             Workload::Overwrite => "overwrite",
             Workload::ReadRandom => "readrandom",
@@ -221,7 +247,10 @@ impl Workload {
     /// workloads that start from an empty database.
     pub fn load_order(self) -> Option<LoadOrder> {
         match self {
-            Workload::FillSeq | Workload::FillRandom | Workload::PeSequentialWrite => None,
+            Workload::FillSeq
+            | Workload::FillRandom
+            | Workload::PeSequentialWrite
+            | Workload::BulkLoad => None,
             Workload::Ycsb(_) => Some(LoadOrder::Ycsb),
             _ => Some(LoadOrder::Random),
         }
@@ -249,6 +278,7 @@ impl Workload {
             Workload::FillSeq
             | Workload::FillRandom
             | Workload::PeSequentialWrite
+            | Workload::BulkLoad
             | Workload::Scan => num,
             Workload::MultiGet => requested.unwrap_or((num / MULTIGET_BATCH_KEYS as u64).max(1)),
             Workload::FilterScanPrefix => {
@@ -303,6 +333,8 @@ pub struct PhaseContext<'a> {
     /// Cold reads: evicts the database directory's page cache before every
     /// operation of the timed phase, untimed (`None`: warm).
     pub evictor: Option<&'a Mutex<PageCacheEvictor>>,
+    /// Where `bulkload` writes its files (on the database's file system).
+    pub bulk_dir: Option<&'a std::path::Path>,
 }
 
 /// What one thread did.
@@ -326,6 +358,8 @@ pub struct ThreadOutcome {
     /// reads' page-cache eviction): in no latency, and taken out of the
     /// phase's seconds.
     pub untimed: Duration,
+    /// The phases of a `bulkload` run.
+    pub bulk: Option<BulkPhases>,
 }
 
 impl ThreadOutcome {
@@ -339,6 +373,7 @@ impl ThreadOutcome {
             bytes: 0,
             latencies: Latencies::new()?,
             untimed: Duration::ZERO,
+            bulk: None,
         })
     }
 
@@ -352,6 +387,7 @@ impl ThreadOutcome {
         self.bytes += other.bytes;
         self.latencies.merge(&other.latencies);
         self.untimed += other.untimed;
+        self.bulk = self.bulk.or(other.bulk);
     }
 }
 
@@ -442,6 +478,47 @@ pub fn run_thread(ctx: &PhaseContext<'_>, thread: usize) -> Result<ThreadOutcome
     let engine = ctx.engine;
     let key_bytes = ctx.shape.key_bytes() as u64;
     match ctx.workload {
+        // One stream in key order: thread 0 makes it, the others idle.
+        Workload::BulkLoad if thread > 0 => {}
+        Workload::BulkLoad => {
+            let dir = ctx
+                .bulk_dir
+                .ok_or_else(|| BenchError::Check("bulkload needs a directory".into()))?;
+            let started = Instant::now();
+            let mut loader = engine.bulk_loader(dir)?;
+            for index in 0..ctx.num {
+                ctx.workload.record_key(ctx.shape, index, &mut key);
+                let value = ctx.values.value(&mut rng);
+                loader.add(&key, value)?;
+                out.writes += 1;
+                out.bytes += key_bytes + value.len() as u64;
+                clock.tick(&mut out, ctx.progress);
+            }
+            let file_bytes = loader.finish_files()?;
+            let build = started.elapsed();
+            let ingest_started = Instant::now();
+            loader.ingest()?;
+            let ingest = ingest_started.elapsed();
+            // Reads afterwards, timed apart (not in the load's seconds).
+            let reads_started = Instant::now();
+            let reads = ctx.num.min(BULKLOAD_READS_AFTER);
+            for _ in 0..reads {
+                ctx.workload
+                    .record_key(ctx.shape, rng.below(ctx.num), &mut key);
+                if engine.get(&key)?.is_none() {
+                    return Err(BenchError::Check("a bulk-loaded record is missing".into()));
+                }
+            }
+            let read_time = reads_started.elapsed();
+            out.untimed += read_time;
+            out.bulk = Some(BulkPhases {
+                build_seconds: build.as_secs_f64(),
+                ingest_seconds: ingest.as_secs_f64(),
+                file_bytes,
+                reads_after: reads,
+                reads_after_per_sec: reads as f64 / read_time.as_secs_f64().max(1e-9),
+            });
+        }
         Workload::FillSeq | Workload::PeSequentialWrite => {
             for index in share {
                 ctx.workload.record_key(ctx.shape, index, &mut key);

@@ -26,6 +26,7 @@ fn tiny_config(dir: &std::path::Path, workloads: Vec<Workload>, threads: usize) 
         repeat: 1,
         seed: 1,
         settings: EngineSettings {
+            bulk_verify_blocks: true,
             block_size_bytes: 4096,
             cache_bytes: 8 << 20,
             bloom_bits_per_key: 10,
@@ -79,6 +80,15 @@ fn check_counts(r: &RunResult, workload: Workload, num: u64) {
             );
         }
         Workload::Overwrite => assert_eq!(r.writes, r.ops, "{name}: writes"),
+        Workload::BulkLoad => {
+            assert_eq!(r.writes, num, "{name}: writes");
+            let bulk = r.bulk.as_ref().unwrap();
+            assert!(
+                bulk.build_seconds > 0.0 && bulk.file_bytes > 0,
+                "{name}: {bulk:?}"
+            );
+            assert_eq!(bulk.reads_after, num.min(100_000), "{name}: reads after");
+        }
         // Each query's matches are checked against the census inside the
         // run; a prefix query asks for the url of an existing record.
         Workload::FilterScanPrefix => assert!(r.scanned >= r.ops, "{name}: {} rows", r.scanned),

@@ -222,6 +222,81 @@ pub enum Error {
         /// The region's exclusive end key (empty: the table's end).
         end: Vec<u8>,
     },
+    /// A cell given to a bulk writer is not after the one before it in the
+    /// bulk writer's order (row, family, qualifier ascending, timestamp
+    /// descending; no two cells with the same row, column and timestamp).
+    BulkCellOutOfOrder {
+        /// Position of the cell among those given to the writer (0-based).
+        index: u64,
+        /// The cell.
+        cell: Box<CellKey>,
+        /// The cell before it.
+        previous: Box<CellKey>,
+    },
+    /// A cell given to a bulk writer breaks a limit or names an unknown
+    /// family; `source` is the error a put of it would have met.
+    BulkCellInvalid {
+        /// Position of the cell among those given to the writer (0-based).
+        index: u64,
+        /// The cell.
+        cell: Box<CellKey>,
+        /// The rule it breaks.
+        source: Box<Error>,
+    },
+    /// A file given to a bulk load was not written by a bulk writer (an
+    /// HFile of a flush or compaction carries sequences of its own database).
+    NotABulkFile {
+        /// The file.
+        file: PathBuf,
+    },
+    /// A file given to a bulk load was written for another table.
+    BulkFileOfAnotherTable {
+        /// The file.
+        file: PathBuf,
+        /// The table it was written for.
+        written_for: String,
+        /// The table it was to be loaded into.
+        table: String,
+    },
+    /// A file given to a bulk load holds a family the table does not have.
+    BulkFileUnknownFamily {
+        /// The file.
+        file: PathBuf,
+        /// The table.
+        table: String,
+        /// The family of the file.
+        family: String,
+    },
+    /// A file given to a bulk load was loaded into the table before (or is
+    /// given twice): its bulk writer and number match a loaded file's.
+    BulkFileAlreadyLoaded {
+        /// The file.
+        file: PathBuf,
+        /// Its writer's id (hex in messages).
+        writer_id: u128,
+        /// Its number among the writer's files.
+        file_number: u32,
+    },
+    /// A back-fill load (sequence zero) must go below every file its rows
+    /// overlap, and the store's bottom level already holds one it overlaps.
+    BackfillOverlapsBottomLevel {
+        /// The file.
+        file: PathBuf,
+        /// The region.
+        region_id: u64,
+        /// The family.
+        family: String,
+    },
+    /// A merge of regions that are not next to each other (the first's end
+    /// must be the second's start).
+    RegionsNotAdjacent {
+        /// The table.
+        table: String,
+        /// The regions asked for.
+        first: u64,
+        /// The regions asked for.
+        second: u64,
+    },
     /// A file's content failed a checksum or does not parse.
     Corruption {
         /// The damaged file.
@@ -287,6 +362,40 @@ impl Error {
                 | Error::InvalidOption { .. }
                 | Error::InvalidFilter { .. }
                 | Error::SplitKeyOutsideRegion { .. }
+                | Error::BulkCellOutOfOrder { .. }
+                | Error::BulkCellInvalid { .. }
+                | Error::NotABulkFile { .. }
+                | Error::BulkFileOfAnotherTable { .. }
+                | Error::BulkFileUnknownFamily { .. }
+                | Error::BulkFileAlreadyLoaded { .. }
+                | Error::BackfillOverlapsBottomLevel { .. }
+                | Error::RegionsNotAdjacent { .. }
+        )
+    }
+}
+
+/// A cell's key as bulk-writer errors name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CellKey {
+    /// Row key.
+    pub row: Vec<u8>,
+    /// Family name.
+    pub family: Vec<u8>,
+    /// Qualifier.
+    pub qualifier: Vec<u8>,
+    /// Timestamp in milliseconds.
+    pub timestamp: i64,
+}
+
+impl fmt::Display for CellKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "row '{}', column '{}:{}', timestamp {}",
+            printable(&self.row),
+            printable(&self.family),
+            printable(&self.qualifier),
+            self.timestamp
         )
     }
 }
@@ -436,6 +545,74 @@ impl fmt::Display for Error {
                 printable(start),
                 printable(end)
             ),
+            Error::BulkCellOutOfOrder {
+                index,
+                cell,
+                previous,
+            } => write!(
+                f,
+                "bulk cell {index} ({cell}) does not come after the cell before it ({previous}): \
+                 cells must be sorted by row, family and qualifier, newest timestamp first, \
+                 each column and timestamp once"
+            ),
+            Error::BulkCellInvalid {
+                index,
+                cell,
+                source,
+            } => write!(f, "bulk cell {index} ({cell}): {source}"),
+            Error::NotABulkFile { file } => write!(
+                f,
+                "{} was not written by a bulk writer (only a bulk writer's files can be loaded)",
+                file.display()
+            ),
+            Error::BulkFileOfAnotherTable {
+                file,
+                written_for,
+                table,
+            } => write!(
+                f,
+                "{} was written for table '{written_for}', not '{table}'",
+                file.display()
+            ),
+            Error::BulkFileUnknownFamily {
+                file,
+                table,
+                family,
+            } => write!(
+                f,
+                "{} holds family '{family}', which table '{table}' does not have",
+                file.display()
+            ),
+            Error::BulkFileAlreadyLoaded {
+                file,
+                writer_id,
+                file_number,
+            } => write!(
+                f,
+                "{} (file {file_number} of bulk writer {writer_id:032x}) was loaded into the \
+                 table already, or is given twice",
+                file.display()
+            ),
+            Error::BackfillOverlapsBottomLevel {
+                file,
+                region_id,
+                family,
+            } => write!(
+                f,
+                "{}: a back-fill must go below every file it overlaps, and the bottom level \
+                 of family '{family}' in region {region_id} holds such a file; load it with a \
+                 fresh sequence instead",
+                file.display()
+            ),
+            Error::RegionsNotAdjacent {
+                table,
+                first,
+                second,
+            } => write!(
+                f,
+                "regions {first} and {second} of table '{table}' are not adjacent: the first \
+                 must end where the second starts"
+            ),
             Error::Corruption {
                 file,
                 offset,
@@ -471,6 +648,7 @@ impl std::error::Error for Error {
         match self {
             Error::Io { source, .. } => Some(source.as_ref()),
             Error::BackgroundFailed { source } => Some(source.as_ref()),
+            Error::BulkCellInvalid { source, .. } => Some(source.as_ref()),
             _ => None,
         }
     }

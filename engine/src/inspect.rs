@@ -375,6 +375,20 @@ pub struct HFileReport {
     pub compression: &'static str,
     /// Target data block size in bytes.
     pub block_size: u32,
+    /// Set for a file a bulk writer made (its cells carry sequence 0 until
+    /// a load assigns them one, which only the manifest records).
+    pub bulk: Option<BulkOriginReport>,
+}
+
+/// Where a bulk-written file comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BulkOriginReport {
+    /// The table it was written for.
+    pub table: String,
+    /// Its bulk writer's id.
+    pub writer_id: u128,
+    /// Its number among the writer's files.
+    pub file_number: u32,
 }
 
 /// One cell of an HFile, for dumps.
@@ -420,6 +434,11 @@ pub fn hfile(path: impl AsRef<Path>, with_cells: bool) -> Result<(HFileReport, V
         bloom_keys: info.bloom_keys,
         compression: info.compression.name(),
         block_size: info.block_size,
+        bulk: info.bulk.as_ref().map(|b| BulkOriginReport {
+            table: b.table.clone(),
+            writer_id: b.writer_id,
+            file_number: b.file_number,
+        }),
     };
     let mut cells = Vec::new();
     if with_cells {

@@ -44,10 +44,10 @@
 //! | facade | `inspect`, `internals` | read-only views for tools and benchmarks |
 //! | db | `db` | the database handle: open, catalog operations, reports, close |
 //! | table | `table` | the table handle: routing rows to regions, every data operation |
-//! | operations | `read`, `write`, `maintenance` | the read path; the write path; flush, split, stalls and the supervisor of background work |
+//! | operations | `read`, `write`, `maintenance` | the read path (salted scans too); the write path; flush, split, merge, bulk load ingest, stalls and the supervisor of background work |
 //! | regions | `catalog`, `compaction`, `region` | the tables and their states; compaction picking and jobs; a key range and its scheduling state |
 //! | schema | `schema` | what a descriptor means for reads and jobs: family rules and plans |
-//! | store | `store` | one family of one region: its versions and their transitions, and the output file writer |
+//! | store | `store` | one family of one region: its versions and their transitions, the output file writer, and the bulk writer |
 //! | core | `core` | the services every job shares, built once at open |
 //! | parts | `iter`, `memstore`, `hfile` | cell sources and their merge; the memstore; HFiles and their block cache |
 //! | services | `wal`, `manifest`, `mvcc`, `io` | the log, the catalog's durable record, sequences and the read point, I/O |
@@ -106,9 +106,10 @@ pub use cell::{
 };
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use db::{Db, DbStats, RecoveryReport, VerifyReport};
-pub use error::{Error, Result};
+pub use error::{CellKey, Error, Result};
 pub use hfile::cache::CacheStats;
 pub use io::{Backend as IoBackend, IO_ENV_VAR, io_fallback_reason};
+pub use maintenance::ingest::{BulkLoadOptions, BulkLoadReport, BulkLoadStep, StepObserver};
 pub use ops::{
     Append, BatchOp, BatchResult, CheckAction, CheckAndMutate, CheckAndMutateBuilder,
     CheckAndMutateResult, ColumnSelection, CompareOp, Condition, Delete, Get, Increment, Mutation,
@@ -122,7 +123,9 @@ pub use options::{
 pub use read::Scanner;
 pub use read::cursor::{CellView, RowView, ScanCursor};
 pub use read::parallel::ParallelScan;
+pub use read::salted::SaltedScan;
 pub use region::RegionActivity;
+pub use store::bulk::{BULK_FILE_SUFFIX, BulkFile, BulkFiles, BulkWriter};
 pub use table::ScanOrder;
 pub use table::{RegionInfo, Table};
 pub use wal::WalStats;

@@ -51,6 +51,19 @@ const EDIT_SET_ENABLED: u8 = 7;
 const EDIT_SPLIT_REGION: u8 = 8;
 const EDIT_CREATE_NAMESPACE: u8 = 9;
 const EDIT_DROP_NAMESPACE: u8 = 10;
+const EDIT_BULK_LOAD: u8 = 11;
+const EDIT_MERGE_REGIONS: u8 = 12;
+const EDIT_BULK_LOAD_HISTORY: u8 = 13;
+
+/// Most (table, bulk writer) pairs whose loaded files the catalog
+/// remembers, to refuse loading a file twice; the oldest are forgotten
+/// first. A writer usually makes one load's files, so this is about the
+/// last 4096 loads; at ~30 bytes each the snapshot grows by at most ~120 KiB.
+pub(crate) const MAX_REMEMBERED_BULK_WRITERS: usize = 4096;
+
+/// Longest run of file numbers one history entry may hold when read back
+/// (a bound on what a damaged but checksummed length can make us allocate).
+const MAX_HISTORY_RUN: u32 = 1 << 20;
 
 /// A manifest larger than this is rewritten as a snapshot on the next append.
 pub(crate) const MAX_MANIFEST_BYTES: u64 = 8 * 1024 * 1024;
@@ -72,6 +85,24 @@ pub(crate) struct RegionRecord {
     /// Every mutation of the region with a sequence <= this is in its files.
     pub(crate) flushed_sequence: u64,
     pub(crate) files: Vec<StoreFile>,
+}
+
+/// A file a bulk load installed into one store of one region.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LoadedFile {
+    pub(crate) region_id: u64,
+    pub(crate) family_id: u32,
+    pub(crate) level: u8,
+    /// Its sequences are the load's (`min_sequence == max_sequence`).
+    pub(crate) meta: FileMeta,
+}
+
+/// The identity of a bulk-written file (its writer and its number there),
+/// as its meta block records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct BulkSource {
+    pub(crate) writer_id: u128,
+    pub(crate) file_number: u32,
 }
 
 /// A table as the manifest records it.
@@ -141,6 +172,29 @@ pub(crate) enum Edit {
     DropNamespace {
         name: String,
     },
+    /// A bulk load installed `files` into stores of one table's regions,
+    /// all at once; `sources` are the bulk-written files they came from.
+    BulkLoad {
+        table_id: u64,
+        /// The sequence every loaded cell reads with (0: a back-fill).
+        sequence: u64,
+        files: Vec<LoadedFile>,
+        sources: Vec<BulkSource>,
+    },
+    /// Two adjacent regions were replaced by one holding the files of both.
+    MergeRegions {
+        table_id: u64,
+        /// The lower region (its start is the merged region's).
+        first_id: u64,
+        /// The upper region (its end is the merged region's).
+        second_id: u64,
+        merged: RegionRecord,
+    },
+    /// Snapshot only: the bulk-written files loaded into each table, oldest
+    /// writer first (see [`MAX_REMEMBERED_BULK_WRITERS`]).
+    BulkLoadHistory {
+        entries: Vec<(u64, u128, Vec<u32>)>,
+    },
 }
 
 /// The catalog the manifest describes.
@@ -157,6 +211,11 @@ pub(crate) struct ManifestState {
     pub(crate) next_file_id: u64,
     /// The highest sequence any flushed file ever held.
     pub(crate) last_sequence: u64,
+    /// Per (table id, bulk writer id): the numbers of that writer's files
+    /// loaded into the table. Bounded by [`MAX_REMEMBERED_BULK_WRITERS`].
+    pub(crate) bulk_loaded: BTreeMap<(u64, u128), BTreeSet<u32>>,
+    /// The keys of `bulk_loaded`, oldest first (the next to forget).
+    pub(crate) bulk_loaded_order: std::collections::VecDeque<(u64, u128)>,
 }
 
 impl Default for ManifestState {
@@ -169,6 +228,8 @@ impl Default for ManifestState {
             next_family_id: 1,
             next_file_id: 1,
             last_sequence: 0,
+            bulk_loaded: BTreeMap::new(),
+            bulk_loaded_order: std::collections::VecDeque::new(),
         }
     }
 }
@@ -219,6 +280,54 @@ impl ManifestState {
             }
             Edit::DropTable { table_id } => {
                 self.tables.remove(table_id);
+                self.bulk_loaded.retain(|(table, _), _| table != table_id);
+                self.bulk_loaded_order
+                    .retain(|(table, _)| table != table_id);
+            }
+            Edit::BulkLoad {
+                table_id,
+                sequence,
+                files,
+                sources,
+            } => {
+                self.last_sequence = self.last_sequence.max(*sequence);
+                for file in files {
+                    self.note_file(&file.meta);
+                    if let Some(region) = self.region_mut(*table_id, file.region_id) {
+                        region.files.push(StoreFile {
+                            family_id: file.family_id,
+                            level: file.level,
+                            meta: file.meta.clone(),
+                        });
+                    }
+                }
+                for source in sources {
+                    self.remember_bulk_file(*table_id, source.writer_id, source.file_number);
+                }
+            }
+            Edit::MergeRegions {
+                table_id,
+                first_id,
+                second_id,
+                merged,
+            } => {
+                self.next_region_id = self.next_region_id.max(merged.id + 1);
+                if let Some(table) = self.tables.get_mut(table_id)
+                    && let Some(at) = table.regions.iter().position(|r| r.id == *first_id)
+                    && table
+                        .regions
+                        .get(at + 1)
+                        .is_some_and(|r| r.id == *second_id)
+                {
+                    table.regions.splice(at..=at + 1, [merged.clone()]);
+                }
+            }
+            Edit::BulkLoadHistory { entries } => {
+                for (table, writer, numbers) in entries {
+                    for &number in numbers {
+                        self.remember_bulk_file(*table, *writer, number);
+                    }
+                }
             }
             Edit::SetEnabled { table_id, enabled } => {
                 if let Some(table) = self.tables.get_mut(table_id) {
@@ -299,6 +408,30 @@ impl ManifestState {
         }
     }
 
+    /// Remembers that file `number` of bulk writer `writer` was loaded
+    /// into table `table`, forgetting the oldest writer past the bound.
+    fn remember_bulk_file(&mut self, table: u64, writer: u128, number: u32) {
+        let key = (table, writer);
+        let numbers = self.bulk_loaded.entry(key).or_insert_with(|| {
+            self.bulk_loaded_order.push_back(key);
+            BTreeSet::new()
+        });
+        numbers.insert(number);
+        while self.bulk_loaded_order.len() > MAX_REMEMBERED_BULK_WRITERS {
+            if let Some(oldest) = self.bulk_loaded_order.pop_front() {
+                self.bulk_loaded.remove(&oldest);
+            }
+        }
+    }
+
+    /// True when file `number` of bulk writer `writer` was loaded into
+    /// table `table` (as far as the bounded history remembers).
+    pub(crate) fn bulk_file_loaded(&self, table: u64, writer: u128, number: u32) -> bool {
+        self.bulk_loaded
+            .get(&(table, writer))
+            .is_some_and(|numbers| numbers.contains(&number))
+    }
+
     fn note_file(&mut self, meta: &FileMeta) {
         self.next_file_id = self.next_file_id.max(meta.id + 1);
         self.last_sequence = self.last_sequence.max(meta.max_sequence);
@@ -354,6 +487,18 @@ impl ManifestState {
                 .map(|name| Edit::CreateNamespace { name: name.clone() }),
         );
         edits.extend(self.tables.values().cloned().map(Edit::CreateTable));
+        if !self.bulk_loaded_order.is_empty() {
+            edits.push(Edit::BulkLoadHistory {
+                entries: self
+                    .bulk_loaded_order
+                    .iter()
+                    .filter_map(|key| {
+                        let numbers = self.bulk_loaded.get(key)?;
+                        Some((key.0, key.1, numbers.iter().copied().collect()))
+                    })
+                    .collect(),
+            });
+        }
         edits
     }
 }
@@ -665,8 +810,74 @@ pub(crate) fn encode_edit(edit: &Edit) -> Vec<u8> {
             out.put_u8(EDIT_DROP_NAMESPACE);
             out.put_bytes32(name.as_bytes());
         }
+        Edit::BulkLoad {
+            table_id,
+            sequence,
+            files,
+            sources,
+        } => {
+            out.put_u8(EDIT_BULK_LOAD);
+            out.put_u64(*table_id);
+            out.put_u64(*sequence);
+            out.put_u32(files.len() as u32);
+            for file in files {
+                out.put_u64(file.region_id);
+                out.put_u32(file.family_id);
+                out.put_u8(file.level);
+                encode_file_meta(&mut out, &file.meta);
+            }
+            out.put_u32(sources.len() as u32);
+            for source in sources {
+                out.extend_from_slice(&source.writer_id.to_le_bytes());
+                out.put_u32(source.file_number);
+            }
+        }
+        Edit::MergeRegions {
+            table_id,
+            first_id,
+            second_id,
+            merged,
+        } => {
+            out.put_u8(EDIT_MERGE_REGIONS);
+            out.put_u64(*table_id);
+            out.put_u64(*first_id);
+            out.put_u64(*second_id);
+            encode_region(&mut out, merged);
+        }
+        Edit::BulkLoadHistory { entries } => {
+            out.put_u8(EDIT_BULK_LOAD_HISTORY);
+            out.put_u32(entries.len() as u32);
+            for (table, writer, numbers) in entries {
+                out.put_u64(*table);
+                out.extend_from_slice(&writer.to_le_bytes());
+                let ranges = number_ranges(numbers);
+                out.put_u32(ranges.len() as u32);
+                for (first, last) in ranges {
+                    out.put_u32(first);
+                    out.put_u32(last);
+                }
+            }
+        }
     }
     out
+}
+
+/// `numbers` (ascending) as inclusive runs of consecutive numbers.
+fn number_ranges(numbers: &[u32]) -> Vec<(u32, u32)> {
+    let mut ranges: Vec<(u32, u32)> = Vec::new();
+    for &n in numbers {
+        match ranges.last_mut() {
+            Some((_, last)) if last.checked_add(1) == Some(n) => *last = n,
+            _ => ranges.push((n, n)),
+        }
+    }
+    ranges
+}
+
+fn decode_u128(d: &mut Decoder<'_>) -> Result<u128, DecodeError> {
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(d.take(16)?);
+    Ok(u128::from_le_bytes(bytes))
 }
 
 /// Decodes a frame payload into an edit.
@@ -766,6 +977,61 @@ pub(crate) fn decode_edit(payload: &[u8]) -> Result<Edit, DecodeError> {
         EDIT_DROP_NAMESPACE => Edit::DropNamespace {
             name: d.string32()?,
         },
+        EDIT_BULK_LOAD => {
+            let table_id = d.u64()?;
+            let sequence = d.u64()?;
+            let n = d.u32()?;
+            let mut files = Vec::new();
+            for _ in 0..n {
+                files.push(LoadedFile {
+                    region_id: d.u64()?,
+                    family_id: d.u32()?,
+                    level: d.u8()?,
+                    meta: decode_file_meta(&mut d)?,
+                });
+            }
+            let n = d.u32()?;
+            let mut sources = Vec::new();
+            for _ in 0..n {
+                sources.push(BulkSource {
+                    writer_id: decode_u128(&mut d)?,
+                    file_number: d.u32()?,
+                });
+            }
+            Edit::BulkLoad {
+                table_id,
+                sequence,
+                files,
+                sources,
+            }
+        }
+        EDIT_MERGE_REGIONS => Edit::MergeRegions {
+            table_id: d.u64()?,
+            first_id: d.u64()?,
+            second_id: d.u64()?,
+            merged: decode_region(&mut d)?,
+        },
+        EDIT_BULK_LOAD_HISTORY => {
+            let n = d.u32()?;
+            let mut entries = Vec::new();
+            for _ in 0..n {
+                let table = d.u64()?;
+                let writer = decode_u128(&mut d)?;
+                let runs = d.u32()?;
+                let mut numbers = Vec::new();
+                for _ in 0..runs {
+                    let (first, last) = (d.u32()?, d.u32()?);
+                    if first > last || last - first >= MAX_HISTORY_RUN {
+                        return Err(DecodeError(format!(
+                            "bulk load history run {first}..={last}"
+                        )));
+                    }
+                    numbers.extend(first..=last);
+                }
+                entries.push((table, writer, numbers));
+            }
+            Edit::BulkLoadHistory { entries }
+        }
         other => return Err(DecodeError(format!("unknown manifest edit {other}"))),
     };
     if !d.is_empty() {
@@ -1317,6 +1583,29 @@ mod tests {
             Edit::DropNamespace {
                 name: "ns_2".to_owned(),
             },
+            Edit::BulkLoad {
+                table_id: 1,
+                sequence: 77,
+                files: vec![LoadedFile {
+                    region_id: 100,
+                    family_id: 10,
+                    level: 6,
+                    meta: file_meta(81),
+                }],
+                sources: vec![BulkSource {
+                    writer_id: u128::MAX - 5,
+                    file_number: 3,
+                }],
+            },
+            Edit::MergeRegions {
+                table_id: 1,
+                first_id: 100,
+                second_id: 101,
+                merged: table(4).regions[1].clone(),
+            },
+            Edit::BulkLoadHistory {
+                entries: vec![(1, 7, vec![0, 1, 2, 5]), (2, u128::MAX, vec![9])],
+            },
         ] {
             let bytes = encode_edit(&edit);
             assert_eq!(decode_edit(&bytes).unwrap(), edit);
@@ -1360,6 +1649,89 @@ mod tests {
             .filter(|n| n.starts_with("MANIFEST-"))
             .collect();
         assert_eq!(manifests, ["MANIFEST-000003"]);
+    }
+
+    #[test]
+    fn bulk_loads_merges_and_their_history_survive_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let io = Io::with_backend(Backend::Sync);
+        let mut loaded = file_meta(500);
+        loaded.min_sequence = 90;
+        loaded.max_sequence = 90;
+        {
+            let mut m = Manifest::open(dir.path(), io).unwrap();
+            m.record(&Edit::CreateTable(table(1))).unwrap();
+            m.record(&Edit::BulkLoad {
+                table_id: 1,
+                sequence: 90,
+                files: vec![LoadedFile {
+                    region_id: 100,
+                    family_id: 10,
+                    level: 6,
+                    meta: loaded.clone(),
+                }],
+                sources: (0..3)
+                    .map(|n| BulkSource {
+                        writer_id: 42,
+                        file_number: n,
+                    })
+                    .collect(),
+            })
+            .unwrap();
+            let mut merged = table(1).regions[0].clone();
+            merged.id = 300;
+            merged.end = Vec::new();
+            merged.files = vec![StoreFile {
+                family_id: 10,
+                level: 6,
+                meta: loaded.clone(),
+            }];
+            m.record(&Edit::MergeRegions {
+                table_id: 1,
+                first_id: 100,
+                second_id: 101,
+                merged,
+            })
+            .unwrap();
+        }
+        for _ in 0..2 {
+            let m = Manifest::open(dir.path(), io).unwrap();
+            let state = m.state();
+            let regions = &state.tables[&1].regions;
+            assert_eq!(regions.len(), 1, "merged");
+            assert_eq!((regions[0].id, regions[0].end.is_empty()), (300, true));
+            assert_eq!(regions[0].files[0].meta, loaded);
+            assert_eq!(state.last_sequence, 90);
+            assert_eq!(state.next_region_id, 301);
+            assert!(state.bulk_file_loaded(1, 42, 2));
+            assert!(!state.bulk_file_loaded(1, 42, 3));
+            assert!(!state.bulk_file_loaded(2, 42, 0), "per table");
+        }
+        let mut m = Manifest::open(dir.path(), io).unwrap();
+        m.record(&Edit::DropTable { table_id: 1 }).unwrap();
+        assert!(
+            !m.state().bulk_file_loaded(1, 42, 0),
+            "forgotten with its table"
+        );
+    }
+
+    #[test]
+    fn the_bulk_load_history_is_bounded() {
+        let mut state = ManifestState::default();
+        for writer in 0..(MAX_REMEMBERED_BULK_WRITERS as u128 + 10) {
+            state.apply(&Edit::BulkLoad {
+                table_id: 1,
+                sequence: 0,
+                files: Vec::new(),
+                sources: vec![BulkSource {
+                    writer_id: writer,
+                    file_number: 0,
+                }],
+            });
+        }
+        assert_eq!(state.bulk_loaded.len(), MAX_REMEMBERED_BULK_WRITERS);
+        assert!(!state.bulk_file_loaded(1, 9, 0), "the oldest are forgotten");
+        assert!(state.bulk_file_loaded(1, 10, 0));
     }
 
     #[test]

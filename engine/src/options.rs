@@ -142,6 +142,23 @@ pub struct DbOptions {
     /// What opening does when it finds damage in the WAL (default
     /// [`WalRecovery::Strict`]: refuse with [`crate::Error::Corruption`]).
     pub wal_recovery: WalRecovery,
+    /// The region normalizer (HBase's `normalizer_switch`, default off):
+    /// after flushes, adjacent small regions of a table merge (see
+    /// `normalizer_merge_below_bytes`). [`crate::Db::set_normalizer`] turns
+    /// it on and off while the database runs.
+    pub region_normalizer: bool,
+    /// Adjacent regions whose sizes (files and memstores) add up to less
+    /// than this merge when the normalizer runs; 0 (the default) uses the
+    /// table's average region size, as HBase's normalizer does, so a table
+    /// whose regions are all empty (just pre-split) merges nothing.
+    pub normalizer_merge_below_bytes: u64,
+    /// The normalizer leaves tables with fewer regions than this (default
+    /// 3, HBase's `hbase.normalizer.min.region.count`) and never merges a
+    /// table below it.
+    pub normalizer_min_regions: usize,
+    /// The normalizer leaves regions younger than this (since the database
+    /// opened, or the split or merge that made them; default 0).
+    pub normalizer_min_region_age: std::time::Duration,
 }
 
 impl Default for DbOptions {
@@ -166,6 +183,10 @@ impl Default for DbOptions {
             flush_on_close: true,
             read_only: false,
             wal_recovery: WalRecovery::Strict,
+            region_normalizer: false,
+            normalizer_merge_below_bytes: 0,
+            normalizer_min_regions: 3,
+            normalizer_min_region_age: std::time::Duration::ZERO,
         }
     }
 }

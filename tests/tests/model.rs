@@ -1,7 +1,9 @@
 //! Model-based test: random operations against strata and against a plain
 //! in-memory model of docs/semantics.md; every read must agree, whatever
-//! flushes, compactions (manual and background) and reopenings (clean, and
-//! crash-like without a flush) happen in between.
+//! flushes, compactions (manual and background), splits, merges, bulk loads
+//! and reopenings (clean, and crash-like without a flush) happen in between.
+//! A bulk load's cells count as puts of one mutation made at the load (or,
+//! back-filled, as written before everything: sequence zero).
 //!
 //! The model keeps every cell ever written (with its sequence number) in a
 //! list and answers a read by brute force, column by column, exactly as the
@@ -251,6 +253,13 @@ enum Op {
     MajorCompact,
     /// Split the region holding this row at it (never changes a read).
     Split(usize),
+    /// Merge the region holding this row with the next one (never changes a read).
+    Merge(usize),
+    /// Bulk-load these cells (row, family, qualifier, ts, value seed).
+    BulkLoad {
+        cells: Vec<(usize, usize, usize, i64, u8)>,
+        backfill: bool,
+    },
 }
 
 fn holds(op: CompareOp, ordering: std::cmp::Ordering) -> bool {
@@ -323,6 +332,9 @@ fn op_strategy() -> impl Strategy<Value = Op> {
         1 => Just(Op::Compact),
         1 => Just(Op::MajorCompact),
         1 => (0..ROWS.len()).prop_map(Op::Split),
+        1 => (0..ROWS.len()).prop_map(Op::Merge),
+        2 => (proptest::collection::vec((row.clone(), fam.clone(), 0..3usize, ts_strategy(), any::<u8>()), 1..8), proptest::bool::weighted(0.3))
+            .prop_map(|(cells, backfill)| Op::BulkLoad { cells, backfill }),
     ]
 }
 
@@ -333,6 +345,8 @@ struct Harness {
     clock: Arc<ManualClock>,
     model: Model,
     dir: tempfile::TempDir,
+    /// Bulk loads so far (each writes its files into its own directory).
+    loads: usize,
 }
 
 fn options(clock: &Arc<ManualClock>, flush_on_close: bool) -> DbOptions {
@@ -408,7 +422,105 @@ impl Harness {
             db,
             table,
             model: Model::default(),
+            loads: 0,
         }
+    }
+
+    /// Bulk-loads `cells` (sorted and made unique here, the last value of a
+    /// repeated key kept) and applies them to the model as one mutation
+    /// made now, or, back-filled, as written before everything.
+    fn bulk_load(
+        &mut self,
+        cells: &[(usize, usize, usize, i64, u8)],
+        backfill: bool,
+    ) -> Result<(), TestCaseError> {
+        let mut sorted: Vec<(usize, usize, usize, i64, u8)> = Vec::new();
+        for &cell in cells.iter().rev() {
+            if !sorted
+                .iter()
+                .any(|c| (c.0, c.1, c.2, c.3) == (cell.0, cell.1, cell.2, cell.3))
+            {
+                sorted.push(cell);
+            }
+        }
+        sorted.sort_by(|a, b| {
+            (
+                ROWS[a.0],
+                FAMILIES[a.1],
+                QUALIFIERS[a.2],
+                std::cmp::Reverse(a.3),
+            )
+                .cmp(&(
+                    ROWS[b.0],
+                    FAMILIES[b.1],
+                    QUALIFIERS[b.2],
+                    std::cmp::Reverse(b.3),
+                ))
+        });
+        if backfill {
+            // A back-filled cell under a delete marker is hidden only while
+            // the marker lasts, and a compaction that finds nothing older
+            // under it drops it (docs/semantics.md, "Bulk loads"): such
+            // cells would make the result depend on compaction timing.
+            sorted.retain(|&(row, family, qualifier, ts, _)| {
+                !self.model.cells.iter().any(|m| {
+                    m.row == row
+                        && m.family == family
+                        && match m.kind {
+                            CellKind::DeleteFamily | CellKind::DeleteFamilyVersion => true,
+                            CellKind::DeleteColumn | CellKind::Delete => m.qualifier == qualifier,
+                            CellKind::Put => false,
+                        }
+                        && Model::covers(m, ts)
+                })
+            });
+            if sorted.is_empty() {
+                return Ok(());
+            }
+        }
+        self.loads += 1;
+        let dir = self.dir.path().join(format!("load-{}", self.loads));
+        let mut writer = self.table.bulk_writer(&dir).unwrap();
+        for &(row, family, qualifier, ts, seed) in &sorted {
+            writer
+                .add(
+                    ROWS[row].as_bytes(),
+                    FAMILIES[family].as_bytes(),
+                    QUALIFIERS[qualifier].as_bytes(),
+                    ts,
+                    &value_of(seed),
+                )
+                .unwrap();
+        }
+        let files = writer.finish().unwrap();
+        let options = strata::BulkLoadOptions::default().backfill(backfill);
+        match self.table.bulk_load(&files.paths(), &options) {
+            Ok(_) => {}
+            // A back-fill cannot go below a file of the bottom level it
+            // overlaps; the load then changes nothing.
+            Err(strata::Error::BackfillOverlapsBottomLevel { .. }) if backfill => {
+                return Ok(());
+            }
+            Err(e) => return Err(TestCaseError::fail(format!("bulk load: {e}"))),
+        }
+        let seq = if backfill {
+            0
+        } else {
+            self.model.seq += 1;
+            self.model.seq
+        };
+        for (row, family, qualifier, ts, seed) in sorted {
+            self.model.cells.push(MCell {
+                row,
+                family,
+                qualifier,
+                ts,
+                kind: CellKind::Put,
+                seq,
+                value: value_of(seed),
+            });
+        }
+        Ok(())
     }
 
     fn now(&self) -> i64 {
@@ -705,6 +817,17 @@ impl Harness {
                 Ok(()) | Err(strata::Error::SplitKeyOutsideRegion { .. }) => {}
                 Err(e) => panic!("split: {e}"),
             },
+            Op::Merge(row) => {
+                let regions = self.table.regions().unwrap();
+                let at = regions
+                    .iter()
+                    .rposition(|r| r.start_key.as_slice() <= ROWS[*row].as_bytes())
+                    .unwrap_or(0);
+                if let (Some(first), Some(second)) = (regions.get(at), regions.get(at + 1)) {
+                    self.table.merge_regions(first.id, second.id).unwrap();
+                }
+            }
+            Op::BulkLoad { cells, backfill } => self.bulk_load(cells, *backfill)?,
         }
         Ok(())
     }

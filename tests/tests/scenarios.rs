@@ -243,6 +243,64 @@ fn scenario_3_salted_pre_split() {
     assert_eq!(found, expected);
 }
 
+/// Scenario 3 loaded by bulk load: the same rows as by puts, one file per
+/// bucket's region and none split, every region within 10% of the mean, and
+/// a logical day read in one call, in logical order, before and after the
+/// table doubles.
+#[test]
+fn scenario_3_salted_bulk_load() {
+    let t = TestDb::new(10_000);
+    let buckets = 16;
+    let rows = 32_000;
+    let salter = Salter::new(buckets);
+    let table = salted::create(&t.db, buckets).unwrap();
+    let (files, report) =
+        salted::bulk_load(&table, &salter, rows, 0, &t.dir.path().join("load")).unwrap();
+    assert_eq!(files.files.len(), buckets as usize, "one file per region");
+    assert_eq!(report.files_split, 0, "boundaries did not move");
+    assert_eq!(report.regions, buckets as usize);
+    assert_eq!(files.cells, rows);
+    let (min, max, mean) = salted::spread(&table).unwrap();
+    assert!(
+        (min as f64) >= mean * 0.9 && (max as f64) <= mean * 1.1,
+        "min {min}, max {max}, mean {mean}"
+    );
+    let expected: Vec<String> = (0..rows)
+        .map(|i| salted::logical_key(i, rows))
+        .filter(|k| k.as_str() >= "2015-04-26" && k.as_str() < "2015-04-27")
+        .collect();
+    assert!(!expected.is_empty());
+    let found = salted::read_range(&table, &salter, "2015-04-26", "2015-04-27", 2).unwrap();
+    assert_eq!(found, expected);
+    // The same rows by puts read the same.
+    let puts = salted::create_named(&t.db, "events_puts", buckets).unwrap();
+    salted::load(&puts, &salter, rows).unwrap();
+    assert_eq!(
+        salted::read_range(&puts, &salter, "2015-04-26", "2015-04-27", 2).unwrap(),
+        expected
+    );
+    // Thirty more days: the day reads the same rows.
+    salted::bulk_load(
+        &table,
+        &salter,
+        rows,
+        salted::DAYS,
+        &t.dir.path().join("load-2"),
+    )
+    .unwrap();
+    assert_eq!(table.count(&Scan::new()).unwrap(), 2 * rows);
+    assert_eq!(
+        salted::read_range(&table, &salter, "2015-04-26", "2015-04-27", 2).unwrap(),
+        expected
+    );
+    assert!(
+        !salted::read_range(&table, &salter, "2015-06-01", "2015-06-02", 2)
+            .unwrap()
+            .is_empty(),
+        "the added days are there"
+    );
+}
+
 /// A predicate over a record's fields.
 type FieldPredicate = Box<dyn Fn(&[u32; 10]) -> bool>;
 

@@ -114,6 +114,14 @@ pub fn print_hfile(
         "  bloom:         {}, {} keys",
         report.bloom, report.bloom_keys
     )?;
+    if let Some(bulk) = &report.bulk {
+        writeln!(
+            out,
+            "  bulk file:     table '{}', writer {:032x}, file {} (cells read with the sequence \
+             their load assigned; 0 until loaded)",
+            bulk.table, bulk.writer_id, bulk.file_number
+        )?;
+    }
     if with_cells {
         writeln!(out, "cells:")?;
         for cell in &cells {

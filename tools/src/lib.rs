@@ -14,6 +14,7 @@
 
 #![warn(missing_docs)]
 
+pub mod bulkload;
 pub mod disk;
 pub mod exec;
 pub mod loadgen;

@@ -554,3 +554,112 @@ fn the_shell_refuses_a_damaged_wal_unless_told_to_recover_point_in_time() {
         "only the row before the damage: {text}"
     );
 }
+
+/// `strata bulkload`: unsorted TSV from standard input, CSV from a file, sorted streams,
+/// files built first and loaded later, and a bad line named by its number.
+#[test]
+fn bulkload_builds_and_loads_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("db");
+    let created = shell(&data, "create 't', 'f', {SPLITS => ['m']}");
+    assert!(created.status.success(), "{created:?}");
+    let bulkload = |args: &[&str], stdin: &str| {
+        let mut child = strata()
+            .args(["bulkload", "--data"])
+            .arg(&data)
+            .args(["--table", "t"])
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    // Unsorted TSV: sorted in memory; the later of two lines with one key wins.
+    let loaded = bulkload(
+        &[],
+        "z1\tf:q\t10\tlast\n# a comment\na1\tf:q\t10\tfirst\na1\tf:r\t10\tx\\x41\nz1\tf:q\t10\tlater\n",
+    );
+    assert!(loaded.status.success(), "{loaded:?}");
+    let text = stdout(&loaded);
+    assert!(text.contains("built 2 file(s)"), "{text}");
+    assert!(text.contains("loaded 2 file(s) into 2 region(s)"), "{text}");
+    let scan = stdout(&shell(&data, "scan 't'"));
+    assert!(
+        scan.contains("a1 column=f:r, timestamp=10, value=xA"),
+        "{scan}"
+    );
+    assert!(
+        scan.contains("z1 column=f:q, timestamp=10, value=later"),
+        "{scan}"
+    );
+    // CSV from a file, sorted, built into a directory and loaded later.
+    let csv = dir.path().join("cells.csv");
+    std::fs::write(&csv, "\"b,1\",f:q,20,\"say \"\"hi\"\"\"\nc1,f:q,20,plain\n").unwrap();
+    let out = dir.path().join("out");
+    let built = strata()
+        .args(["bulkload", "--data"])
+        .arg(&data)
+        .args([
+            "--table",
+            "t",
+            "--format",
+            "csv",
+            "--sorted",
+            "--build-only",
+            "--out",
+        ])
+        .arg(&out)
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{built:?}");
+    let files: Vec<_> = std::fs::read_dir(&out).unwrap().collect();
+    assert_eq!(files.len(), 1);
+    // `strata hfile` shows where a bulk file comes from.
+    let hfile = strata()
+        .arg("hfile")
+        .arg(files[0].as_ref().unwrap().path())
+        .arg("--cells")
+        .output()
+        .unwrap();
+    let described = stdout(&hfile);
+    assert!(
+        described.contains("bulk file:     table 't'"),
+        "{described}"
+    );
+    assert!(described.contains("seqid=0"), "{described}");
+    let ingested = strata()
+        .args(["bulkload", "--data"])
+        .arg(&data)
+        .args(["--table", "t", "--files"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(ingested.status.success(), "{ingested:?}");
+    let scan = stdout(&shell(&data, "scan 't'"));
+    assert!(
+        scan.contains("b,1 column=f:q, timestamp=20, value=say \"hi\""),
+        "{scan}"
+    );
+    // A sorted stream out of order: the line is named, nothing is loaded.
+    let refused = bulkload(&["--sorted"], "k2\tf:q\t1\tv\nk1\tf:q\t1\tv\n");
+    assert!(!refused.status.success());
+    let error = String::from_utf8_lossy(&refused.stderr).into_owned();
+    assert!(error.contains("line 2:"), "{error}");
+    assert!(error.contains("does not come after"), "{error}");
+    let bad = bulkload(&[], "k1\tnofamily:q\t1\tv\n");
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("line 1:"),
+        "{bad:?}"
+    );
+    let count = stdout(&shell(&data, "count 't'"));
+    assert!(count.contains("4 row(s)"), "{count}");
+}

@@ -9,9 +9,9 @@ use fjall::config::{
 };
 use fjall::{CompressionType, Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 
-use super::{Engine, ScanCount, wait_until_idle};
+use super::{BulkLoader, Engine, ScanCount, wait_until_idle};
 use crate::config::{CompressionChoice, DurabilityChoice, EngineSettings};
-use crate::error::Result;
+use crate::error::{BenchError, Result};
 use crate::pages::FilterQuery;
 
 /// The one keyspace.
@@ -70,7 +70,48 @@ impl FjallEngine {
     }
 }
 
+/// fjall's bulk load: `Keyspace::start_ingestion` writes sorted records
+/// straight into the keyspace's tables; `finish` registers them. Building
+/// and ingesting are one stream (there is no separate file to prepare).
+/// fjall does not export the ingestion's type, so it is held by the two
+/// closures that use it.
+struct FjallBulk<'a> {
+    write: Box<dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a>,
+    finish: Box<dyn FnOnce() -> Result<()> + 'a>,
+}
+
+impl BulkLoader for FjallBulk<'_> {
+    fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        (self.write)(key, value)
+    }
+
+    fn finish_files(&mut self) -> Result<u64> {
+        Ok(0)
+    }
+
+    fn ingest(self: Box<Self>) -> Result<()> {
+        (self.finish)()
+    }
+}
+
 impl Engine for FjallEngine {
+    fn bulk_loader(&self, _dir: &Path) -> Result<Box<dyn BulkLoader + '_>> {
+        let ingestion = std::rc::Rc::new(std::cell::RefCell::new(Some(
+            self.keyspace.start_ingestion()?,
+        )));
+        let writing = ingestion.clone();
+        Ok(Box::new(FjallBulk {
+            write: Box::new(move |key, value| match writing.borrow_mut().as_mut() {
+                Some(ingestion) => Ok(ingestion.write(key.to_vec(), value.to_vec())?),
+                None => Err(BenchError::Check("the ingestion finished".into())),
+            }),
+            finish: Box::new(move || match ingestion.borrow_mut().take() {
+                Some(ingestion) => Ok(ingestion.finish()?),
+                None => Ok(()),
+            }),
+        }))
+    }
+
     fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
         self.keyspace.insert(key, value)?;
         if self.sync_each_write {

@@ -64,8 +64,31 @@ pub const SETTLE_TIMEOUT: Duration = Duration::from_secs(600);
 /// How often `settle` polls an engine for pending background work.
 pub const SETTLE_POLL_INTERVAL: Duration = Duration::from_millis(50);
 
+/// A bulk load in progress: records in key order written into the engine's
+/// external file format, then ingested (strata's `BulkWriter` and
+/// `Table::bulk_load`, RocksDB's `SstFileWriter` and
+/// `ingest_external_file`, fjall's `Keyspace::start_ingestion`).
+pub trait BulkLoader {
+    /// Adds the next record (keys strictly ascending).
+    fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()>;
+
+    /// Finishes writing the files (synced); returns their bytes.
+    fn finish_files(&mut self) -> Result<u64>;
+
+    /// Makes the files part of the database.
+    fn ingest(self: Box<Self>) -> Result<()>;
+}
+
 /// One engine, opened on one directory with one table of records.
 pub trait Engine: Send + Sync {
+    /// Starts a bulk load whose files go to `dir` (on the database's file
+    /// system, so that they can be moved in).
+    fn bulk_loader(&self, _dir: &Path) -> Result<Box<dyn BulkLoader + '_>> {
+        Err(BenchError::Usage(
+            "this engine has no bulk load of external files".into(),
+        ))
+    }
+
     /// Writes a record with the configured durability.
     fn put(&self, key: &[u8], value: &[u8]) -> Result<()>;
 

@@ -4,11 +4,11 @@
 use std::path::Path;
 
 use rocksdb::{
-    BlockBasedOptions, Cache, ColumnFamilyDescriptor, DB, DBCompressionType, Options, ReadOptions,
-    WriteOptions,
+    BlockBasedOptions, Cache, ColumnFamilyDescriptor, DB, DBCompressionType,
+    IngestExternalFileOptions, Options, ReadOptions, SstFileWriter, WriteOptions,
 };
 
-use super::{Engine, ScanCount, wait_until_idle};
+use super::{BulkLoader, Engine, ScanCount, wait_until_idle};
 use crate::config::{CompressionChoice, DurabilityChoice, EngineSettings, ZSTD_LEVEL};
 use crate::error::{BenchError, Result};
 use crate::pages::FilterQuery;
@@ -23,6 +23,38 @@ pub struct RocksDbEngine {
     db: DB,
     write: WriteOptions,
     load_write: WriteOptions,
+    /// The options the database opened with, for `SstFileWriter`s (same
+    /// block size, bloom and compression as the database's own files).
+    options: Options,
+}
+
+/// RocksDB's bulk load: one `SstFileWriter` file, then
+/// `ingest_external_file` moving it in.
+struct RocksBulk<'a> {
+    db: &'a DB,
+    writer: SstFileWriter<'a>,
+    path: std::path::PathBuf,
+}
+
+impl BulkLoader for RocksBulk<'_> {
+    fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        Ok(self.writer.put(key, value)?)
+    }
+
+    fn finish_files(&mut self) -> Result<u64> {
+        self.writer.finish()?;
+        Ok(std::fs::metadata(&self.path)
+            .map_err(|e| BenchError::io("sizing the SST file", e))?
+            .len())
+    }
+
+    fn ingest(self: Box<Self>) -> Result<()> {
+        let mut options = IngestExternalFileOptions::default();
+        options.set_move_files(true);
+        Ok(self
+            .db
+            .ingest_external_file_opts(&options, vec![self.path.clone()])?)
+    }
 }
 
 /// The options docs/benchmarks.md lists for RocksDB.
@@ -78,6 +110,7 @@ impl RocksDbEngine {
             db,
             write,
             load_write,
+            options,
         })
     }
 
@@ -87,6 +120,19 @@ impl RocksDbEngine {
 }
 
 impl Engine for RocksDbEngine {
+    fn bulk_loader(&self, dir: &Path) -> Result<Box<dyn BulkLoader + '_>> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| BenchError::io("creating the SST directory", e))?;
+        let path = dir.join("bulk.sst");
+        let writer = SstFileWriter::create(&self.options);
+        writer.open(&path)?;
+        Ok(Box::new(RocksBulk {
+            db: &self.db,
+            writer,
+            path,
+        }))
+    }
+
     fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
         Ok(self.db.put_opt(key, value, &self.write)?)
     }

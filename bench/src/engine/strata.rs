@@ -4,11 +4,11 @@
 use std::path::Path;
 
 use strata::{
-    BloomType, Compression, Db, DbOptions, Durability, FamilyDescriptor, Get, IoMode, Put, Scan,
-    Table, TableDescriptor,
+    BloomType, BulkFiles, BulkLoadOptions, BulkWriter, Compression, Db, DbOptions, Durability,
+    FamilyDescriptor, Get, IoMode, Put, Scan, Table, TableDescriptor,
 };
 
-use super::{Engine, ScanCount, WalCounters};
+use super::{BulkLoader, Engine, ScanCount, WalCounters};
 use crate::config::{CompressionChoice, DurabilityChoice, EngineSettings, IoChoice, ZSTD_LEVEL};
 use crate::error::{BenchError, Result};
 use crate::pages::FilterQuery;
@@ -25,7 +25,52 @@ const QUALIFIER: &[u8] = b"";
 pub struct StrataEngine {
     db: Db,
     table: Table,
+    /// `bulkload` verifies every block before loading.
+    bulk_verify_blocks: bool,
     load_durability: Durability,
+}
+
+/// strata's bulk load: a `BulkWriter` cut at the table's regions, then one
+/// `Table::bulk_load` (moves the files in; every block verified first with
+/// `--bulk-verify-blocks`, else the trailers, meta and index).
+struct StrataBulk<'a> {
+    table: &'a Table,
+    verify_blocks: bool,
+    writer: Option<BulkWriter>,
+    files: Option<BulkFiles>,
+}
+
+impl BulkLoader for StrataBulk<'_> {
+    fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        let writer = self
+            .writer
+            .as_mut()
+            .ok_or_else(|| BenchError::Check("the bulk writer finished".into()))?;
+        writer.add(key, FAMILY, QUALIFIER, 1, value)?;
+        Ok(())
+    }
+
+    fn finish_files(&mut self) -> Result<u64> {
+        let writer = self
+            .writer
+            .take()
+            .ok_or_else(|| BenchError::Check("the bulk writer finished".into()))?;
+        let files = writer.finish()?;
+        let bytes = files.file_bytes();
+        self.files = Some(files);
+        Ok(bytes)
+    }
+
+    fn ingest(self: Box<Self>) -> Result<()> {
+        let files = self
+            .files
+            .ok_or_else(|| BenchError::Check("no bulk files to load".into()))?;
+        self.table.bulk_load(
+            &files.paths(),
+            &BulkLoadOptions::default().verify_blocks(self.verify_blocks),
+        )?;
+        Ok(())
+    }
 }
 
 impl StrataEngine {
@@ -109,12 +154,22 @@ impl StrataEngine {
         Ok(StrataEngine {
             db,
             table,
+            bulk_verify_blocks: settings.bulk_verify_blocks,
             load_durability,
         })
     }
 }
 
 impl Engine for StrataEngine {
+    fn bulk_loader(&self, dir: &Path) -> Result<Box<dyn BulkLoader + '_>> {
+        Ok(Box::new(StrataBulk {
+            table: &self.table,
+            verify_blocks: self.bulk_verify_blocks,
+            writer: Some(self.table.bulk_writer(dir)?),
+            files: None,
+        }))
+    }
+
     fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
         // Durability comes from the table descriptor.
         Ok(self

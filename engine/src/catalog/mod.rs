@@ -93,6 +93,8 @@ pub(crate) struct TableInner {
     /// Mutations hold it shared from reading the state to committing; a
     /// region split holds it exclusively while it retires the parent.
     pub(crate) split_gate: RwLock<()>,
+    /// A normalizer run of the table is queued (at most one at a time).
+    pub(crate) normalize_queued: AtomicBool,
 }
 
 /// Every open table, by name.

@@ -40,6 +40,12 @@ pub(crate) struct Counters {
     pub(crate) splits: AtomicU64,
     /// Background jobs that failed since open.
     pub(crate) background_failures: AtomicU64,
+    /// Bulk loads completed since open.
+    pub(crate) bulk_loads: AtomicU64,
+    /// Bytes of the files bulk loads installed, since open.
+    pub(crate) bytes_bulk_loaded: AtomicU64,
+    /// Region merges completed since open.
+    pub(crate) merges: AtomicU64,
 }
 
 /// The services of one open database.

@@ -331,6 +331,31 @@ impl Db {
         Ok(())
     }
 
+    /// Turns the region normalizer on or off (HBase's `normalizer_switch`);
+    /// returns whether it was on. While on, a table's small adjacent regions
+    /// merge after its flushes (see [`crate::DbOptions::region_normalizer`]).
+    pub fn set_normalizer(&self, on: bool) -> bool {
+        self.inner.supervisor.set_normalizer(on)
+    }
+
+    /// True while the region normalizer is on.
+    pub fn normalizer_enabled(&self) -> bool {
+        self.inner.supervisor.normalizer_enabled()
+    }
+
+    /// Runs the region normalizer over every table now, on or off (HBase's
+    /// `normalize`); returns the merges it made.
+    pub fn normalize(&self) -> Result<usize> {
+        self.check_open()?;
+        let mut merges = 0;
+        for name in self.inner.catalog.names() {
+            if let Some(table) = self.inner.catalog.get(&name) {
+                merges += self.inner.supervisor.normalize(&table)?;
+            }
+        }
+        Ok(merges)
+    }
+
     /// Waits until no flush or compaction is queued or running.
     pub fn wait_for_background_work(&self) -> Result<()> {
         self.check_open()?;

@@ -214,13 +214,18 @@ fn build_region(
         let mut levels: Vec<Vec<Arc<HFileReader>>> = vec![Vec::new(); LEVELS];
         for file in region.files.iter().filter(|f| f.family_id == *family_id) {
             let path = data_dir.join(hfile_name(file.meta.id));
-            let reader = HFileReader::open(
+            let mut reader = HFileReader::open(
                 io,
                 &path,
                 file.meta.id,
                 cache.clone(),
                 family.is_block_cache_enabled(),
             )?;
+            // A bulk-loaded file's cells read with the sequence its load
+            // assigned, which only the manifest records.
+            if reader.info().bulk.is_some() {
+                reader.assign_sequence(file.meta.max_sequence);
+            }
             if let Some(level) = levels.get_mut(usize::from(file.level)) {
                 level.push(Arc::new(reader));
             }
@@ -271,6 +276,7 @@ pub(super) fn build_table(
         dropped: AtomicBool::new(false),
         enabled: AtomicBool::new(record.enabled),
         split_gate: RwLock::new(()),
+        normalize_queued: AtomicBool::new(false),
     }))
 }
 

@@ -37,6 +37,12 @@ pub struct DbStats {
     pub stall_micros: u64,
     /// Region splits completed since open.
     pub splits: u64,
+    /// Region merges completed since open.
+    pub merges: u64,
+    /// Bulk loads completed since open.
+    pub bulk_loads: u64,
+    /// Bytes of the files bulk loads installed since open.
+    pub bulk_loaded_bytes: u64,
     /// Background flushes, compactions and splits that failed since open;
     /// [`Db::background_error`] holds the last failure.
     pub background_failures: u64,
@@ -112,6 +118,9 @@ impl Db {
             file_bytes,
             stall_micros: s.stall_micros.load(Ordering::Relaxed),
             splits: s.splits.load(Ordering::Relaxed),
+            merges: s.merges.load(Ordering::Relaxed),
+            bulk_loads: s.bulk_loads.load(Ordering::Relaxed),
+            bulk_loaded_bytes: s.bytes_bulk_loaded.load(Ordering::Relaxed),
             background_failures: s.background_failures.load(Ordering::Relaxed),
         }
     }

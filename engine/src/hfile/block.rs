@@ -207,6 +207,16 @@ impl IntColumn {
         self.base.wrapping_add(delta)
     }
 
+    /// A column of `count` values all equal to `value` (no bytes of its own).
+    pub(crate) fn constant(value: u64, count: usize) -> IntColumn {
+        IntColumn {
+            base: value,
+            width: 0,
+            start: 0,
+            count,
+        }
+    }
+
     /// True when every value equals the base (width 0).
     pub(crate) fn is_constant(&self) -> bool {
         self.width == 0

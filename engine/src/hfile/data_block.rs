@@ -347,6 +347,12 @@ impl DataBlock {
         Ok(block)
     }
 
+    /// Gives every cell the sequence `sequence`: a bulk-loaded file's cells
+    /// are written with sequence 0 and read with the one its load assigned.
+    pub(crate) fn assign_sequence(&mut self, sequence: u64) {
+        self.sequences = IntColumn::constant(sequence, self.cells);
+    }
+
     /// Cells must be in strictly ascending store order: row keys strictly
     /// ascending from row to row (each is stored once per block), and within
     /// a row qualifier ascending, then timestamp, kind and sequence

@@ -68,6 +68,7 @@ fn write(
             compression,
             bloom,
             bloom_bits_per_key: 10,
+            bulk: None,
         },
     )
     .unwrap();

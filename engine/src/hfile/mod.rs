@@ -46,7 +46,27 @@ pub(crate) struct FileInfo {
     pub(crate) block_size: u32,
     pub(crate) data_blocks: u32,
     pub(crate) index_levels: u8,
+    /// Set for a file a bulk writer made: its cells carry sequence 0, and
+    /// the sequence they read with is the one the load assigned (kept in
+    /// the manifest's record of the file). `None` for flush and compaction
+    /// outputs, whose cells carry their own sequences.
+    pub(crate) bulk: Option<BulkOrigin>,
 }
+
+/// Where a bulk-written file comes from (`docs/format.md`, "Meta block").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct BulkOrigin {
+    /// The table the file was written for (its name when written).
+    pub(crate) table: String,
+    /// The writer that made the file: random, so files of different writers
+    /// never share an identity.
+    pub(crate) writer_id: u128,
+    /// The file's number among its writer's files (0, 1, ...).
+    pub(crate) file_number: u32,
+}
+
+/// Tag of the optional bulk-origin section at the end of the meta block.
+const META_BULK_ORIGIN: u8 = 1;
 
 /// Encodes the meta block payload.
 pub(crate) fn encode_meta(meta: &FileMeta, info: &FileInfo) -> Vec<u8> {
@@ -76,6 +96,12 @@ pub(crate) fn encode_meta(meta: &FileMeta, info: &FileInfo) -> Vec<u8> {
     out.put_u32(info.block_size);
     out.put_u32(info.data_blocks);
     out.put_u8(info.index_levels);
+    if let Some(bulk) = &info.bulk {
+        out.put_u8(META_BULK_ORIGIN);
+        out.put_bytes16(bulk.table.as_bytes());
+        out.extend_from_slice(&bulk.writer_id.to_le_bytes());
+        out.put_u32(bulk.file_number);
+    }
     out
 }
 
@@ -119,7 +145,26 @@ pub(crate) fn decode_meta(
         block_size: d.u32()?,
         data_blocks: d.u32()?,
         index_levels: d.u8()?,
+        bulk: None,
     };
+    let mut info = info;
+    // Files written before bulk loading existed end here; a bulk writer's
+    // files carry one more section.
+    if !d.is_empty() {
+        let tag = d.u8()?;
+        if tag != META_BULK_ORIGIN {
+            return Err(DecodeError(format!("unknown meta section {tag}")));
+        }
+        let table = String::from_utf8(d.bytes16()?.to_vec())
+            .map_err(|_| DecodeError("bulk origin table name is not UTF-8".into()))?;
+        let mut id = [0u8; 16];
+        id.copy_from_slice(d.take(16)?);
+        info.bulk = Some(BulkOrigin {
+            table,
+            writer_id: u128::from_le_bytes(id),
+            file_number: d.u32()?,
+        });
+    }
     if !d.is_empty() || !matches!(info.index_levels, 1 | 2) || meta.first_row > meta.last_row {
         return Err(DecodeError("inconsistent meta block".into()));
     }
@@ -244,8 +289,28 @@ mod tests {
             block_size: 4096,
             data_blocks: 3,
             index_levels: 2,
+            bulk: None,
         };
         let encoded = encode_meta(&meta, &info);
-        assert_eq!(decode_meta(&encoded, 9, 1000).unwrap(), (meta, info));
+        assert_eq!(
+            decode_meta(&encoded, 9, 1000).unwrap(),
+            (meta.clone(), info.clone())
+        );
+        let bulk = FileInfo {
+            bulk: Some(BulkOrigin {
+                table: "ns:t".to_owned(),
+                writer_id: 0x0123_4567_89ab_cdef_0011_2233_4455_6677,
+                file_number: 42,
+            }),
+            ..info
+        };
+        let encoded = encode_meta(&meta, &bulk);
+        assert_eq!(
+            decode_meta(&encoded, 9, 1000).unwrap(),
+            (meta.clone(), bulk)
+        );
+        for cut in 1..=22 {
+            assert!(decode_meta(&encoded[..encoded.len() - cut], 9, 1000).is_err());
+        }
     }
 }

@@ -32,6 +32,9 @@ pub(crate) struct HFileReader {
     bloom: Option<Box<[u8]>>,
     cache: Arc<BlockCache>,
     cache_data_blocks: bool,
+    /// A bulk-loaded file's cells read with this sequence (see
+    /// [`HFileReader::assign_sequence`]); `None` for every other file.
+    assigned_sequence: Option<u64>,
 }
 
 impl std::fmt::Debug for HFileReader {
@@ -96,7 +99,18 @@ impl HFileReader {
             bloom,
             cache,
             cache_data_blocks,
+            assigned_sequence: None,
         })
+    }
+
+    /// Makes every cell of a bulk-written file (whose cells carry sequence
+    /// 0) read with `sequence`, the one its load assigned, and the file's
+    /// meta say so. Set before the reader is shared, so no block of this
+    /// file was decoded yet.
+    pub(crate) fn assign_sequence(&mut self, sequence: u64) {
+        self.assigned_sequence = Some(sequence);
+        self.meta.min_sequence = sequence;
+        self.meta.max_sequence = sequence;
     }
 
     /// The file's description.
@@ -326,10 +340,12 @@ impl HFileReader {
         payload: Vec<u8>,
         fill_cache: bool,
     ) -> Result<Arc<DataBlock>> {
-        let block = Arc::new(
-            DataBlock::decode(payload)
-                .map_err(|e| Error::corruption(&self.path, handle.offset, e.0))?,
-        );
+        let mut block = DataBlock::decode(payload)
+            .map_err(|e| Error::corruption(&self.path, handle.offset, e.0))?;
+        if let Some(sequence) = self.assigned_sequence {
+            block.assign_sequence(sequence);
+        }
+        let block = Arc::new(block);
         if fill_cache && self.cache_data_blocks {
             self.cache.insert(
                 self.meta.id,

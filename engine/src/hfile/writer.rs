@@ -6,7 +6,7 @@ use super::block::{BLOCK_TRAILER_BYTES, BlockHandle, frame_block};
 use super::bloom::{self, cell_hash, row_hash};
 use super::data_block::DataBlockBuilder;
 use super::index::{IndexEntry, encode_index};
-use super::{FileInfo, FileMeta, MAX_INDEX_ENTRIES, Trailer, encode_meta};
+use super::{BulkOrigin, FileInfo, FileMeta, MAX_INDEX_ENTRIES, Trailer, encode_meta};
 use crate::cell::{CellRef, compare_keys};
 use crate::error::{Error, Result};
 use crate::io::{Io, IoFile, SyncKind};
@@ -26,6 +26,9 @@ pub(crate) struct WriterOptions {
     pub(crate) compression: Compression,
     pub(crate) bloom: BloomType,
     pub(crate) bloom_bits_per_key: u32,
+    /// Set by a bulk writer: recorded in the meta block (every cell then
+    /// carries sequence 0; the load assigns the sequence it reads with).
+    pub(crate) bulk: Option<BulkOrigin>,
 }
 
 /// Builds one HFile.
@@ -97,6 +100,36 @@ impl HFileWriter {
                 "cells added out of order",
             ));
         }
+        // The last key's buffers are reused: a compaction adds millions of
+        // cells, and two allocations per cell showed in profiles.
+        match &mut self.last_key {
+            Some(last) => {
+                last.0.clear();
+                last.0.extend_from_slice(cell.row);
+                last.1.clear();
+                last.1.extend_from_slice(cell.qualifier);
+                last.2 = cell.timestamp;
+                last.3 = cell.kind;
+                last.4 = cell.sequence;
+            }
+            None => {
+                self.last_key = Some((
+                    cell.row.to_vec(),
+                    cell.qualifier.to_vec(),
+                    cell.timestamp,
+                    cell.kind,
+                    cell.sequence,
+                ));
+            }
+        }
+        self.add_ordered(cell)
+    }
+
+    /// Adds a cell the caller has already checked comes after the last one
+    /// (the bulk writer checks its own stricter order, naming the cell): the
+    /// same as [`HFileWriter::add`] without a second comparison and copy of
+    /// every key.
+    pub(crate) fn add_ordered(&mut self, cell: &CellRef<'_>) -> Result<()> {
         // A block ends before the cell that would take its frame (payload
         // and trailer) past the block size (a cell larger than a block gets
         // a block of its own). Cut after crossing instead, a 14 KiB block is
@@ -114,7 +147,8 @@ impl HFileWriter {
             if self.meta.cells == 0 {
                 self.meta.first_row = cell.row.to_vec();
             }
-            self.meta.last_row = cell.row.to_vec();
+            self.meta.last_row.clear();
+            self.meta.last_row.extend_from_slice(cell.row);
             self.meta.rows += 1;
         }
         let bloom_hash = match self.options.bloom {
@@ -136,13 +170,6 @@ impl HFileWriter {
         m.max_timestamp = m.max_timestamp.max(cell.timestamp);
         m.min_sequence = m.min_sequence.min(cell.sequence);
         m.max_sequence = m.max_sequence.max(cell.sequence);
-        self.last_key = Some((
-            cell.row.to_vec(),
-            cell.qualifier.to_vec(),
-            cell.timestamp,
-            cell.kind,
-            cell.sequence,
-        ));
         Ok(())
     }
 
@@ -235,6 +262,7 @@ impl HFileWriter {
             block_size: self.options.block_size as u32,
             data_blocks,
             index_levels,
+            bulk: self.options.bulk.clone(),
         };
         let meta_handle = self.push_block(&encode_meta(&self.meta, &info), Compression::None)?;
         let trailer = Trailer {

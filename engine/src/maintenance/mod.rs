@@ -16,6 +16,8 @@
 //! `Db::stats` counts and stalled writers return), never printed.
 
 pub(crate) mod flush;
+pub(crate) mod ingest;
+pub(crate) mod merge;
 pub(crate) mod pool;
 pub(crate) mod split;
 pub(crate) mod stall;
@@ -43,6 +45,9 @@ pub(crate) struct Supervisor {
     /// A flush for memory pressure is queued (avoids rescanning regions on
     /// every write).
     memory_flush_pending: AtomicBool,
+    /// The region normalizer runs after flushes (`DbOptions::region_normalizer`,
+    /// switched by `Db::set_normalizer`).
+    normalizer: AtomicBool,
 }
 
 impl Supervisor {
@@ -51,6 +56,7 @@ impl Supervisor {
     pub(crate) fn new(services: Arc<Services>, catalog: Arc<Catalog>) -> Supervisor {
         Supervisor {
             pool: Arc::new(Pool::new(services.options.clone())),
+            normalizer: AtomicBool::new(services.options.region_normalizer),
             services,
             catalog,
             memory_flush_pending: AtomicBool::new(false),
@@ -115,7 +121,86 @@ impl Supervisor {
         if !region.has_shared_files() && region.own_file_bytes() > max_region_size {
             self.pool.schedule_split(table, region);
         }
+        if self.normalizer.load(Ordering::Relaxed) {
+            self.pool.schedule_normalize(table);
+        }
         self.release_wal()
+    }
+
+    /// Turns the region normalizer on or off; returns whether it was on.
+    pub(crate) fn set_normalizer(&self, on: bool) -> bool {
+        self.normalizer.swap(on, Ordering::AcqRel)
+    }
+
+    /// True while the region normalizer runs after flushes.
+    pub(crate) fn normalizer_enabled(&self) -> bool {
+        self.normalizer.load(Ordering::Acquire)
+    }
+
+    /// Merges the pairs of small adjacent regions of `table` the normalizer
+    /// picks ([`merge::normalizer_plan`]); returns the merges done.
+    pub(crate) fn normalize(&self, table: &Arc<TableInner>) -> Result<usize> {
+        if table.dropped.load(Ordering::Acquire) || !table.enabled.load(Ordering::Acquire) {
+            return Ok(0);
+        }
+        let options = &self.services.options;
+        let regions = table.state.read().regions.clone();
+        let plan = merge::normalizer_plan(
+            &regions,
+            options.normalizer_merge_below_bytes,
+            options.normalizer_min_regions,
+            options.normalizer_min_region_age,
+        );
+        let mut merged = 0;
+        for (first, second) in plan {
+            if self.merge(table, &first, &second)?.is_some() {
+                merged += 1;
+            }
+        }
+        Ok(merged)
+    }
+
+    /// Merges `first` and the region right after it, `second`, now; see
+    /// [`merge::merge_regions`]. `None` when either is gone meanwhile (split,
+    /// merged or dropped).
+    pub(crate) fn merge(
+        &self,
+        table: &Arc<TableInner>,
+        first: &Arc<Region>,
+        second: &Arc<Region>,
+    ) -> Result<Option<Arc<Region>>> {
+        self.services.check_writable()?;
+        let _gate = table.split_gate.write();
+        let present = {
+            let state = table.state.read();
+            state
+                .regions
+                .iter()
+                .position(|r| Arc::ptr_eq(r, first))
+                .is_some_and(|at| {
+                    state
+                        .regions
+                        .get(at + 1)
+                        .is_some_and(|r| Arc::ptr_eq(r, second))
+                })
+        };
+        if !present || first.schedule.is_retired() || second.schedule.is_retired() {
+            if first.end() != second.start() || first.end().is_empty() {
+                return Err(crate::error::Error::RegionsNotAdjacent {
+                    table: table.name.clone(),
+                    first: first.id(),
+                    second: second.id(),
+                });
+            }
+            return Ok(None);
+        }
+        let _first_slot = self.compaction_slot(first)?;
+        let _second_slot = self.compaction_slot(second)?;
+        let merged = merge::merge_regions(&self.services, table, first, second)?;
+        if compaction::region_score(&merged, &self.services.options) >= 1.0 {
+            self.pool.schedule_compaction(table, &merged);
+        }
+        Ok(Some(merged))
     }
 
     /// Deletes the WAL segments every region has flushed past.
@@ -169,6 +254,19 @@ impl Supervisor {
         Ok(true)
     }
 
+    /// After a bulk load brought `region` files: compact if its stores score
+    /// high enough, split if it grew past the table's region size.
+    pub(crate) fn after_bulk_load(&self, table: &Arc<TableInner>, region: &Arc<Region>) {
+        region.activity.bulk_loads.fetch_add(1, Ordering::Relaxed);
+        if compaction::region_score(region, &self.services.options) >= 1.0 {
+            self.pool.schedule_compaction(table, region);
+        }
+        let max_region_size = table.state.read().descriptor.get_max_region_size_bytes();
+        if !region.has_shared_files() && region.own_file_bytes() > max_region_size {
+            self.pool.schedule_split(table, region);
+        }
+    }
+
     /// Runs one background compaction of the most urgent store of `region`
     /// (the caller holds its slot); returns whether the region has more to
     /// compact.
@@ -212,7 +310,7 @@ impl Supervisor {
     /// The region's compaction slot, for a compaction or split the caller
     /// runs now: a queued background compaction is dropped and its slot
     /// taken over, a running one is waited for.
-    fn compaction_slot<'r>(
+    pub(crate) fn compaction_slot<'r>(
         &self,
         region: &'r Arc<Region>,
     ) -> Result<crate::region::CompactionSlot<'r>> {
@@ -245,6 +343,10 @@ impl Supervisor {
                 let outcome = self.split(&table, &region, None);
                 region.schedule.split_dequeued();
                 outcome.map(|_| ())
+            }
+            pool::Job::Normalize(table) => {
+                table.normalize_queued.store(false, Ordering::Release);
+                self.normalize(&table).map(|_| ())
             }
             pool::Job::Compact(table, region) => {
                 let outcome = self.compact_once(&table, &region);

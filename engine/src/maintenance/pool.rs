@@ -29,12 +29,16 @@ pub(crate) enum Job {
     Flush(Arc<TableInner>, Arc<Region>),
     Compact(Arc<TableInner>, Arc<Region>),
     Split(Arc<TableInner>, Arc<Region>),
+    /// A normalizer run over one table (merges small adjacent regions).
+    Normalize(Arc<TableInner>),
 }
 
 #[derive(Default)]
 struct Queue {
     flushes: VecDeque<(Arc<TableInner>, Arc<Region>)>,
     splits: VecDeque<(Arc<TableInner>, Arc<Region>)>,
+    /// Tables whose normalizer run is queued (each at most once).
+    normalizations: VecDeque<Arc<TableInner>>,
     compactions: Vec<(Arc<TableInner>, Arc<Region>)>,
     running: usize,
     shutdown: bool,
@@ -47,6 +51,7 @@ impl Queue {
         self.running == 0
             && self.flushes.is_empty()
             && self.splits.is_empty()
+            && self.normalizations.is_empty()
             && self.compactions.is_empty()
     }
 }
@@ -153,6 +158,20 @@ impl Pool {
         self.work.notify_one();
     }
 
+    /// Queues a normalizer run of `table` unless one is queued.
+    pub(crate) fn schedule_normalize(&self, table: &Arc<TableInner>) {
+        if table.normalize_queued.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let mut q = self.queue.lock();
+        if q.shutdown {
+            table.normalize_queued.store(false, Ordering::Release);
+            return;
+        }
+        q.normalizations.push_back(table.clone());
+        self.work.notify_one();
+    }
+
     /// Waits until no job is queued or running.
     pub(crate) fn wait_idle(&self) {
         let mut q = self.queue.lock();
@@ -184,6 +203,9 @@ impl Pool {
         let dropped = {
             let mut q = self.queue.lock();
             q.shutdown = true;
+            for table in q.normalizations.drain(..) {
+                table.normalize_queued.store(false, Ordering::Release);
+            }
             let dropped = (
                 q.compactions.drain(..).collect::<Vec<_>>(),
                 q.flushes.drain(..).collect::<Vec<_>>(),
@@ -226,6 +248,10 @@ impl Pool {
             if let Some((table, region)) = q.splits.pop_front() {
                 q.running += 1;
                 return Some(Job::Split(table, region));
+            }
+            if let Some(table) = q.normalizations.pop_front() {
+                q.running += 1;
+                return Some(Job::Normalize(table));
             }
             if !q.compactions.is_empty() {
                 // The most urgent region first.

@@ -9,6 +9,7 @@ pub(crate) mod cursor;
 pub(crate) mod filtering;
 pub(crate) mod parallel;
 pub(crate) mod resolve;
+pub(crate) mod salted;
 pub(crate) mod sink;
 
 use std::collections::VecDeque;

@@ -30,6 +30,12 @@ pub struct RegionActivity {
     /// Microseconds writers to the region spent stalled (slowed down or
     /// blocked by its L0 files or memstore size, or by global memory).
     pub stall_micros: u64,
+    /// Bulk loads that brought the region files.
+    pub bulk_loads: u64,
+    /// Files bulk loads installed into the region.
+    pub bulk_loaded_files: u64,
+    /// Bytes of those files.
+    pub bulk_loaded_bytes: u64,
 }
 
 /// What a region has served and undergone since the database opened,
@@ -49,6 +55,12 @@ pub(crate) struct ActivityCounters {
     pub(crate) compactions: AtomicU64,
     /// Microseconds writers to the region spent stalled.
     pub(crate) stall_micros: AtomicU64,
+    /// Bulk loads that brought the region files.
+    pub(crate) bulk_loads: AtomicU64,
+    /// Files bulk loads installed.
+    pub(crate) bulk_loaded_files: AtomicU64,
+    /// Bytes of those files.
+    pub(crate) bulk_loaded_bytes: AtomicU64,
 }
 
 /// A key range of a table with its stores.
@@ -71,6 +83,9 @@ pub(crate) struct Region {
     pub(crate) schedule: RegionSchedule,
     /// Shared with the region's scanners, which add their rows when done.
     pub(crate) activity: Arc<ActivityCounters>,
+    /// When this region object was made (the database opened, or a split
+    /// or merge created the region): the normalizer leaves young regions.
+    created: std::time::Instant,
 }
 
 impl Region {
@@ -100,7 +115,13 @@ impl Region {
             l0_files: AtomicUsize::new(l0),
             schedule: RegionSchedule::default(),
             activity: Arc::default(),
+            created: std::time::Instant::now(),
         }
+    }
+
+    /// How long ago this region object was made (at open, split or merge).
+    pub(crate) fn age(&self) -> std::time::Duration {
+        self.created.elapsed()
     }
 
     /// A snapshot of the region's activity counters.
@@ -113,6 +134,9 @@ impl Region {
             flushes: a.flushes.load(Ordering::Relaxed),
             compactions: a.compactions.load(Ordering::Relaxed),
             stall_micros: a.stall_micros.load(Ordering::Relaxed),
+            bulk_loads: a.bulk_loads.load(Ordering::Relaxed),
+            bulk_loaded_files: a.bulk_loaded_files.load(Ordering::Relaxed),
+            bulk_loaded_bytes: a.bulk_loaded_bytes.load(Ordering::Relaxed),
         }
     }
 

@@ -22,6 +22,7 @@ use crate::gate::RowGate;
 use crate::hfile::reader::{HFileReader, ReadAheadStop};
 pub(crate) use version::StoreVersion;
 
+pub(crate) mod bulk;
 pub(crate) mod output;
 mod version;
 use crate::iter::source::{FileSource, LevelSource, MemstoreSource, Source};
@@ -165,6 +166,21 @@ impl Store {
                 .iter()
                 .map(|f| f.memstore.allocated_bytes())
                 .sum::<u64>()
+    }
+
+    /// True when a memstore holds a cell of a row in `[first_row, last_row]`.
+    pub(crate) fn memstores_hold_rows(&self, first_row: &[u8], last_row: &[u8]) -> bool {
+        let v = self.version.read();
+        std::iter::once(&v.active)
+            .chain(v.frozen.iter().map(|f| &f.memstore))
+            .any(|memstore| {
+                if memstore.cell_count() == 0 {
+                    return false;
+                }
+                let mut cursor = crate::memstore::Cursor::new(memstore.clone());
+                cursor.seek(&crate::cell::SeekKey::row_start(first_row));
+                cursor.current().is_some_and(|c| c.row <= last_row)
+            })
     }
 
     /// Cells in memstores.

@@ -23,13 +23,14 @@ use crate::names::hfile_name;
 use crate::options::FamilyDescriptor;
 
 /// How a family's files are written.
-fn writer_options(family: &FamilyDescriptor, bloom_bits_per_key: u32) -> WriterOptions {
+pub(crate) fn writer_options(family: &FamilyDescriptor, bloom_bits_per_key: u32) -> WriterOptions {
     WriterOptions {
         family: family.name().as_bytes().to_vec(),
         block_size: family.get_block_size_bytes() as usize,
         compression: family.get_compression(),
         bloom: family.get_bloom(),
         bloom_bits_per_key,
+        bulk: None,
     }
 }
 

@@ -99,12 +99,86 @@ impl StoreVersion {
             }
             !flushed
         });
-        if let Some(file) = file
-            && let Some(l0) = next.levels.first_mut()
-        {
-            l0.insert(0, file);
+        if let Some(file) = file {
+            next.insert_l0(file);
         }
         (next, freed)
+    }
+
+    /// Puts `file` into L0 at its place by highest sequence (newest
+    /// first). A flushed file is usually the newest, but a bulk load may
+    /// have put a file with a later sequence into L0 while older writes
+    /// still waited in a memstore.
+    fn insert_l0(&mut self, file: Arc<HFileReader>) {
+        if let Some(l0) = self.levels.first_mut() {
+            let newest = file.meta().max_sequence;
+            let at = l0.partition_point(|f| f.meta().max_sequence > newest);
+            l0.insert(at, file);
+        }
+    }
+
+    /// The level a bulk-loaded file holding rows `[first_row, last_row]`
+    /// goes to, keeping the level invariants and the rule that for any row
+    /// a file in a higher level holds newer cells than one below:
+    ///
+    /// * with a fresh sequence (newer than every file), the deepest level
+    ///   such that no file of it or of any level above overlaps the rows
+    ///   (L0 when an L0 file overlaps them);
+    /// * with sequence zero (older than every file), the bottom level, if
+    ///   no file there overlaps; `None` otherwise (it cannot go below a
+    ///   file it overlaps).
+    pub(crate) fn bulk_load_level(
+        &self,
+        first_row: &[u8],
+        last_row: &[u8],
+        backfill: bool,
+    ) -> Option<usize> {
+        let overlaps = |level: usize| {
+            self.levels.get(level).is_some_and(|files| {
+                files
+                    .iter()
+                    .any(|f| f.meta().overlaps(Some(first_row), Some(last_row)))
+            })
+        };
+        if backfill {
+            return (!overlaps(LEVELS - 1)).then_some(LEVELS - 1);
+        }
+        match (0..LEVELS).find(|&level| overlaps(level)) {
+            Some(level) => Some(level.saturating_sub(1)),
+            None => Some(LEVELS - 1),
+        }
+    }
+
+    /// A bulk-loaded file joins `level` (chosen by [`Self::bulk_load_level`]).
+    pub(crate) fn with_bulk_loaded(&self, level: usize, file: Arc<HFileReader>) -> StoreVersion {
+        let mut next = self.clone();
+        if level == 0 {
+            next.insert_l0(file);
+        } else if let Some(files) = next.levels.get_mut(level) {
+            let at = files.partition_point(|f| f.meta().first_row < file.meta().first_row);
+            files.insert(at, file);
+        }
+        next
+    }
+
+    /// The first version of the region two regions merge into: the files of
+    /// `self` (the lower region's store) and `upper` (the upper one's), the
+    /// files of each region lying inside its own range (the caller checks),
+    /// so each deeper level stays sorted and disjoint; fresh memstores above
+    /// `after`.
+    pub(crate) fn with_merged(&self, upper: &StoreVersion, after: u64) -> StoreVersion {
+        let mut levels = self.levels.clone();
+        for (level, files) in levels.iter_mut().enumerate() {
+            if let Some(more) = upper.levels.get(level) {
+                files.extend(more.iter().cloned());
+            }
+            if level == 0 {
+                files.sort_by_key(|f| std::cmp::Reverse(f.meta().max_sequence));
+            } else {
+                files.sort_by(|a, b| a.meta().first_row.cmp(&b.meta().first_row));
+            }
+        }
+        StoreVersion::new(after, levels)
     }
 
     /// A compaction done: the files `removed` leave every level, `outputs`

@@ -81,6 +81,26 @@ impl Table {
         Ok(())
     }
 
+    /// Merges two adjacent regions (by id, in either order) into one
+    /// holding the files of both (HBase `merge_region`); returns the merged
+    /// region's id. Writes to the table wait meanwhile. Regions that are not
+    /// next to each other fail with [`Error::RegionsNotAdjacent`].
+    pub fn merge_regions(&self, first_id: u64, second_id: u64) -> Result<u64> {
+        let state = self.state()?;
+        let mut first = Self::region_by_id(&state, first_id)?;
+        let mut second = Self::region_by_id(&state, second_id)?;
+        if second.start() < first.start() {
+            std::mem::swap(&mut first, &mut second);
+        }
+        match self.supervisor.merge(&self.inner, first, second)? {
+            Some(merged) => Ok(merged.id()),
+            None => Err(Error::RegionNotFound {
+                table: self.inner.name.clone(),
+                region_id: first.id(),
+            }),
+        }
+    }
+
     pub(super) fn region_by_id(state: &TableState, region_id: u64) -> Result<&Arc<Region>> {
         state
             .regions

@@ -42,8 +42,24 @@ pub struct RegionInfo {
     pub files_per_level: Vec<usize>,
     /// Bytes of the region's HFiles.
     pub file_bytes: u64,
-    /// What the region has served and undergone since the database opened.
+    /// Cells in the region's HFiles (a file a split left shared with the
+    /// sibling counts whole in both until compaction rewrites it).
+    pub file_cells: u64,
+    /// What the region has served and undergone since the database opened
+    /// (or since the split or merge that made it).
     pub activity: RegionActivity,
+}
+
+impl RegionInfo {
+    /// The region's size: its files and memstores, in bytes.
+    pub fn size_bytes(&self) -> u64 {
+        self.file_bytes + self.memstore_bytes
+    }
+
+    /// Cells in the region's files and memstores.
+    pub fn cells(&self) -> u64 {
+        self.file_cells + self.memstore_cells
+    }
 }
 
 /// The order in which [`Table::scan_parallel`] hands back rows.
@@ -120,12 +136,14 @@ impl Table {
             .map(|r| {
                 let mut files_per_level = vec![0; crate::store::LEVELS];
                 let mut file_bytes = 0;
+                let mut file_cells = 0;
                 for store in r.stores() {
                     for (level, file) in store.version().files() {
                         if let Some(n) = files_per_level.get_mut(level) {
                             *n += 1;
                         }
                         file_bytes += file.meta().size;
+                        file_cells += file.meta().cells;
                     }
                 }
                 RegionInfo {
@@ -136,6 +154,7 @@ impl Table {
                     memstore_cells: r.memstore_cells(),
                     files_per_level,
                     file_bytes,
+                    file_cells,
                     activity: r.activity_snapshot(),
                 }
             })
@@ -372,4 +391,6 @@ impl Table {
 mod admin;
 mod atomic;
 mod bulk;
+mod ingest;
 mod mutation;
+mod salted;

@@ -7,6 +7,8 @@
 //! strata wal DIR
 //! strata verify DIR
 //! strata regions DIR TABLE
+//! strata bulkload [--data DIR] --table T [INPUT ...] [--format tsv|csv] [--sorted] [--out DIR]
+//!                 [--build-only] [--files DIR] [--copy] [--backfill]
 //! strata thrift [--data DIR] [--bind 127.0.0.1] [--port 9090] [--transport auto|buffered|framed]
 //!               [--protocol auto|binary|compact] [--durability async|sync|fsync|skip|table]
 //! ```
@@ -97,9 +99,63 @@ enum Tool {
         /// The table.
         table: String,
     },
+    /// Bulk-load cells into a table: build HFiles from TSV/CSV lines (row, family:qualifier,
+    /// timestamp, value) cut at the table's regions, and load them all at once; or load
+    /// files a bulk writer made (--files). HBase's ImportTsv + completebulkload.
+    Bulkload(BulkloadArgs),
     /// Serve HBase's Thrift1 interface (what `hbase thrift start` serves) over the database,
     /// for happybase and the other HBase Thrift clients. Stops on SIGINT or SIGTERM.
     Thrift(ThriftArgs),
+}
+
+#[derive(clap::Args)]
+struct BulkloadArgs {
+    /// The database directory.
+    #[arg(long, default_value = DEFAULT_DATA_DIR)]
+    data: PathBuf,
+    /// The table to load into.
+    #[arg(long)]
+    table: String,
+    /// Input files of cells, one per line; none or '-' reads standard input.
+    inputs: Vec<PathBuf>,
+    /// How fields are separated: tsv (tabs) or csv (commas, double quotes).
+    #[arg(long, value_enum, default_value_t = FormatArg::Tsv)]
+    format: FormatArg,
+    /// The input is sorted by row, family and qualifier, newest timestamp first: stream it
+    /// instead of sorting it in memory.
+    #[arg(long)]
+    sorted: bool,
+    /// Most MiB of unsorted input held in memory for sorting.
+    #[arg(long, default_value_t = 1024)]
+    max_memory_mb: u64,
+    /// Where the HFiles are written (default: a temporary directory inside --data, removed
+    /// after the load).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Only build the files (into --out); load them later with --files.
+    #[arg(long, requires = "out")]
+    build_only: bool,
+    /// Load the HFiles of this directory (a bulk writer's output) instead of reading input.
+    #[arg(long, conflicts_with_all = ["inputs", "build_only", "out"])]
+    files: Option<PathBuf>,
+    /// Copy the files into the database instead of moving them.
+    #[arg(long)]
+    copy: bool,
+    /// Back-fill: the cells count as written before everything in the table (a live cell
+    /// with the same timestamp wins).
+    #[arg(long)]
+    backfill: bool,
+    /// Check only the files' trailers, meta and index before loading, not every block.
+    #[arg(long)]
+    no_verify_blocks: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    /// Tab-separated.
+    Tsv,
+    /// Comma-separated, RFC 4180 quoting.
+    Csv,
 }
 
 #[derive(clap::Args)]
@@ -251,11 +307,93 @@ fn main() -> ExitCode {
             .map(|()| ExitCode::SUCCESS)
             .map_err(|error| error.to_string()),
         Tool::Thrift(args) => thrift(args),
+        Tool::Bulkload(args) => bulkload(args),
     };
     result.unwrap_or_else(|message| {
         eprintln!("strata: {message}");
         ExitCode::from(EXIT_UNUSABLE)
     })
+}
+
+/// `strata bulkload`: build files from input and load them, or load prepared files.
+fn bulkload(args: BulkloadArgs) -> Result<ExitCode, String> {
+    use strata_tools::bulkload::{self as bulk, BuildOptions, InputFormat};
+    let db = Db::open(&args.data, DbOptions::default())
+        .map_err(|error| format!("cannot open {}: {error}", args.data.display()))?;
+    report_recovery(db.recovery_report());
+    let table = db.table(&args.table).map_err(|error| error.to_string())?;
+    let options = strata::BulkLoadOptions::default()
+        .copy(args.copy)
+        .backfill(args.backfill)
+        .verify_blocks(!args.no_verify_blocks);
+    let mut out = io::stdout().lock();
+    let outcome = (|| -> Result<(), String> {
+        if let Some(dir) = &args.files {
+            let files = bulk::files_in(dir).map_err(|e| e.to_string())?;
+            if files.is_empty() {
+                return Err(format!("{} holds no .hfile", dir.display()));
+            }
+            let (report, took) =
+                bulk::timed(|| bulk::load(&table, &files, &options)).map_err(|e| e.to_string())?;
+            for line in bulk::summary(None, Some((&report, took))) {
+                writeln!(out, "{line}").map_err(|e| e.to_string())?;
+            }
+            return Ok(());
+        }
+        let temporary = match &args.out {
+            Some(_) => None,
+            None => Some(
+                tempfile::Builder::new()
+                    .prefix("bulkload-")
+                    .tempdir_in(&args.data)
+                    .map_err(|e| format!("creating a directory in {}: {e}", args.data.display()))?,
+            ),
+        };
+        let dir = match (&args.out, &temporary) {
+            (Some(dir), _) => dir.clone(),
+            (None, Some(t)) => t.path().to_path_buf(),
+            (None, None) => return Err("no output directory".into()),
+        };
+        let mut inputs: Vec<Box<dyn io::BufRead>> = Vec::new();
+        if args.inputs.is_empty() || args.inputs.iter().any(|p| p.as_os_str() == "-") {
+            inputs.push(Box::new(io::BufReader::new(io::stdin())));
+        }
+        for path in args.inputs.iter().filter(|p| p.as_os_str() != "-") {
+            let file = std::fs::File::open(path)
+                .map_err(|e| format!("opening {}: {e}", path.display()))?;
+            inputs.push(Box::new(io::BufReader::with_capacity(1 << 20, file)));
+        }
+        let build_options = BuildOptions {
+            format: match args.format {
+                FormatArg::Tsv => InputFormat::Tsv,
+                FormatArg::Csv => InputFormat::Csv,
+            },
+            sorted: args.sorted,
+            max_memory_bytes: args.max_memory_mb << 20,
+            now_ms: strata::Clock::now_ms(&strata::SystemClock),
+        };
+        let (files, built) = bulk::timed(|| bulk::build(&table, &mut inputs, &dir, &build_options))
+            .map_err(|e| e.to_string())?;
+        let loaded = if args.build_only {
+            None
+        } else {
+            Some(
+                bulk::timed(|| bulk::load(&table, &files.paths(), &options))
+                    .map_err(|e| e.to_string())?,
+            )
+        };
+        for line in bulk::summary(Some((&files, built)), loaded.as_ref().map(|(r, t)| (r, *t))) {
+            writeln!(out, "{line}").map_err(|e| e.to_string())?;
+        }
+        if args.build_only {
+            writeln!(out, "files in {}", dir.display()).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    })();
+    let closed = db.close();
+    outcome?;
+    closed.map_err(|error| format!("closing {}: {error}", args.data.display()))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `strata shell`: script from -e or standard input, or the interactive shell.

@@ -159,6 +159,71 @@ impl Executor {
         Ok(Reply::Done)
     }
 
+    /// `merge_region`: the regions (names or ids) must be of one table and follow each
+    /// other; they merge in key order, each into the region merged so far.
+    pub(super) fn merge_region(&mut self, names: &[String]) -> Result<Reply, CommandError> {
+        let mut table: Option<Table> = None;
+        let mut ids = Vec::with_capacity(names.len());
+        for name in names {
+            let Target::Region(region_table, id) = self.target(name)? else {
+                return Err(failed(format!("{name} is a table, not a region")));
+            };
+            if table
+                .as_ref()
+                .is_some_and(|t| t.name() != region_table.name())
+            {
+                return Err(failed(format!(
+                    "Regions of different tables cannot merge: {}",
+                    names.join(", ")
+                )));
+            }
+            ids.push(id);
+            table = Some(region_table);
+        }
+        let Some(table) = table else {
+            return Err(failed("merge_region needs at least two regions".to_owned()));
+        };
+        let regions = table
+            .regions()
+            .map_err(|error| self.engine_error(table.name(), error))?;
+        ids.sort_by_key(|id| regions.iter().position(|r| r.id == *id));
+        let mut merged = ids.first().copied().unwrap_or_default();
+        for &next in ids.iter().skip(1) {
+            merged = table
+                .merge_regions(merged, next)
+                .map_err(|error| self.engine_error(table.name(), error))?;
+        }
+        Ok(Reply::Done)
+    }
+
+    /// `normalize`: prints `true` once the normalizer ran over every table.
+    pub(super) fn normalize(&mut self, out: &mut dyn Write) -> Result<Reply, CommandError> {
+        self.db
+            .normalize()
+            .map_err(|error| self.engine_error("", error))?;
+        line(out, "true")?;
+        Ok(Reply::Done)
+    }
+
+    /// `normalizer_switch`: prints the previous state.
+    pub(super) fn normalizer_switch(
+        &mut self,
+        on: bool,
+        out: &mut dyn Write,
+    ) -> Result<Reply, CommandError> {
+        line(out, &self.db.set_normalizer(on).to_string())?;
+        Ok(Reply::Done)
+    }
+
+    /// `normalizer_enabled`.
+    pub(super) fn normalizer_enabled(
+        &mut self,
+        out: &mut dyn Write,
+    ) -> Result<Reply, CommandError> {
+        line(out, &self.db.normalizer_enabled().to_string())?;
+        Ok(Reply::Done)
+    }
+
     pub(super) fn list_regions(
         &mut self,
         list: &ListRegions,
@@ -182,8 +247,10 @@ impl Executor {
                         RegionColumn::StartKey => to_string_binary(&region.start_key),
                         RegionColumn::EndKey => to_string_binary(&region.end_key),
                         RegionColumn::Size => (region.file_bytes / BYTES_PER_MB).to_string(),
-                        // strata keeps no request counters.
-                        RegionColumn::Requests => "0".to_owned(),
+                        // HBase's REQ: read and write requests of the region.
+                        RegionColumn::Requests => {
+                            (region.activity.rows_read + region.activity.rows_written).to_string()
+                        }
                         // Every file is local.
                         RegionColumn::Locality => "1.0".to_owned(),
                     })
@@ -237,7 +304,8 @@ impl Executor {
                 "        numberOfOnlineRegions={}, numberOfStorefiles={}, storefileSizeMB={}, \
                  memstoreSizeMB={}, lastSequenceId={}, flushes={}, compactions={}, \
                  hfileWrittenKB={}, walSyncs={}, walWrittenKB={}, blockCacheHits={}, \
-                 blockCacheMisses={}, blockCacheSizeKB={}, stallMicros={}, ioBackend={}",
+                 blockCacheMisses={}, blockCacheSizeKB={}, stallMicros={}, splits={}, \
+                 merges={}, bulkLoads={}, bulkLoadedKB={}, ioBackend={}",
                 regions.len(),
                 stats.files,
                 stats.file_bytes / BYTES_PER_MB,
@@ -252,6 +320,10 @@ impl Executor {
                 stats.cache.misses,
                 stats.cache.bytes / BYTES_PER_KB,
                 stats.stall_micros,
+                stats.splits,
+                stats.merges,
+                stats.bulk_loads,
+                stats.bulk_loaded_bytes / BYTES_PER_KB,
                 stats.io_backend.name(),
             ),
         )?;
@@ -269,10 +341,19 @@ impl Executor {
                     &format!(
                         "            numberOfStores={stores}, numberOfStorefiles={files}, \
                          storefileSizeKB={}, memstoreSizeKB={}, memstoreCells={}, \
+                         storefileCells={}, readRequestsCount={}, writeRequestsCount={}, \
+                         flushes={}, compactions={}, bulkLoadedFiles={}, stallMicros={}, \
                          filesPerLevel=[{}]",
                         region.file_bytes / BYTES_PER_KB,
                         region.memstore_bytes / BYTES_PER_KB,
                         region.memstore_cells,
+                        region.file_cells,
+                        region.activity.rows_read,
+                        region.activity.rows_written,
+                        region.activity.flushes,
+                        region.activity.compactions,
+                        region.activity.bulk_loaded_files,
+                        region.activity.stall_micros,
                         levels.join(", ")
                     ),
                 )?;

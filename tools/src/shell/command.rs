@@ -94,6 +94,20 @@ pub enum Command {
     Split(Split),
     /// `list_regions 't' [, server, ['COLUMN', ...]]`.
     ListRegions(ListRegions),
+    /// `merge_region 'REGION', 'REGION' [, force]` or `merge_region ['REGION', 'REGION', ...]`.
+    MergeRegion {
+        /// The regions (names or ids), at least two, adjacent in key order.
+        regions: Vec<String>,
+    },
+    /// `normalize`: runs the region normalizer over every table now.
+    Normalize,
+    /// `normalizer_switch true|false`: turns the normalizer on or off.
+    NormalizerSwitch {
+        /// The new state.
+        on: bool,
+    },
+    /// `normalizer_enabled`.
+    NormalizerEnabled,
     /// `status ['summary' | 'simple' | 'detailed']`.
     Status {
         /// How much to show.
@@ -191,6 +205,10 @@ impl Command {
             Command::MajorCompact(_) => "major_compact",
             Command::Split(_) => "split",
             Command::ListRegions(_) => "list_regions",
+            Command::MergeRegion { .. } => "merge_region",
+            Command::Normalize => "normalize",
+            Command::NormalizerSwitch { .. } => "normalizer_switch",
+            Command::NormalizerEnabled => "normalizer_enabled",
             Command::Status { .. } => "status",
             Command::GetSplits { .. } => "get_splits",
             Command::GetTable { .. } | Command::TableMethod(_) | Command::Variable { .. } => {

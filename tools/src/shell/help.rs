@@ -48,7 +48,17 @@ pub const COMMAND_GROUPS: [(&str, &[&str]); 5] = [
     ),
     (
         "tools",
-        &["compact", "flush", "get_splits", "major_compact", "split"],
+        &[
+            "compact",
+            "flush",
+            "get_splits",
+            "major_compact",
+            "merge_region",
+            "normalize",
+            "normalizer_enabled",
+            "normalizer_switch",
+            "split",
+        ],
     ),
 ];
 
@@ -106,6 +116,18 @@ pub fn help_text(command: &str) -> Option<&'static str> {
         }
         "status" => {
             "Show the state of the store: 'summary' (default), 'simple' or 'detailed'.\n\n  strata> status\n  strata> status 'detailed'\n"
+        }
+        "merge_region" => {
+            "Merge adjacent regions into one holding the files of all (names or ids, as list_regions prints them). strata merges only adjacent regions; 'force' is accepted and changes nothing.\n\n  strata> merge_region 'ENCODED_REGIONNAME', 'ENCODED_REGIONNAME'\n  strata> merge_region 't1,a,12', 't1,m,13', true\n  strata> merge_region ['12', '13', '14']\n"
+        }
+        "normalize" => {
+            "Run the region normalizer over every table now: adjacent regions whose sizes add up to less than the table's average region size merge. Prints true.\n\n  strata> normalize\n"
+        }
+        "normalizer_switch" => {
+            "Turn the region normalizer on or off (it then runs after flushes); prints the previous state.\n\n  strata> normalizer_switch true\n"
+        }
+        "normalizer_enabled" => {
+            "Print whether the region normalizer is on.\n\n  strata> normalizer_enabled\n"
         }
         "version" => "Print the strata version.\n\n  strata> version\n",
         "whoami" => "Show the user running the shell, and its groups.\n\n  strata> whoami\n",

@@ -59,6 +59,14 @@ pub(crate) fn convert(call: &Call, source: &str) -> Result<Converted, ShellError
         "major_compact" => maintenance(&mut context, true).map(Command::MajorCompact),
         "split" => split(&mut context).map(Command::Split),
         "list_regions" => list_regions(&mut context).map(Command::ListRegions),
+        "merge_region" => merge_region(&mut context),
+        "normalize" => context
+            .arity(Arity::Exactly(0))
+            .map(|()| Command::Normalize),
+        "normalizer_switch" => normalizer_switch(&mut context),
+        "normalizer_enabled" => context
+            .arity(Arity::Exactly(0))
+            .map(|()| Command::NormalizerEnabled),
         "list" => list(&mut context),
         "list_namespace" => list_namespace(&mut context),
         "create_namespace" => create_namespace(&mut context),
@@ -89,7 +97,7 @@ fn canonical_name(name: &str) -> Option<&'static str> {
 }
 
 /// Every command the shell knows, by canonical name.
-pub(crate) const COMMAND_NAMES: [&str; 38] = [
+pub(crate) const COMMAND_NAMES: [&str; 42] = [
     "create",
     "list",
     "exists",
@@ -116,6 +124,10 @@ pub(crate) const COMMAND_NAMES: [&str; 38] = [
     "major_compact",
     "split",
     "list_regions",
+    "merge_region",
+    "normalize",
+    "normalizer_switch",
+    "normalizer_enabled",
     "get_splits",
     "get_table",
     "list_namespace",
@@ -147,14 +159,10 @@ const HBASE_ONLY_COMMANDS: &[&str] = &[
     "assign",
     "unassign",
     "move",
-    "merge_region",
     "close_region",
     "balancer",
     "balance_switch",
     "balancer_enabled",
-    "normalize",
-    "normalizer_switch",
-    "normalizer_enabled",
     "zk_dump",
     "wal_roll",
     "hlog_roll",
@@ -378,6 +386,45 @@ fn split(context: &mut Context<'_>) -> Result<Split, ShellError> {
         }
     };
     Ok(Split { target, split_key })
+}
+
+/// `merge_region 'A', 'B' [, force]` (HBase 1.x/2.x) or `merge_region ['A', 'B', ...]`
+/// (HBase 2.3+). strata merges only adjacent regions, so `force` changes nothing.
+fn merge_region(context: &mut Context<'_>) -> Result<Command, ShellError> {
+    context.arity(Arity::Between(1, 3))?;
+    let first = context.arg(0);
+    let regions = if let ValueKind::Array(items) = &first.kind {
+        context.arity(Arity::Exactly(1))?;
+        items
+            .iter()
+            .map(|item| context.table_or_region(item))
+            .collect::<Result<Vec<_>, _>>()?
+    } else {
+        context.arity(Arity::Between(2, 3))?;
+        if let Some(force) = context.args().get(2) {
+            context.lenient_bool(force, "force")?;
+        }
+        vec![
+            context.table_or_region(first)?,
+            context.table_or_region(context.arg(1))?,
+        ]
+    };
+    if regions.len() < 2 {
+        return Err(context.error(
+            ArgumentErrorKind::Empty {
+                what: "second region to merge",
+            },
+            first.span,
+        ));
+    }
+    Ok(Command::MergeRegion { regions })
+}
+
+/// `normalizer_switch true|false`.
+fn normalizer_switch(context: &mut Context<'_>) -> Result<Command, ShellError> {
+    context.arity(Arity::Exactly(1))?;
+    let on = context.lenient_bool(context.arg(0), "switch")?;
+    Ok(Command::NormalizerSwitch { on })
 }
 
 fn list_regions(context: &mut Context<'_>) -> Result<ListRegions, ShellError> {
