@@ -452,4 +452,23 @@ mod tests {
             prop_assert!(IntColumn::parse(&mut d, values.len()).is_err() || values.iter().all(|v| *v == values[0]));
         }
     }
+
+    proptest! {
+        /// Any payload survives framing, raw or compressed, and any cut of
+        /// the stored block is refused.
+        #[test]
+        fn any_block_frame_round_trips(
+            payload in proptest::collection::vec(0u8..4, 0..3000),
+            level in 1i32..6,
+            cut in any::<usize>(),
+        ) {
+            for compression in [Compression::None, Compression::Zstd { level }] {
+                let mut stored = Vec::new();
+                frame_block(&payload, compression, &mut stored);
+                prop_assert_eq!(unframe_block(stored.clone()).unwrap(), payload.clone());
+                let cut = cut % stored.len();
+                prop_assert!(unframe_block(stored[..cut].to_vec()).is_err());
+            }
+        }
+    }
 }

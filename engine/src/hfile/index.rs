@@ -226,4 +226,48 @@ mod tests {
         bad.swap(3, 4);
         assert!(IndexBlock::decode(encode_index(&bad), 5000).is_err());
     }
+
+    proptest::proptest! {
+        /// Any index of sorted entries decodes to the same entries, and
+        /// its searches agree with linear scans.
+        #[test]
+        fn any_sorted_index_round_trips(
+            mut rows in proptest::collection::vec(proptest::collection::vec(0u8..4, 0..5), 1..80),
+            lens in proptest::collection::vec(13u32..5000, 80),
+            bases in proptest::collection::vec(proptest::prelude::any::<u64>(), 80),
+            probe in proptest::collection::vec(0u8..4, 0..5),
+        ) {
+            rows.sort();
+            let mut offset = 0u64;
+            let entries: Vec<IndexEntry> = rows
+                .windows(2)
+                .map(|pair| (pair[0].clone(), pair[1].clone()))
+                .chain(std::iter::once((rows[rows.len() - 1].clone(), rows[rows.len() - 1].clone())))
+                .enumerate()
+                .map(|(i, (first_row, last_row))| {
+                    let handle = BlockHandle { offset, len: lens[i] };
+                    offset += u64::from(lens[i]);
+                    IndexEntry { first_row, last_row, handle, ordinal_base: bases[i] }
+                })
+                .collect();
+            let index = IndexBlock::decode(encode_index(&entries), offset).unwrap();
+            proptest::prop_assert_eq!(index.len(), entries.len());
+            for (i, e) in entries.iter().enumerate() {
+                proptest::prop_assert_eq!(index.first_row(i), e.first_row.as_slice());
+                proptest::prop_assert_eq!(index.last_row(i), e.last_row.as_slice());
+                proptest::prop_assert_eq!(index.handle(i), e.handle);
+                proptest::prop_assert_eq!(index.ordinal_base(i), e.ordinal_base);
+            }
+            let probe = probe.as_slice();
+            proptest::prop_assert_eq!(
+                index.first_ending_at_or_after(probe),
+                entries.iter().position(|e| e.last_row.as_slice() >= probe).unwrap_or(entries.len())
+            );
+            proptest::prop_assert_eq!(
+                index.last_starting_at_or_before(probe),
+                entries.iter().rposition(|e| e.first_row.as_slice() <= probe)
+            );
+            proptest::prop_assert!(IndexBlock::decode(encode_index(&entries), offset - 1).is_err());
+        }
+    }
 }

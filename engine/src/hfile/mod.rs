@@ -248,4 +248,60 @@ mod tests {
         let encoded = encode_meta(&meta, &info);
         assert_eq!(decode_meta(&encoded, 9, 1000).unwrap(), (meta, info));
     }
+
+    proptest::proptest! {
+        /// Any trailer whose blocks lie in the file, and any meta block,
+        /// decode to what was encoded.
+        #[test]
+        fn any_trailer_and_meta_round_trip(
+            handles in proptest::prelude::any::<[(u32, u32); 3]>(),
+            data_blocks in proptest::prelude::any::<u32>(),
+            rows in proptest::prelude::any::<(Vec<u8>, Vec<u8>)>(),
+            numbers in proptest::prelude::any::<(i64, i64, u64, u64, u64, u64, u64)>(),
+            bloom_code in 0u8..3,
+            bloom_keys in proptest::prelude::any::<u64>(),
+            zstd_level in proptest::option::of(-5i32..22),
+            block_size in proptest::prelude::any::<u32>(),
+            two_levels in proptest::prelude::any::<bool>(),
+        ) {
+            let [meta, index, bloom] = handles.map(|(offset, len)| BlockHandle { offset: u64::from(offset), len });
+            let trailer = Trailer { meta, index, bloom, data_blocks };
+            let size = [meta, index, bloom].iter().map(|h| h.offset + u64::from(h.len)).max().unwrap_or(0)
+                + TRAILER_BYTES as u64;
+            proptest::prop_assert_eq!(Trailer::decode(&trailer.encode(), size).unwrap(), trailer);
+            let (mut first_row, mut last_row) = rows;
+            first_row.truncate(1000);
+            last_row.truncate(1000);
+            if first_row > last_row {
+                std::mem::swap(&mut first_row, &mut last_row);
+            }
+            let meta = FileMeta {
+                id: 3,
+                size,
+                first_row,
+                last_row,
+                min_timestamp: numbers.0,
+                max_timestamp: numbers.1,
+                min_sequence: numbers.2,
+                max_sequence: numbers.3,
+                cells: numbers.4,
+                rows: numbers.5,
+                markers: numbers.6,
+            };
+            let info = FileInfo {
+                family: b"family".to_vec(),
+                bloom: BloomType::from_code(bloom_code).unwrap(),
+                bloom_keys,
+                compression: zstd_level.map_or(Compression::None, |level| Compression::Zstd { level }),
+                block_size,
+                data_blocks,
+                index_levels: if two_levels { 2 } else { 1 },
+            };
+            let encoded = encode_meta(&meta, &info);
+            proptest::prop_assert_eq!(decode_meta(&encoded, 3, size).unwrap(), (meta, info));
+            for cut in 0..encoded.len() {
+                proptest::prop_assert!(decode_meta(&encoded[..cut], 3, size).is_err());
+            }
+        }
+    }
 }
