@@ -22,8 +22,9 @@
 #
 # Corpora grow in fuzz/corpus/TARGET (seeded with well-formed inputs by
 # `cargo run --example seeds`), findings land in fuzz/artifacts/TARGET; both are ignored by
-# git. A finding is fixed and kept as a regression test in the normal test suite
-# (docs/reliability.md, "Fuzzing"). Exits 1 when any target has a finding.
+# git. A finding is fixed, becomes a regression test in the normal test suite, and its input
+# is kept in fuzz/regressions/TARGET, replayed by every run (docs/reliability.md,
+# "Fuzzing"). Exits 1 when any target has a finding.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -71,15 +72,26 @@ for target in "${targets[@]}"; do
         parallel=(-jobs="$jobs" -workers="$jobs") # each job logs to fuzz-N.log
     fi
     # -print_final_stats gives the executions; libFuzzer exits non-zero on a finding.
-    cargo fuzz run --sanitizer none --target-dir "$target_dir" "$target" "corpus/$target" -- \
+    # Inputs that once crashed a target (fuzz/regressions, kept in git) join its corpus, so
+    # each run first replays them.
+    extra_corpora=()
+    if [ -d "regressions/$target" ]; then
+        extra_corpora=("regressions/$target")
+    fi
+    cargo fuzz run --sanitizer none --target-dir "$target_dir" "$target" "corpus/$target" \
+        "${extra_corpora[@]}" -- \
         -max_total_time="$seconds" -timeout="$timeout_seconds" -rss_limit_mb="$rss_mb" \
         -malloc_limit_mb="$rss_mb" -print_final_stats=1 "${parallel[@]}" \
         -artifact_prefix="artifacts/$target/" >"$logs/$target" 2>&1 || status=$?
     after=$(find "artifacts/$target" -type f | wc -l)
     found=$((after - before))
-    execs=$(grep -h 'stat::number_of_executed_units' "$logs/$target" fuzz-*.log 2>/dev/null |
+    # With FUZZ_JOBS > 1 each job's statistics are in its own fuzz-N.log.
+    shopt -s nullglob
+    job_logs=(fuzz-*.log)
+    shopt -u nullglob
+    execs=$({ grep -h 'stat::number_of_executed_units' "$logs/$target" "${job_logs[@]}" || true; } |
         awk '{ s += $2 } END { print s + 0 }')
-    cov=$(grep -ho 'cov: [0-9]*' "$logs/$target" | tail -1 | awk '{ print $2 }')
+    cov=$({ grep -ho 'cov: [0-9]*' "$logs/$target" || true; } | tail -1 | awk '{ print $2 }')
     corpus=$(find "corpus/$target" -type f | wc -l)
     if [ "$status" -ne 0 ] && [ "$found" -eq 0 ]; then
         found=1 # a failure without an artifact (the build or the runner): look at the log
@@ -87,9 +99,10 @@ for target in "${targets[@]}"; do
     rm -f fuzz-*.log
     if [ "$found" -gt 0 ]; then
         findings_total=$((findings_total + found))
-        echo "   FINDING (exit $status); the log's end:"
-        tail -40 "$logs/$target" | sed 's/^/   | /'
-        ls "artifacts/$target" | sed 's/^/   artifact: /'
+        echo "   FINDING (exit $status); the panic, then the log's end:"
+        { grep -A4 'panicked' "$logs/$target" || true; } | head -20 | sed 's/^/   | /'
+        tail -25 "$logs/$target" | sed 's/^/   | /'
+        find "artifacts/$target" -type f | sed 's/^/   artifact: /'
     fi
     summary+=("$(printf '%-16s %8s s %14s %8s %8s %9s' "$target" "$seconds" "$execs" "${cov:-?}" "$corpus" "$found")")
 done

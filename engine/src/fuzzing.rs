@@ -170,9 +170,18 @@ pub fn wal_segment(input: &[u8]) -> Outcome {
             );
         }
         if let Some(written) = &written {
+            // Version 2 keeps row mutations; version 1 keeps every frame
+            // (replay decodes them and refuses an undecodable one).
+            let kept_kind = if header.version == SEGMENT_VERSION {
+                &written.mutations
+            } else {
+                &written.frames
+            };
             ensure!(
-                written.iter().any(|(at, p)| *at == offset && p == payload),
-                "the check keeps a mutation at {offset} that was never written there"
+                kept_kind
+                    .iter()
+                    .any(|(at, p)| *at == offset && p == payload),
+                "the check keeps a record at {offset} that was never written there"
             );
         }
     }
@@ -188,16 +197,27 @@ pub fn wal_segment(input: &[u8]) -> Outcome {
     }
 }
 
+/// What [`build_segment`] framed, each with its offset.
+struct Written {
+    /// Every payload framed.
+    frames: Vec<(u64, Vec<u8>)>,
+    /// The framed payloads that are row mutations.
+    mutations: Vec<(u64, Vec<u8>)>,
+}
+
 /// Builds a segment from the script [`wal_segment`] describes; returns the
-/// bytes, the row mutations written whole with their offsets, and whether a
-/// step wrote raw bytes or flipped bits.
-fn build_segment(flags: u8, script: &[u8]) -> (Vec<u8>, Vec<(u64, Vec<u8>)>, bool) {
+/// bytes, what was framed, and whether a step wrote raw bytes or flipped
+/// bits.
+fn build_segment(flags: u8, script: &[u8]) -> (Vec<u8>, Written, bool) {
     let mut bytes = if flags & 4 != 0 {
         legacy_header(7).to_vec()
     } else {
         segment_header(7).to_vec()
     };
-    let mut written = Vec::new();
+    let mut written = Written {
+        frames: Vec::new(),
+        mutations: Vec::new(),
+    };
     let mut tampered = false;
     let (mut group_frames, mut group_start, mut all_frames, mut max_sequence) =
         (0u32, bytes.len() as u64, 0u64, 0u64);
@@ -209,8 +229,9 @@ fn build_segment(flags: u8, script: &[u8]) -> (Vec<u8>, Vec<(u64, Vec<u8>)>, boo
             0 => {
                 let offset = bytes.len() as u64;
                 append_frame(&mut bytes, part);
+                written.frames.push((offset, part.to_vec()));
                 if let Ok(m) = decode_mutation(part) {
-                    written.push((offset, part.to_vec()));
+                    written.mutations.push((offset, part.to_vec()));
                     max_sequence = max_sequence.max(m.sequence);
                     group_frames += 1;
                     all_frames += 1;
@@ -452,7 +473,7 @@ pub fn index_block(input: &[u8]) -> Outcome {
         .collect();
     for e in &entries {
         ensure!(
-            e.handle.offset + u64::from(e.handle.len) <= limit,
+            e.handle.offset.saturating_add(u64::from(e.handle.len)) <= limit,
             "an accepted handle {:?} passes the limit {limit}",
             e.handle
         );
@@ -544,7 +565,7 @@ pub fn hfile_trailer(input: &[u8]) -> Outcome {
             );
             for h in [trailer.meta, trailer.index, trailer.bloom] {
                 ensure!(
-                    h.offset + u64::from(h.len) <= file_size,
+                    h.offset.saturating_add(u64::from(h.len)) <= file_size,
                     "an accepted trailer points past the file: {h:?}"
                 );
             }

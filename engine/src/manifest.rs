@@ -178,16 +178,19 @@ impl ManifestState {
     pub(crate) fn apply(&mut self, edit: &Edit) {
         match edit {
             Edit::CreateTable(table) => {
-                self.next_table_id = self.next_table_id.max(table.id + 1);
+                // Decoding keeps ids far below their type's maximum; the
+                // saturating adds only keep a state built otherwise from
+                // panicking.
+                self.next_table_id = self.next_table_id.max(table.id.saturating_add(1));
                 for region in &table.regions {
-                    self.next_region_id = self.next_region_id.max(region.id + 1);
+                    self.next_region_id = self.next_region_id.max(region.id.saturating_add(1));
                     self.last_sequence = self.last_sequence.max(region.flushed_sequence);
                     for file in &region.files {
                         self.note_file(&file.meta);
                     }
                 }
                 for &family in &table.family_ids {
-                    self.next_family_id = self.next_family_id.max(family + 1);
+                    self.next_family_id = self.next_family_id.max(family.saturating_add(1));
                 }
                 if let Some(namespace) = user_namespace_of(table.descriptor.name()) {
                     self.namespaces.insert(namespace.to_owned());
@@ -206,7 +209,7 @@ impl ManifestState {
                 family_ids,
             } => {
                 for &family in family_ids {
-                    self.next_family_id = self.next_family_id.max(family + 1);
+                    self.next_family_id = self.next_family_id.max(family.saturating_add(1));
                 }
                 if let Some(table) = self.tables.get_mut(table_id) {
                     table.descriptor = descriptor.clone();
@@ -231,7 +234,7 @@ impl ManifestState {
                 daughters,
             } => {
                 for d in daughters {
-                    self.next_region_id = self.next_region_id.max(d.id + 1);
+                    self.next_region_id = self.next_region_id.max(d.id.saturating_add(1));
                 }
                 if let Some(table) = self.tables.get_mut(table_id)
                     && let Some(at) = table.regions.iter().position(|r| r.id == *parent_id)
@@ -300,7 +303,7 @@ impl ManifestState {
     }
 
     fn note_file(&mut self, meta: &FileMeta) {
-        self.next_file_id = self.next_file_id.max(meta.id + 1);
+        self.next_file_id = self.next_file_id.max(meta.id.saturating_add(1));
         self.last_sequence = self.last_sequence.max(meta.max_sequence);
     }
 
@@ -497,14 +500,14 @@ fn encode_file_meta(out: &mut Vec<u8>, m: &FileMeta) {
 
 fn decode_file_meta(d: &mut Decoder<'_>) -> Result<FileMeta, DecodeError> {
     Ok(FileMeta {
-        id: d.u64()?,
+        id: d.id64("file id")?,
         size: d.u64()?,
         first_row: d.bytes32()?.to_vec(),
         last_row: d.bytes32()?.to_vec(),
         min_timestamp: d.i64()?,
         max_timestamp: d.i64()?,
-        min_sequence: d.u64()?,
-        max_sequence: d.u64()?,
+        min_sequence: d.id64("sequence")?,
+        max_sequence: d.id64("sequence")?,
         cells: d.u64()?,
         rows: d.u64()?,
         markers: d.u64()?,
@@ -525,15 +528,15 @@ fn encode_region(out: &mut Vec<u8>, r: &RegionRecord) {
 }
 
 fn decode_region(d: &mut Decoder<'_>) -> Result<RegionRecord, DecodeError> {
-    let id = d.u64()?;
+    let id = d.id64("region id")?;
     let start = d.bytes32()?.to_vec();
     let end = d.bytes32()?.to_vec();
-    let flushed_sequence = d.u64()?;
+    let flushed_sequence = d.id64("flushed sequence")?;
     let file_count = d.u32()?;
     let mut files = Vec::new();
     for _ in 0..file_count {
         files.push(StoreFile {
-            family_id: d.u32()?,
+            family_id: d.id32("family id")?,
             level: d.u8()?,
             meta: decode_file_meta(d)?,
         });
@@ -556,7 +559,7 @@ fn encode_family_ids(out: &mut Vec<u8>, ids: &[u32]) {
 
 fn decode_family_ids(d: &mut Decoder<'_>) -> Result<Vec<u32>, DecodeError> {
     let n = d.u32()?;
-    (0..n).map(|_| d.u32()).collect()
+    (0..n).map(|_| d.id32("family id")).collect()
 }
 
 /// Encodes an edit as a frame payload.
@@ -674,7 +677,7 @@ pub(crate) fn decode_edit(payload: &[u8]) -> Result<Edit, DecodeError> {
     let mut d = Decoder::new(payload);
     let edit = match d.u8()? {
         EDIT_CREATE_TABLE => {
-            let id = d.u64()?;
+            let id = d.id64("table id")?;
             let descriptor = decode_descriptor(&mut d)?;
             let family_ids = decode_family_ids(&mut d)?;
             let n = d.u32()?;
@@ -699,7 +702,7 @@ pub(crate) fn decode_edit(payload: &[u8]) -> Result<Edit, DecodeError> {
         EDIT_DROP_TABLE => Edit::DropTable { table_id: d.u64()? },
         EDIT_SPLIT_REGION => {
             let table_id = d.u64()?;
-            let parent_id = d.u64()?;
+            let parent_id = d.id64("region id")?;
             let n = d.u32()?;
             let mut daughters = Vec::new();
             for _ in 0..n {
@@ -716,20 +719,20 @@ pub(crate) fn decode_edit(payload: &[u8]) -> Result<Edit, DecodeError> {
             enabled: d.bool()?,
         },
         EDIT_NEXT_IDS => Edit::NextIds {
-            table: d.u64()?,
-            region: d.u64()?,
-            family: d.u32()?,
-            file: d.u64()?,
-            last_sequence: d.u64()?,
+            table: d.id64("next table id")?,
+            region: d.id64("next region id")?,
+            family: d.id32("next family id")?,
+            file: d.id64("next file id")?,
+            last_sequence: d.id64("last sequence")?,
         },
         EDIT_FLUSH => {
             let table_id = d.u64()?;
             let region_id = d.u64()?;
-            let flushed_sequence = d.u64()?;
+            let flushed_sequence = d.id64("flushed sequence")?;
             let n = d.u32()?;
             let mut files = Vec::new();
             for _ in 0..n {
-                files.push((d.u32()?, decode_file_meta(&mut d)?));
+                files.push((d.id32("family id")?, decode_file_meta(&mut d)?));
             }
             Edit::Flush {
                 table_id,
@@ -1519,36 +1522,71 @@ mod tests {
         ));
     }
 
+    /// Any id or sequence a database can hand out, the largest included.
+    fn id() -> impl proptest::strategy::Strategy<Value = u64> {
+        proptest::prop_oneof![
+            0..=crate::codec::MAX_STORED_ID,
+            proptest::strategy::Just(crate::codec::MAX_STORED_ID)
+        ]
+    }
+
+    fn family_id() -> impl proptest::strategy::Strategy<Value = u32> {
+        proptest::prop_oneof![
+            0..=crate::codec::MAX_STORED_FAMILY_ID,
+            proptest::strategy::Just(crate::codec::MAX_STORED_FAMILY_ID)
+        ]
+    }
+
+    #[test]
+    fn edits_with_ids_beyond_any_handed_out_are_refused() {
+        // Regression (fuzz targets manifest_edit and manifest_file): a table
+        // id of u64::MAX overflowed `id + 1` when the edit was applied.
+        let mut table = table(1);
+        table.id = u64::MAX;
+        assert!(decode_edit(&encode_edit(&Edit::CreateTable(table))).is_err());
+        let mut table = self::table(1);
+        table.family_ids = vec![u32::MAX];
+        assert!(decode_edit(&encode_edit(&Edit::CreateTable(table))).is_err());
+        let next = Edit::NextIds {
+            table: 1,
+            region: 1,
+            family: 1,
+            file: 1,
+            last_sequence: u64::MAX,
+        };
+        assert!(decode_edit(&encode_edit(&next)).is_err());
+    }
+
     fn any_file_meta() -> impl proptest::strategy::Strategy<Value = FileMeta> {
         use proptest::prelude::*;
         (
-            any::<(u64, u64)>(),
+            (id(), any::<u64>()),
             proptest::collection::vec(any::<u8>(), 0..12),
             proptest::collection::vec(any::<u8>(), 0..12),
-            any::<(i64, i64, u64, u64, u64, u64, u64)>(),
+            (any::<(i64, i64)>(), id(), id(), any::<(u64, u64, u64)>()),
         )
             .prop_map(|((id, size), first_row, last_row, n)| FileMeta {
                 id,
                 size,
                 first_row,
                 last_row,
-                min_timestamp: n.0,
-                max_timestamp: n.1,
-                min_sequence: n.2,
-                max_sequence: n.3,
-                cells: n.4,
-                rows: n.5,
-                markers: n.6,
+                min_timestamp: n.0.0,
+                max_timestamp: n.0.1,
+                min_sequence: n.1,
+                max_sequence: n.2,
+                cells: n.3.0,
+                rows: n.3.1,
+                markers: n.3.2,
             })
     }
 
     fn any_region() -> impl proptest::strategy::Strategy<Value = RegionRecord> {
         use proptest::prelude::*;
         (
-            any::<(u64, u64)>(),
+            (id(), id()),
             proptest::collection::vec(any::<u8>(), 0..8),
             proptest::collection::vec(any::<u8>(), 0..8),
-            proptest::collection::vec((any::<(u32, u8)>(), any_file_meta()), 0..4),
+            proptest::collection::vec(((family_id(), any::<u8>()), any_file_meta()), 0..4),
         )
             .prop_map(|((id, flushed_sequence), start, end, files)| RegionRecord {
                 id,
@@ -1569,7 +1607,7 @@ mod tests {
     fn any_edit() -> impl proptest::strategy::Strategy<Value = Edit> {
         use proptest::prelude::*;
         prop_oneof![
-            any::<(u64, u64, u32, u64, u64)>().prop_map(
+            (id(), id(), family_id(), id(), id()).prop_map(
                 |(table, region, family, file, last_sequence)| {
                     Edit::NextIds {
                         table,
@@ -1581,8 +1619,8 @@ mod tests {
                 }
             ),
             (
-                any::<(u64, u64, u64)>(),
-                proptest::collection::vec((any::<u32>(), any_file_meta()), 0..4)
+                (any::<u64>(), any::<u64>(), id()),
+                proptest::collection::vec((family_id(), any_file_meta()), 0..4)
             )
                 .prop_map(|((table_id, region_id, flushed_sequence), files)| {
                     Edit::Flush {
@@ -1607,7 +1645,7 @@ mod tests {
                     }
                 }),
             (
-                any::<(u64, u64)>(),
+                (any::<u64>(), id()),
                 proptest::collection::vec(any_region(), 0..3)
             )
                 .prop_map(|((table_id, parent_id), daughters)| Edit::SplitRegion {
@@ -1616,9 +1654,9 @@ mod tests {
                     daughters,
                 }),
             (
-                any::<u64>(),
+                id(),
                 "[a-z:_]{1,12}",
-                proptest::collection::vec(any::<u32>(), 0..4),
+                proptest::collection::vec(family_id(), 0..4),
                 proptest::collection::vec(any_region(), 0..3),
                 any::<bool>()
             )

@@ -271,10 +271,13 @@ impl BytesColumn {
         let mut total: u64 = 0;
         offsets.push(0u32);
         for i in 0..count {
-            total += lengths.get(data, i);
-            let offset =
-                u32::try_from(total).map_err(|_| DecodeError("byte column too long".into()))?;
-            offsets.push(offset);
+            // Checked: a length near u64::MAX would wrap the sum back into
+            // range and make the offsets go backwards (found by fuzzing).
+            total = total
+                .checked_add(lengths.get(data, i))
+                .filter(|&total| total <= u64::from(u32::MAX))
+                .ok_or_else(|| DecodeError("byte column too long".into()))?;
+            offsets.push(total as u32);
         }
         d.take(total as usize)?;
         Ok(BytesColumn::Variable { offsets, start })
@@ -413,6 +416,17 @@ mod tests {
         let col = BytesColumn::parse(&mut d, 100, &out).unwrap();
         assert!(matches!(col, BytesColumn::Fixed { width: 4, .. }));
         assert_eq!(col.get(&out, 99), b"abcd");
+    }
+
+    #[test]
+    fn byte_column_lengths_summing_past_u64_are_refused() {
+        // Regression (fuzz target data_block): the lengths u64::MAX and 5
+        // overflowed the running total.
+        let mut out = Vec::new();
+        encode_ints(&[u64::MAX, 5], &mut out);
+        out.extend_from_slice(&[0; 16]);
+        let mut d = Decoder::new(&out);
+        assert!(BytesColumn::parse(&mut d, 2, &out).is_err());
     }
 
     proptest! {

@@ -81,8 +81,11 @@ impl IndexBlock {
         };
         for i in 0..count {
             let h = block.handle(i);
+            // Checked: an offset near u64::MAX would wrap past the limit
+            // check (found by fuzzing).
+            let end = h.offset.checked_add(u64::from(h.len));
             if u64::from(h.len) < super::block::BLOCK_TRAILER_BYTES as u64
-                || h.offset + u64::from(h.len) > limit
+                || end.is_none_or(|end| end > limit)
             {
                 return Err(DecodeError(format!(
                     "index entry {i} points outside the data"
@@ -217,6 +220,14 @@ mod tests {
         assert_eq!(index.first_ending_at_or_after(b"zzz"), 50);
         assert_eq!(index.last_starting_at_or_before(b"row010"), Some(5));
         assert_eq!(index.last_starting_at_or_before(b"a"), None);
+    }
+
+    #[test]
+    fn handles_whose_end_overflows_are_rejected() {
+        // Regression (fuzz target index_block): offset + length overflowed.
+        let mut far = entries();
+        far[49].handle.offset = u64::MAX - 10;
+        assert!(IndexBlock::decode(encode_index(&far), 5000).is_err());
     }
 
     #[test]

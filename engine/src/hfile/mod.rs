@@ -94,8 +94,8 @@ pub(crate) fn decode_meta(
         last_row: d.bytes16()?.to_vec(),
         min_timestamp: d.i64()?,
         max_timestamp: d.i64()?,
-        min_sequence: d.u64()?,
-        max_sequence: d.u64()?,
+        min_sequence: d.id64("sequence")?,
+        max_sequence: d.id64("sequence")?,
         cells: d.u64()?,
         rows: d.u64()?,
         markers: d.u64()?,
@@ -183,7 +183,11 @@ impl Trailer {
         }
         let body = file_size.saturating_sub(TRAILER_BYTES as u64);
         for (name, h) in [("meta", meta), ("index", index), ("bloom", bloom)] {
-            if h.offset + u64::from(h.len) > body {
+            // Checked, as in the index: a wrapped end would pass.
+            if h.offset
+                .checked_add(u64::from(h.len))
+                .is_none_or(|end| end > body)
+            {
                 return Err(DecodeError(format!("{name} block lies outside the file")));
             }
         }
@@ -223,6 +227,15 @@ mod tests {
         let mut bad = bytes;
         bad[20] ^= 1;
         assert!(Trailer::decode(&bad, 1000).is_err());
+        // A block whose end overflows lies outside any file.
+        let far = Trailer {
+            meta: BlockHandle {
+                offset: u64::MAX - 5,
+                len: 20,
+            },
+            ..t
+        };
+        assert!(Trailer::decode(&far.encode(), 1000).is_err());
         let meta = FileMeta {
             id: 9,
             size: 1000,
@@ -257,7 +270,7 @@ mod tests {
             handles in proptest::prelude::any::<[(u32, u32); 3]>(),
             data_blocks in proptest::prelude::any::<u32>(),
             rows in proptest::prelude::any::<(Vec<u8>, Vec<u8>)>(),
-            numbers in proptest::prelude::any::<(i64, i64, u64, u64, u64, u64, u64)>(),
+            numbers in proptest::strategy::Strategy::prop_map((proptest::prelude::any::<(i64, i64)>(), 0..=crate::codec::MAX_STORED_ID, 0..=crate::codec::MAX_STORED_ID, proptest::prelude::any::<(u64, u64, u64)>()), |((a, b), c, d, (e, f, g))| (a, b, c, d, e, f, g)),
             bloom_code in 0u8..3,
             bloom_keys in proptest::prelude::any::<u64>(),
             zstd_level in proptest::option::of(-5i32..22),

@@ -339,7 +339,7 @@ pub(crate) fn decode_mutation(payload: &[u8]) -> Result<LoggedMutation<'_>, Deco
         return Err(DecodeError(format!("unknown WAL record kind {kind}")));
     }
     let region_id = d.u64()?;
-    let sequence = d.u64()?;
+    let sequence = d.id64("sequence")?;
     let row = d.bytes16()?;
     let family_count = d.u16()?;
     let mut families = Vec::with_capacity(usize::from(family_count).min(1024));
@@ -526,7 +526,7 @@ mod tests {
         #[test]
         fn any_mutation_round_trips(
             region_id in proptest::prelude::any::<u64>(),
-            sequence in proptest::prelude::any::<u64>(),
+            sequence in 0..=crate::codec::MAX_STORED_ID,
             row in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
             families in proptest::collection::vec(
                 (
