@@ -79,8 +79,20 @@ impl IndexBlock {
             lens,
             ordinal_bases,
         };
+        let mut previous_end = 0u64;
         for i in 0..count {
             let h = block.handle(i);
+            // Blocks are written one after another: entries that overlap
+            // are damage. This also bounds the entry count by the payload's
+            // size: equal handles cost no bytes in the columns, so a few
+            // bytes could otherwise claim billions of entries (found by
+            // fuzzing, as a decode running for seconds).
+            if h.offset < previous_end {
+                return Err(DecodeError(format!(
+                    "index entry {i} overlaps the block before it"
+                )));
+            }
+            previous_end = h.offset.saturating_add(u64::from(h.len));
             // Checked: an offset near u64::MAX would wrap past the limit
             // check (found by fuzzing).
             let end = h.offset.checked_add(u64::from(h.len));
@@ -220,6 +232,29 @@ mod tests {
         assert_eq!(index.first_ending_at_or_after(b"zzz"), 50);
         assert_eq!(index.last_starting_at_or_before(b"row010"), Some(5));
         assert_eq!(index.last_starting_at_or_before(b"a"), None);
+    }
+
+    #[test]
+    fn overlapping_entries_are_rejected() {
+        // Regression (fuzz target index_block, a timeout): 49 bytes of
+        // constant columns claimed thousands of identical entries.
+        let mut same = entries();
+        for e in &mut same {
+            e.first_row = Vec::new();
+            e.last_row = Vec::new();
+            e.handle = BlockHandle {
+                offset: 0,
+                len: 100,
+            };
+        }
+        let payload = encode_index(&same);
+        assert!(payload.len() < 64, "{}", payload.len());
+        assert!(IndexBlock::decode(payload, 5000).is_err());
+        let mut count_only = encode_index(&same[..1]);
+        count_only[..4].copy_from_slice(&u32::MAX.to_le_bytes());
+        let started = std::time::Instant::now();
+        assert!(IndexBlock::decode(count_only, 5000).is_err());
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
     }
 
     #[test]
