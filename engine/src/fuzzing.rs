@@ -129,9 +129,10 @@ fn frame_payload(frame: &[u8]) -> Vec<u8> {
 /// zeros to the next 4 KiB unit, as preallocation leaves it.
 ///
 /// Promises checked: everything the check keeps lies inside the file and
-/// in order; every row mutation it hands to replay decodes; and in a
-/// segment built only from whole parts, each mutation it keeps is one that
-/// was written at that offset, and a group it keeps was committed.
+/// in order; every row mutation it hands to replay decodes; a segment that
+/// ends sealed or clean (version 2) has no uncommitted record; and in a
+/// segment built only from whole parts, each record it keeps is one that
+/// was written at that offset.
 pub fn wal_segment(input: &[u8]) -> Outcome {
     let Some((&flags, rest)) = input.split_first() else {
         return Outcome::Rejected("empty input".into());
@@ -185,10 +186,13 @@ pub fn wal_segment(input: &[u8]) -> Outcome {
             );
         }
     }
-    if check.end == SegmentEnd::Sealed {
+    if header.version == SEGMENT_VERSION
+        && matches!(check.end, SegmentEnd::Sealed | SegmentEnd::Clean)
+    {
         ensure!(
             check.uncommitted == (0, 0),
-            "a sealed segment with uncommitted records"
+            "a segment ending {:?} with uncommitted records",
+            check.end
         );
     }
     match check.end {

@@ -128,7 +128,7 @@ fn writers_stall_instead_of_failing_and_memory_stays_bounded() {
                     while let Some(row) = cursor.next_row().unwrap() {
                         assert_eq!(row.len(), 1);
                         rows += 1;
-                        if rows % 256 == 0 && stop.load(Ordering::Relaxed) {
+                        if rows.is_multiple_of(256) && stop.load(Ordering::Relaxed) {
                             break;
                         }
                     }

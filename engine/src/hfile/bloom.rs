@@ -147,7 +147,7 @@ mod tests {
             let cells: Vec<u64> = keys.iter().map(|k| cell_hash(k, b"q")).collect();
             for hashes in [rows, cells] {
                 let filter = build(&hashes, bits_per_key);
-                proptest::prop_assert!(filter.len() % BLOCK_BYTES == 0 && !filter.is_empty());
+                proptest::prop_assert!(filter.len().is_multiple_of(BLOCK_BYTES) && !filter.is_empty());
                 proptest::prop_assert!(hashes.iter().all(|&h| may_contain(&filter, h)));
                 for &h in &hashes {
                     let _ = may_contain(&noise, h);

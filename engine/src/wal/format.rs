@@ -526,7 +526,7 @@ mod tests {
         #[test]
         fn any_mutation_round_trips(
             region_id in proptest::prelude::any::<u64>(),
-            sequence in 0..=crate::codec::MAX_STORED_ID,
+            sequence in 0..crate::codec::MAX_STORED_ID,
             row in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
             families in proptest::collection::vec(
                 (
