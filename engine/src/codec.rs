@@ -57,6 +57,17 @@ impl Encode for Vec<u8> {
     }
 }
 
+/// Bound on the ids and sequence numbers a stored record may hold: an id or
+/// sequence number is below it, a "next id" at most equal to it. Ids and
+/// sequence numbers count up from 1, one per object or write, so no
+/// database reaches 2^62; a larger value is damage or a crafted file.
+/// Refusing it when decoding keeps the `+ 1` that readers do on ids and
+/// sequences from overflowing (found by fuzzing the manifest), and the next
+/// id after any accepted id is itself accepted.
+pub(crate) const MAX_STORED_ID: u64 = 1 << 62;
+/// [`MAX_STORED_ID`] for the 32-bit family ids.
+pub(crate) const MAX_STORED_FAMILY_ID: u32 = 1 << 30;
+
 /// Reads little-endian values from a byte slice, failing cleanly at its end.
 pub(crate) struct Decoder<'a> {
     input: &'a [u8],
@@ -133,6 +144,41 @@ impl<'a> Decoder<'a> {
             other => Err(DecodeError(format!("boolean byte is {other}, not 0 or 1"))),
         }
     }
+    /// A u64 id or sequence number (`what` names it in the error): below
+    /// [`MAX_STORED_ID`].
+    pub(crate) fn id64(&mut self, what: &str) -> Result<u64, DecodeError> {
+        self.bounded_u64(what, MAX_STORED_ID - 1)
+    }
+    /// A u64 next id (the id the next object gets): at most [`MAX_STORED_ID`].
+    pub(crate) fn next_id64(&mut self, what: &str) -> Result<u64, DecodeError> {
+        self.bounded_u64(what, MAX_STORED_ID)
+    }
+    fn bounded_u64(&mut self, what: &str, max: u64) -> Result<u64, DecodeError> {
+        let id = self.u64()?;
+        if id > max {
+            return Err(DecodeError(format!(
+                "{what} {id} is beyond any id a database hands out"
+            )));
+        }
+        Ok(id)
+    }
+    /// A u32 family id: below [`MAX_STORED_FAMILY_ID`].
+    pub(crate) fn id32(&mut self, what: &str) -> Result<u32, DecodeError> {
+        self.bounded_u32(what, MAX_STORED_FAMILY_ID - 1)
+    }
+    /// A u32 next family id: at most [`MAX_STORED_FAMILY_ID`].
+    pub(crate) fn next_id32(&mut self, what: &str) -> Result<u32, DecodeError> {
+        self.bounded_u32(what, MAX_STORED_FAMILY_ID)
+    }
+    fn bounded_u32(&mut self, what: &str, max: u32) -> Result<u32, DecodeError> {
+        let id = self.u32()?;
+        if id > max {
+            return Err(DecodeError(format!(
+                "{what} {id} is beyond any id a database hands out"
+            )));
+        }
+        Ok(id)
+    }
     /// A u32-length UTF-8 string.
     pub(crate) fn string32(&mut self) -> Result<String, DecodeError> {
         let bytes = self.bytes32()?;
@@ -171,6 +217,24 @@ mod tests {
         assert!(d.u32().is_err());
         let mut d = Decoder::new(&[255, 255, 255, 255, 0]);
         assert!(d.bytes32().is_err());
+    }
+
+    #[test]
+    fn ids_beyond_the_stored_maximum_are_refused() {
+        let mut buf = Vec::new();
+        buf.put_u64(MAX_STORED_ID - 1);
+        buf.put_u64(MAX_STORED_ID);
+        buf.put_u64(MAX_STORED_ID);
+        buf.put_u64(MAX_STORED_ID + 1);
+        buf.put_u32(MAX_STORED_FAMILY_ID);
+        buf.put_u32(MAX_STORED_FAMILY_ID);
+        let mut d = Decoder::new(&buf);
+        assert_eq!(d.id64("table id").unwrap(), MAX_STORED_ID - 1);
+        assert!(d.id64("table id").is_err());
+        assert_eq!(d.next_id64("next table id").unwrap(), MAX_STORED_ID);
+        assert!(d.next_id64("next table id").is_err());
+        assert!(d.id32("family id").is_err());
+        assert_eq!(d.next_id32("next family id").unwrap(), MAX_STORED_FAMILY_ID);
     }
 
     #[test]

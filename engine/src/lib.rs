@@ -41,7 +41,7 @@
 //!
 //! | layer | modules | job |
 //! |---|---|---|
-//! | facade | `inspect`, `internals` | read-only views for tools and benchmarks |
+//! | facade | `inspect`, `internals`, `fuzzing` | read-only views for tools, benchmarks and fuzz targets |
 //! | db | `db` | the database handle: open, catalog operations, reports, close |
 //! | table | `table` | the table handle: routing rows to regions, every data operation |
 //! | operations | `read`, `write`, `maintenance` | the read path (salted scans too); the write path; flush, split, merge, bulk load ingest, stalls and the supervisor of background work |
@@ -55,6 +55,9 @@
 #![warn(missing_docs)]
 
 // facade
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod inspect;
 #[cfg(feature = "internals")]
 #[doc(hidden)]

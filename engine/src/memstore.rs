@@ -371,11 +371,18 @@ impl Memstore {
     /// Inserts cells (one mutation's cells for this store) under the writer
     /// lock. A cell whose full key (including sequence) is already present
     /// is skipped: keys are unique within a memstore.
-    pub(crate) fn insert_all(&self, cells: &[NewCell<'_>]) {
+    ///
+    /// Returns the bytes of arena memory these inserts allocated. Worked out
+    /// under the lock: two [`Memstore::allocated_bytes`] readings around the
+    /// call would also count what concurrent writers allocated in between,
+    /// and the region's accounting would then hold bytes no memstore holds
+    /// (a flush frees only what was allocated), blocking its writers for good.
+    pub(crate) fn insert_all(&self, cells: &[NewCell<'_>]) -> u64 {
         let mut writer = self.writer.lock();
-        for cell in cells {
-            self.insert_locked(&mut writer, cell);
-        }
+        cells
+            .iter()
+            .map(|cell| self.insert_locked(&mut writer, cell))
+            .sum()
     }
 
     fn random_height(rng: &mut u64) -> usize {
@@ -395,7 +402,8 @@ impl Memstore {
         }
     }
 
-    fn insert_locked(&self, writer: &mut WriterState, cell: &NewCell<'_>) {
+    /// Inserts one cell; returns the bytes of arena memory it allocated.
+    fn insert_locked(&self, writer: &mut WriterState, cell: &NewCell<'_>) -> u64 {
         let key = SeekKey {
             row: cell.row,
             qualifier: cell.qualifier,
@@ -406,7 +414,7 @@ impl Memstore {
         let mut prev = [None; MAX_HEIGHT];
         let existing = self.find_greater_or_equal(&key, Some(&mut prev));
         if existing.is_some_and(|n| compare_keys(n.view(self).tuple(), key.tuple()).is_eq()) {
-            return;
+            return 0;
         }
         let height = Self::random_height(&mut writer.rng);
         let max_height = self.max_height.load(Ordering::Relaxed);
@@ -438,6 +446,7 @@ impl Memstore {
             .fetch_min(cell.timestamp, Ordering::Relaxed);
         self.max_timestamp
             .fetch_max(cell.timestamp, Ordering::Relaxed);
+        grown as u64
     }
 
     /// Writes a complete, unlinked node into the arena.
@@ -673,6 +682,33 @@ mod tests {
         assert_eq!(c.current().unwrap().value, big.as_slice());
         c.next();
         assert_eq!(c.current().unwrap().value, b"small");
+    }
+
+    #[test]
+    fn concurrent_writers_account_exactly_the_memory_allocated() {
+        // Regression (found by tests/tests/limits.rs): the growth of an
+        // insert was read around the call, outside the writer lock, so
+        // concurrent writers each counted the chunks the others allocated;
+        // a region then kept bytes no memstore held and its writers stalled
+        // for good.
+        let m = Arc::new(Memstore::new());
+        let writers: Vec<_> = (0..4u64)
+            .map(|w| {
+                let m = m.clone();
+                std::thread::spawn(move || {
+                    let value = vec![b'v'; 3000];
+                    (0..2_000u64)
+                        .map(|i| {
+                            let row = (w * 1_000_000 + i).to_be_bytes();
+                            m.insert_all(&[put(&row, b"q", 1, w * 10_000 + i + 1, &value)])
+                        })
+                        .sum::<u64>()
+                })
+            })
+            .collect();
+        let counted: u64 = writers.into_iter().map(|w| w.join().unwrap()).sum();
+        assert_eq!(counted, m.allocated_bytes());
+        assert_eq!(m.cell_count(), 8_000);
     }
 
     #[test]

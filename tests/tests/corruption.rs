@@ -175,6 +175,8 @@ struct Tally {
     refused_at_open: u64,
     detected_at_read: u64,
     harmless: u64,
+    /// Trials that flipped one byte (the rest cut the file short).
+    byte_flips: u64,
     by_file_kind: BTreeMap<String, u64>,
 }
 
@@ -233,6 +235,9 @@ fn trial(pristine: &Path, model: &Model, rng: &mut Rng, tally: &mut Tally) {
     let what = format!("{} {damage:?}", target.path.display());
     apply(&target.path, damage);
     tally.trials += 1;
+    if matches!(damage, Damage::Flip { .. }) {
+        tally.byte_flips += 1;
+    }
     *tally
         .by_file_kind
         .entry(file_kind(&target.path))

@@ -281,10 +281,13 @@ impl BytesColumn {
         let mut total: u64 = 0;
         offsets.push(0u32);
         for i in 0..count {
-            total += lengths.get(data, i);
-            let offset =
-                u32::try_from(total).map_err(|_| DecodeError("byte column too long".into()))?;
-            offsets.push(offset);
+            // Checked: a length near u64::MAX would wrap the sum back into
+            // range and make the offsets go backwards (found by fuzzing).
+            total = total
+                .checked_add(lengths.get(data, i))
+                .filter(|&total| total <= u64::from(u32::MAX))
+                .ok_or_else(|| DecodeError("byte column too long".into()))?;
+            offsets.push(total as u32);
         }
         d.take(total as usize)?;
         Ok(BytesColumn::Variable { offsets, start })
@@ -425,6 +428,17 @@ mod tests {
         assert_eq!(col.get(&out, 99), b"abcd");
     }
 
+    #[test]
+    fn byte_column_lengths_summing_past_u64_are_refused() {
+        // Regression (fuzz target data_block): the lengths u64::MAX and 5
+        // overflowed the running total.
+        let mut out = Vec::new();
+        encode_ints(&[u64::MAX, 5], &mut out);
+        out.extend_from_slice(&[0; 16]);
+        let mut d = Decoder::new(&out);
+        assert!(BytesColumn::parse(&mut d, 2, &out).is_err());
+    }
+
     proptest! {
         #[test]
         fn int_columns_round_trip(values in proptest::collection::vec(any::<u64>(), 0..200), small in proptest::collection::vec(0u64..300, 0..200)) {
@@ -460,6 +474,25 @@ mod tests {
             let cut = cut.min(out.len() - 1);
             let mut d = Decoder::new(&out[..cut]);
             prop_assert!(IntColumn::parse(&mut d, values.len()).is_err() || values.iter().all(|v| *v == values[0]));
+        }
+    }
+
+    proptest! {
+        /// Any payload survives framing, raw or compressed, and any cut of
+        /// the stored block is refused.
+        #[test]
+        fn any_block_frame_round_trips(
+            payload in proptest::collection::vec(0u8..4, 0..3000),
+            level in 1i32..6,
+            cut in any::<usize>(),
+        ) {
+            for compression in [Compression::None, Compression::Zstd { level }] {
+                let mut stored = Vec::new();
+                frame_block(&payload, compression, &mut stored);
+                prop_assert_eq!(unframe_block(stored.clone()).unwrap(), payload.clone());
+                let cut = cut % stored.len();
+                prop_assert!(unframe_block(stored[..cut].to_vec()).is_err());
+            }
         }
     }
 }

@@ -133,4 +133,26 @@ mod tests {
         assert!(may_contain(&[], 42));
         assert!(may_contain(&[0u8; 65], 42));
     }
+
+    proptest::proptest! {
+        /// A filter built from any keys contains every one of them, at any
+        /// bits per key; probes of any bytes never panic.
+        #[test]
+        fn built_filters_have_no_false_negatives(
+            keys in proptest::collection::vec(proptest::collection::vec(proptest::prelude::any::<u8>(), 0..16), 0..300),
+            bits_per_key in 0u32..24,
+            noise in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300),
+        ) {
+            let rows: Vec<u64> = keys.iter().map(|k| row_hash(k)).collect();
+            let cells: Vec<u64> = keys.iter().map(|k| cell_hash(k, b"q")).collect();
+            for hashes in [rows, cells] {
+                let filter = build(&hashes, bits_per_key);
+                proptest::prop_assert!(filter.len().is_multiple_of(BLOCK_BYTES) && !filter.is_empty());
+                proptest::prop_assert!(hashes.iter().all(|&h| may_contain(&filter, h)));
+                for &h in &hashes {
+                    let _ = may_contain(&noise, h);
+                }
+            }
+        }
+    }
 }

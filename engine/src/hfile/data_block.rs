@@ -311,7 +311,17 @@ impl DataBlock {
         let qualifiers = BytesColumn::parse(&mut d, cells, &data)?;
         let timestamps = IntColumn::parse(&mut d, cells)?;
         let kinds = IntColumn::parse(&mut d, cells)?;
-        for i in 0..cells {
+        // A constant column costs no bytes per cell, so the cell count is not
+        // bounded by the payload: check a constant column once, not once per
+        // cell (check_order then refuses the equal keys at the second cell).
+        let checked_cells = |column: &IntColumn| {
+            if column.is_constant() {
+                cells.min(1)
+            } else {
+                cells
+            }
+        };
+        for i in 0..checked_cells(&kinds) {
             let code = kinds.get(&data, i);
             if u8::try_from(code)
                 .ok()
@@ -320,6 +330,8 @@ impl DataBlock {
             {
                 return Err(DecodeError(format!("cell {i} has kind {code}")));
             }
+        }
+        for i in 0..checked_cells(&timestamps) {
             if i64::try_from(timestamps.get(&data, i)).is_err() {
                 return Err(DecodeError(format!("cell {i} has a negative timestamp")));
             }
@@ -820,6 +832,23 @@ mod tests {
             payload.truncate(at);
             prop_assert!(DataBlock::decode(payload).is_err(), "a truncated block never decodes");
         }
+    }
+
+    #[test]
+    fn billions_of_cells_in_constant_columns_are_refused_quickly() {
+        // A constant column costs no bytes per cell: 66 bytes can claim
+        // u32::MAX cells. Decoding must refuse them without visiting each
+        // (found by fuzzing the index block, which had the same shape).
+        let mut payload = Vec::new();
+        payload.put_u32(u32::MAX);
+        payload.put_u32(u32::MAX);
+        payload.put_u32(FLAG_ONE_CELL_PER_ROW);
+        for base in [0, 0, 1, u64::from(CellKind::Put.code()), 1, 0] {
+            encode_ints(&[base], &mut payload);
+        }
+        let started = std::time::Instant::now();
+        assert!(DataBlock::decode(payload).is_err());
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
     }
 
     #[test]

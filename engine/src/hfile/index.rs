@@ -79,10 +79,25 @@ impl IndexBlock {
             lens,
             ordinal_bases,
         };
+        let mut previous_end = 0u64;
         for i in 0..count {
             let h = block.handle(i);
+            // Blocks are written one after another: entries that overlap
+            // are damage. This also bounds the entry count by the payload's
+            // size: equal handles cost no bytes in the columns, so a few
+            // bytes could otherwise claim billions of entries (found by
+            // fuzzing, as a decode running for seconds).
+            if h.offset < previous_end {
+                return Err(DecodeError(format!(
+                    "index entry {i} overlaps the block before it"
+                )));
+            }
+            previous_end = h.offset.saturating_add(u64::from(h.len));
+            // Checked: an offset near u64::MAX would wrap past the limit
+            // check (found by fuzzing).
+            let end = h.offset.checked_add(u64::from(h.len));
             if u64::from(h.len) < super::block::BLOCK_TRAILER_BYTES as u64
-                || h.offset + u64::from(h.len) > limit
+                || end.is_none_or(|end| end > limit)
             {
                 return Err(DecodeError(format!(
                     "index entry {i} points outside the data"
@@ -220,10 +235,85 @@ mod tests {
     }
 
     #[test]
+    fn overlapping_entries_are_rejected() {
+        // Regression (fuzz target index_block, a timeout): 49 bytes of
+        // constant columns claimed thousands of identical entries.
+        let mut same = entries();
+        for e in &mut same {
+            e.first_row = Vec::new();
+            e.last_row = Vec::new();
+            e.handle = BlockHandle {
+                offset: 0,
+                len: 100,
+            };
+        }
+        let payload = encode_index(&same);
+        assert!(payload.len() < 64, "{}", payload.len());
+        assert!(IndexBlock::decode(payload, 5000).is_err());
+        let mut count_only = encode_index(&same[..1]);
+        count_only[..4].copy_from_slice(&u32::MAX.to_le_bytes());
+        let started = std::time::Instant::now();
+        assert!(IndexBlock::decode(count_only, 5000).is_err());
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    }
+
+    #[test]
+    fn handles_whose_end_overflows_are_rejected() {
+        // Regression (fuzz target index_block): offset + length overflowed.
+        let mut far = entries();
+        far[49].handle.offset = u64::MAX - 10;
+        assert!(IndexBlock::decode(encode_index(&far), 5000).is_err());
+    }
+
+    #[test]
     fn handles_outside_the_file_are_rejected() {
         assert!(IndexBlock::decode(encode_index(&entries()), 4999).is_err());
         let mut bad = entries();
         bad.swap(3, 4);
         assert!(IndexBlock::decode(encode_index(&bad), 5000).is_err());
+    }
+
+    proptest::proptest! {
+        /// Any index of sorted entries decodes to the same entries, and
+        /// its searches agree with linear scans.
+        #[test]
+        fn any_sorted_index_round_trips(
+            mut rows in proptest::collection::vec(proptest::collection::vec(0u8..4, 0..5), 1..80),
+            lens in proptest::collection::vec(13u32..5000, 80),
+            bases in proptest::collection::vec(proptest::prelude::any::<u64>(), 80),
+            probe in proptest::collection::vec(0u8..4, 0..5),
+        ) {
+            rows.sort();
+            let mut offset = 0u64;
+            let entries: Vec<IndexEntry> = rows
+                .windows(2)
+                .map(|pair| (pair[0].clone(), pair[1].clone()))
+                .chain(std::iter::once((rows[rows.len() - 1].clone(), rows[rows.len() - 1].clone())))
+                .enumerate()
+                .map(|(i, (first_row, last_row))| {
+                    let handle = BlockHandle { offset, len: lens[i] };
+                    offset += u64::from(lens[i]);
+                    IndexEntry { first_row, last_row, handle, ordinal_base: bases[i] }
+                })
+                .collect();
+            let index = IndexBlock::decode(encode_index(&entries), offset).unwrap();
+            proptest::prop_assert_eq!(index.len(), entries.len());
+            for (i, e) in entries.iter().enumerate() {
+                proptest::prop_assert_eq!(index.first_row(i), e.first_row.as_slice());
+                proptest::prop_assert_eq!(index.last_row(i), e.last_row.as_slice());
+                proptest::prop_assert_eq!(index.handle(i), e.handle);
+                proptest::prop_assert_eq!(index.ordinal_base(i), e.ordinal_base);
+            }
+            let probe = probe.as_slice();
+            proptest::prop_assert_eq!(
+                index.first_ending_at_or_after(probe),
+                entries.iter().position(|e| e.last_row.as_slice() >= probe).unwrap_or(entries.len())
+            );
+            proptest::prop_assert_eq!(
+                index.last_starting_at_or_before(probe),
+                entries.iter().rposition(|e| e.first_row.as_slice() <= probe)
+            );
+            proptest::prop_assert!(IndexBlock::decode(encode_index(&entries), offset - 1).is_err());
+        }
     }
 }

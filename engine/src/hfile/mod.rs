@@ -120,8 +120,8 @@ pub(crate) fn decode_meta(
         last_row: d.bytes16()?.to_vec(),
         min_timestamp: d.i64()?,
         max_timestamp: d.i64()?,
-        min_sequence: d.u64()?,
-        max_sequence: d.u64()?,
+        min_sequence: d.id64("sequence")?,
+        max_sequence: d.id64("sequence")?,
         cells: d.u64()?,
         rows: d.u64()?,
         markers: d.u64()?,
@@ -228,7 +228,11 @@ impl Trailer {
         }
         let body = file_size.saturating_sub(TRAILER_BYTES as u64);
         for (name, h) in [("meta", meta), ("index", index), ("bloom", bloom)] {
-            if h.offset + u64::from(h.len) > body {
+            // Checked, as in the index: a wrapped end would pass.
+            if h.offset
+                .checked_add(u64::from(h.len))
+                .is_none_or(|end| end > body)
+            {
                 return Err(DecodeError(format!("{name} block lies outside the file")));
             }
         }
@@ -268,6 +272,15 @@ mod tests {
         let mut bad = bytes;
         bad[20] ^= 1;
         assert!(Trailer::decode(&bad, 1000).is_err());
+        // A block whose end overflows lies outside any file.
+        let far = Trailer {
+            meta: BlockHandle {
+                offset: u64::MAX - 5,
+                len: 20,
+            },
+            ..t
+        };
+        assert!(Trailer::decode(&far.encode(), 1000).is_err());
         let meta = FileMeta {
             id: 9,
             size: 1000,
@@ -311,6 +324,62 @@ mod tests {
         );
         for cut in 1..=22 {
             assert!(decode_meta(&encoded[..encoded.len() - cut], 9, 1000).is_err());
+        }
+    }
+
+    proptest::proptest! {
+        /// Any trailer whose blocks lie in the file, and any meta block,
+        /// decode to what was encoded.
+        #[test]
+        fn any_trailer_and_meta_round_trip(
+            handles in proptest::prelude::any::<[(u32, u32); 3]>(),
+            data_blocks in proptest::prelude::any::<u32>(),
+            rows in proptest::prelude::any::<(Vec<u8>, Vec<u8>)>(),
+            numbers in proptest::strategy::Strategy::prop_map((proptest::prelude::any::<(i64, i64)>(), 0..crate::codec::MAX_STORED_ID, 0..crate::codec::MAX_STORED_ID, proptest::prelude::any::<(u64, u64, u64)>()), |((a, b), c, d, (e, f, g))| (a, b, c, d, e, f, g)),
+            bloom_code in 0u8..3,
+            bloom_keys in proptest::prelude::any::<u64>(),
+            zstd_level in proptest::option::of(-5i32..22),
+            block_size in proptest::prelude::any::<u32>(),
+            two_levels in proptest::prelude::any::<bool>(),
+        ) {
+            let [meta, index, bloom] = handles.map(|(offset, len)| BlockHandle { offset: u64::from(offset), len });
+            let trailer = Trailer { meta, index, bloom, data_blocks };
+            let size = [meta, index, bloom].iter().map(|h| h.offset + u64::from(h.len)).max().unwrap_or(0)
+                + TRAILER_BYTES as u64;
+            proptest::prop_assert_eq!(Trailer::decode(&trailer.encode(), size).unwrap(), trailer);
+            let (mut first_row, mut last_row) = rows;
+            first_row.truncate(1000);
+            last_row.truncate(1000);
+            if first_row > last_row {
+                std::mem::swap(&mut first_row, &mut last_row);
+            }
+            let meta = FileMeta {
+                id: 3,
+                size,
+                first_row,
+                last_row,
+                min_timestamp: numbers.0,
+                max_timestamp: numbers.1,
+                min_sequence: numbers.2,
+                max_sequence: numbers.3,
+                cells: numbers.4,
+                rows: numbers.5,
+                markers: numbers.6,
+            };
+            let info = FileInfo {
+                family: b"family".to_vec(),
+                bloom: BloomType::from_code(bloom_code).unwrap(),
+                bloom_keys,
+                compression: zstd_level.map_or(Compression::None, |level| Compression::Zstd { level }),
+                block_size,
+                data_blocks,
+                index_levels: if two_levels { 2 } else { 1 },
+            };
+            let encoded = encode_meta(&meta, &info);
+            proptest::prop_assert_eq!(decode_meta(&encoded, 3, size).unwrap(), (meta, info));
+            for cut in 0..encoded.len() {
+                proptest::prop_assert!(decode_meta(&encoded[..cut], 3, size).is_err());
+            }
         }
     }
 }

@@ -145,9 +145,7 @@ impl Store {
                 None => &version.active,
             }
         };
-        let before = memstore.allocated_bytes();
-        memstore.insert_all(cells);
-        memstore.allocated_bytes() - before
+        memstore.insert_all(cells)
     }
 
     /// Freezes the active memstore at `boundary` (the highest sequence

@@ -1,0 +1,12 @@
+//! Fuzz target: `strata::fuzzing::index_block` (see its documentation for what the
+//! input means and which promises are checked).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use strata::fuzzing::{Outcome, index_block};
+
+fuzz_target!(|data: &[u8]| {
+    if let Outcome::Broken(why) = index_block(data) {
+        panic!("{why}");
+    }
+});
