@@ -108,6 +108,8 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use db::{Db, DbStats, RecoveryReport, VerifyReport};
 pub use error::{Error, Result};
 pub use hfile::cache::CacheStats;
+#[cfg(feature = "fault-injection")]
+pub use io::fault;
 pub use io::{Backend as IoBackend, IO_ENV_VAR, io_fallback_reason};
 pub use ops::{
     Append, BatchOp, BatchResult, CheckAction, CheckAndMutate, CheckAndMutateBuilder,

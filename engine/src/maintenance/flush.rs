@@ -24,7 +24,6 @@ use crate::cell::SeekKey;
 use crate::core::Services;
 use crate::error::{Error, Result};
 use crate::file_meta::FileMeta;
-use crate::io::sync_dir;
 use crate::iter::merge::MergedSources;
 use crate::iter::source::{MemstoreSource, Source};
 use crate::manifest::Edit;
@@ -50,8 +49,8 @@ pub(crate) fn flush_region(
     let state = table.state.read().clone();
     let boundary = freeze(services, &stores);
     let written = write_stores(services, &state, &stores, boundary)?;
-    if let Err(e) = sync_dir(&services.data_dir()) {
-        remove_new_files(written.iter().filter_map(|(_, f)| f.as_ref()));
+    if let Err(e) = services.io.sync_dir(&services.data_dir()) {
+        remove_new_files(services, written.iter().filter_map(|(_, f)| f.as_ref()));
         return Err(e);
     }
     // From here on the files stay even if the edit fails: a failed append
@@ -115,7 +114,7 @@ fn write_stores(
         match write_file(services, family, sources) {
             Ok(file) => written.push((store.clone(), file)),
             Err(e) => {
-                remove_new_files(written.iter().filter_map(|(_, f)| f.as_ref()));
+                remove_new_files(services, written.iter().filter_map(|(_, f)| f.as_ref()));
                 return Err(e);
             }
         }
