@@ -164,3 +164,35 @@ pub fn files_with_bytes(
     }
     files
 }
+
+/// What a crash may leave in a database directory that a writable open
+/// followed by a clean close must have cleaned up, and any damage: the
+/// problems and notes of [`strata::inspect::verify_directory`] (damage,
+/// unreferenced HFiles, torn tails, interrupted segment creations), a
+/// leftover `CURRENT.tmp`, and manifests beside the live one. Empty for a
+/// clean directory. Call it on a closed database.
+pub fn leftovers(dir: &std::path::Path) -> Vec<String> {
+    let mut found = Vec::new();
+    match strata::inspect::verify_directory(dir) {
+        Ok(report) => {
+            found.extend(report.problems.iter().map(|e| format!("problem: {e}")));
+            found.extend(report.notes.iter().map(|n| format!("note: {n}")));
+        }
+        Err(e) => found.push(format!("verify_directory: {e}")),
+    }
+    let manifests = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with("MANIFEST-"))
+                .count()
+        })
+        .unwrap_or(0);
+    if manifests != 1 {
+        found.push(format!("{manifests} manifests"));
+    }
+    if dir.join("CURRENT.tmp").exists() {
+        found.push("CURRENT.tmp left".into());
+    }
+    found
+}
