@@ -75,6 +75,25 @@ pub fn open_crash_db(dir: impl AsRef<std::path::Path>, busy_lsm: bool) -> strata
     }
 }
 
+/// Opens `dir` with `options()`, retrying for up to five seconds while the
+/// directory is locked: after a simulated power loss the dropped database's
+/// last worker thread may still be finishing its (failing) job, and its
+/// lock goes with it.
+pub fn open_when_unlocked(
+    dir: &std::path::Path,
+    options: impl Fn() -> DbOptions,
+) -> strata::Result<Db> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        match Db::open(dir, options()) {
+            Err(strata::Error::DatabaseLocked { .. }) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Options of the crash test's child and parent. With `busy_lsm`, memstores
 /// flush every 64 KiB (set on the table) and two L0 files trigger a
 /// compaction, so a kill often lands inside a flush or a compaction.

@@ -124,6 +124,13 @@ impl Services {
     /// [`Error::WritesStopped`] unless the database may change.
     pub(crate) fn check_writable(&self) -> Result<()> {
         self.check_open()?;
+        self.check_changes_allowed()
+    }
+
+    /// Fails with [`Error::ReadOnly`] or [`Error::WritesStopped`] unless the
+    /// database may change; unlike [`Services::check_writable`] it lets a
+    /// job that is finishing while the database closes record its edit.
+    fn check_changes_allowed(&self) -> Result<()> {
         if self.options.read_only {
             return Err(Error::ReadOnly);
         }
@@ -224,7 +231,7 @@ impl Services {
     /// edit may or may not have reached the disk, so the catalog in memory
     /// can no longer be trusted to match it).
     pub(crate) fn record_locked(&self, manifest: &mut Manifest, edit: &Edit) -> Result<()> {
-        self.check_writable()?;
+        self.check_changes_allowed()?;
         manifest.record(edit).map_err(|e| self.fail_change(e))
     }
 

@@ -64,7 +64,7 @@ impl Db {
         faults: &crate::io::fault::FaultInjector,
     ) -> Result<Db> {
         options.validate()?;
-        Db::open_on(dir.as_ref(), options, Io::with_faults(faults.clone()))
+        Db::open_on(dir.as_ref(), options, Io::with_faults(faults))
     }
 
     fn open_on(dir: &Path, options: DbOptions, io: Io) -> Result<Db> {

@@ -301,6 +301,11 @@ pub struct PowerLossReport {
 #[derive(Clone)]
 pub struct FaultInjector {
     shared: Arc<Mutex<State>>,
+    /// For the handle a database holds: the boot it was opened in. After a
+    /// power loss every call through it fails, so a database (or a worker
+    /// thread of one) that outlived the power loss can never touch the
+    /// restored disk. `None` for the test's own handle.
+    boot: Option<u64>,
 }
 
 impl std::fmt::Debug for FaultInjector {
@@ -381,6 +386,8 @@ impl NameOp {
 }
 
 struct State {
+    /// Power losses so far.
+    boot: u64,
     rules: Vec<(FaultRule, u64)>,
     rng: u64,
     mutating_calls: u64,
@@ -651,7 +658,9 @@ impl FaultInjector {
     /// probabilities.
     pub fn new(seed: u64) -> FaultInjector {
         FaultInjector {
+            boot: None,
             shared: Arc::new(Mutex::new(State {
+                boot: 0,
                 rules: Vec::new(),
                 rng: seed,
                 mutating_calls: 0,
@@ -806,13 +815,33 @@ impl FaultInjector {
         state.crashed = None;
         state.crash_at_call = None;
         state.mutating_calls = 0;
+        state.boot += 1;
         Ok(report)
     }
 
     // ---- calls from the io layer ----
 
+    /// A handle for a database opened now: it stops working at the next
+    /// power loss.
+    pub(crate) fn for_this_boot(&self) -> FaultInjector {
+        let boot = self.shared.lock().boot;
+        FaultInjector {
+            shared: self.shared.clone(),
+            boot: Some(boot),
+        }
+    }
+
+    /// The state, locked, unless this handle belongs to an earlier boot.
+    fn state(&self, path: &Path) -> io::Result<parking_lot::MutexGuard<'_, State>> {
+        let state = self.shared.lock();
+        match self.boot {
+            Some(boot) if boot != state.boot => Err(power_is_off(path)),
+            _ => Ok(state),
+        }
+    }
+
     fn admit(&self, op: IoOp, kind: FileKind, path: &Path) -> io::Result<()> {
-        match self.shared.lock().admit(op, kind, path)? {
+        match self.state(path)?.admit(op, kind, path)? {
             Some(error) => Err(error.to_io_error(op, path)),
             None => Ok(()),
         }
@@ -821,14 +850,14 @@ impl FaultInjector {
     /// Opens an existing file for reading (opening is not a counted call:
     /// it only fails once the power is out).
     pub(crate) fn open_read(&self, path: &Path) -> io::Result<(File, FaultFile)> {
-        self.shared.lock().check_power(path)?;
+        self.state(path)?.check_power(path)?;
         let file = File::open(path)?;
         Ok((file, self.handle(path, None)))
     }
 
     /// Opens an existing file for reading and writing.
     pub(crate) fn open_rw(&self, path: &Path) -> io::Result<(File, FaultFile)> {
-        let mut state = self.shared.lock();
+        let mut state = self.state(path)?;
         state.check_power(path)?;
         let file = OpenOptions::new().read(true).write(true).open(path)?;
         let number = state.track_existing(&file, path)?;
@@ -839,7 +868,7 @@ impl FaultInjector {
     /// Creates a new file (failing if it exists); its name is durable once
     /// its directory is synced.
     pub(crate) fn create_new(&self, path: &Path) -> io::Result<(File, FaultFile)> {
-        let mut state = self.shared.lock();
+        let mut state = self.state(path)?;
         if let Some(error) = state.admit(IoOp::Create, FileKind::of(path), path)? {
             return Err(error.to_io_error(IoOp::Create, path));
         }
@@ -873,7 +902,7 @@ impl FaultInjector {
         if missing.is_empty() {
             return Ok(());
         }
-        let mut state = self.shared.lock();
+        let mut state = self.state(path)?;
         if let Some(error) = state.admit(IoOp::Create, FileKind::Directory, path)? {
             return Err(error.to_io_error(IoOp::Create, path));
         }
@@ -891,7 +920,7 @@ impl FaultInjector {
 
     /// Renames `from` to `to` (same directory), replacing `to`.
     pub(crate) fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        let mut state = self.shared.lock();
+        let mut state = self.state(to)?;
         if let Some(error) = state.admit(IoOp::Rename, FileKind::of(to), to)? {
             return Err(error.to_io_error(IoOp::Rename, to));
         }
@@ -927,7 +956,7 @@ impl FaultInjector {
     /// Removes the file at `path`; the removal is durable once its
     /// directory is synced.
     pub(crate) fn remove_file(&self, path: &Path) -> io::Result<()> {
-        let mut state = self.shared.lock();
+        let mut state = self.state(path)?;
         if let Some(error) = state.admit(IoOp::Remove, FileKind::of(path), path)? {
             return Err(error.to_io_error(IoOp::Remove, path));
         }
@@ -943,7 +972,7 @@ impl FaultInjector {
 
     /// Makes the namespace operations in `dir` durable.
     pub(crate) fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-        let mut state = self.shared.lock();
+        let mut state = self.state(dir)?;
         if let Some(error) = state.admit(IoOp::Sync, FileKind::Directory, dir)? {
             return Err(error.to_io_error(IoOp::Sync, dir));
         }
@@ -1016,7 +1045,7 @@ impl FaultFile {
     ) -> io::Result<()> {
         in_flight();
         {
-            let mut state = self.injector.shared.lock();
+            let mut state = self.injector.state(&self.path)?;
             let number = self.number.unwrap_or(u64::MAX);
             match state.admit(IoOp::Write, self.kind, &self.path)? {
                 None => state.write(number, file, offset, buf)?,
@@ -1037,7 +1066,7 @@ impl FaultFile {
 
     /// Makes the file's writes durable (in the model).
     pub(crate) fn sync(&self, file: &File, _kind: SyncKind) -> io::Result<()> {
-        let mut state = self.injector.shared.lock();
+        let mut state = self.injector.state(&self.path)?;
         let number = self.number.unwrap_or(u64::MAX);
         match state.admit(IoOp::Sync, self.kind, &self.path)? {
             None => state.synced(number, file),
@@ -1050,7 +1079,7 @@ impl FaultFile {
 
     /// Sets the file's length (a write, in the model).
     pub(crate) fn set_len(&self, file: &File, len: u64) -> io::Result<()> {
-        let mut state = self.injector.shared.lock();
+        let mut state = self.injector.state(&self.path)?;
         if let Some(error) = state.admit(IoOp::Write, self.kind, &self.path)? {
             return Err(error.to_io_error(IoOp::Write, &self.path));
         }
@@ -1059,7 +1088,7 @@ impl FaultFile {
 
     /// Extends the file to `len` bytes (preallocation never shrinks it).
     pub(crate) fn preallocate(&self, file: &File, len: u64) -> io::Result<()> {
-        let mut state = self.injector.shared.lock();
+        let mut state = self.injector.state(&self.path)?;
         if let Some(error) = state.admit(IoOp::Write, self.kind, &self.path)? {
             return Err(error.to_io_error(IoOp::Write, &self.path));
         }
@@ -1287,6 +1316,35 @@ mod tests {
         assert_eq!(first, outcomes(9));
         let failures = first.iter().filter(|ok| !**ok).count();
         assert!((5..40).contains(&failures), "{failures} of 60");
+    }
+
+    #[test]
+    fn a_handle_from_before_a_power_loss_never_touches_the_disk_again() {
+        let root = tempfile::tempdir().unwrap();
+        let disk = FaultInjector::new(10);
+        let old = disk.for_this_boot();
+        let path = root.path().join("f");
+        let (file, handle) = old.create_new(&path).unwrap();
+        handle
+            .write_at_then_sync(&file, 0, b"synced", Some(SyncKind::All), &mut || {})
+            .unwrap();
+        old.sync_dir(root.path()).unwrap();
+        disk.power_loss(PowerLoss::drop_unsynced()).unwrap();
+        // A worker of the old database wakes up after the power loss.
+        assert!(
+            handle
+                .write_at_then_sync(&file, 0, b"LATE!!", None, &mut || {})
+                .is_err()
+        );
+        assert!(old.remove_file(&path).is_err());
+        assert_eq!(bytes(&path), b"synced");
+        // A database opened now works.
+        let new = disk.for_this_boot();
+        let (file, handle) = new.open_rw(&path).unwrap();
+        handle
+            .write_at_then_sync(&file, 0, b"again!", None, &mut || {})
+            .unwrap();
+        assert_eq!(bytes(&path), b"again!");
     }
 
     #[test]

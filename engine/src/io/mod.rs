@@ -159,12 +159,13 @@ impl Io {
         }
     }
 
-    /// An `Io` whose every call goes through the simulated disk `faults`.
+    /// An `Io` whose every call goes through the simulated disk `faults`,
+    /// until its next power loss (then every call fails).
     #[cfg(any(test, feature = "fault-injection"))]
-    pub(crate) fn with_faults(faults: fault::FaultInjector) -> Io {
+    pub(crate) fn with_faults(faults: &fault::FaultInjector) -> Io {
         Io {
             backend: Backend::Fault,
-            faults: Some(faults),
+            faults: Some(faults.for_this_boot()),
         }
     }
 
