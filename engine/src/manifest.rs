@@ -894,7 +894,7 @@ pub(crate) fn read_current(
             format!("CURRENT names {name}, which does not exist"),
         ));
     }
-    let (state, read) = read_manifest(&io, &path)?;
+    let (state, read) = read_manifest(io, &path)?;
     Ok(Some((id, state, read)))
 }
 

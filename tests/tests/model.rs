@@ -76,7 +76,7 @@ impl Model {
     }
 
     /// Every row's cells, every version, as a full scan returns them.
-    fn everything(&self, now: i64) -> Vec<(String, Vec<(String, String, i64, Vec<u8>)>)> {
+    fn everything(&self, now: i64) -> Rows {
         let q = everything();
         (0..ROWS.len())
             .map(|i| (ROWS[i].to_string(), self.get(i, &q, now)))

@@ -928,6 +928,70 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_sync_is_never_retried_and_a_power_loss_keeps_only_the_synced_groups() {
+        use crate::io::fault::{
+            FaultInjector, FaultRule, FileKind, InjectedError, IoOp, PowerLoss,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let mutation = |sequence: u64| {
+            let mut payload = Vec::new();
+            let cells = [(crate::cell::CellKind::Put, 1i64, &b"q"[..], &b"v"[..])];
+            format::encode_mutation(
+                &mut payload,
+                1,
+                sequence,
+                b"row",
+                [(1u32, cells.into_iter())].into_iter(),
+            );
+            frame(&payload)
+        };
+        let faults = FaultInjector::new(1);
+        let wal = Wal::start(
+            dir.path(),
+            Io::with_faults(&faults),
+            1 << 20,
+            20,
+            1,
+            Vec::new(),
+        )
+        .unwrap();
+        let durable = wal
+            .append(&mutation(1), 1, 1, Some(SyncKind::Data))
+            .unwrap();
+        wal.wait(durable).unwrap();
+        faults.add_rule(
+            FaultRule::new(IoOp::Sync, InjectedError::Eio)
+                .on(FileKind::Wal)
+                .times(1),
+        );
+        let failed = wal
+            .append(&mutation(2), 1, 2, Some(SyncKind::Data))
+            .unwrap();
+        assert!(matches!(wal.wait(failed), Err(Error::WalFailed { .. })));
+        assert!(matches!(wal.failure(), Some(Error::Io { .. })));
+        // The rule fired once; the WAL still refuses: the data the failed
+        // sync covered may be gone from the page cache.
+        assert!(matches!(
+            wal.append(&mutation(3), 1, 3, Some(SyncKind::Data)),
+            Err(Error::WalFailed { .. })
+        ));
+        drop(wal);
+        faults.power_loss(PowerLoss::drop_unsynced()).unwrap();
+        let mut sequences = Vec::new();
+        let summary = replay::replay(
+            dir.path(),
+            &Io::with_backend(Backend::Sync),
+            replay::ReplayMode::Repair(crate::options::WalRecovery::Strict),
+            |m, _, _| {
+                sequences.push(m.sequence);
+                Ok(())
+            },
+        );
+        assert!(summary.is_ok(), "{summary:?}");
+        assert_eq!(sequences, [1], "only the synced group survives");
+    }
+
+    #[test]
     fn groups_roll_over_into_new_segments() {
         let dir = tempfile::tempdir().unwrap();
         let io = Io::with_backend(Backend::Sync);
