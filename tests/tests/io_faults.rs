@@ -465,6 +465,9 @@ fn matrix_cells() -> Vec<MatrixCell> {
     cells
 }
 
+/// One operation of a matrix cell; it records the rows it acknowledged.
+type Step<'a> = dyn Fn(&mut Vec<usize>) -> strata::Result<()> + 'a;
+
 /// Runs one cell: a database with 40 flushed rows and 20 more in the WAL
 /// and memstore; the rule is armed; the operations below run until one
 /// fails; then reads and writes are tried, an open with the rule armed,
@@ -498,7 +501,7 @@ fn run_matrix_cell(cell: MatrixCell) -> MatrixRow {
     let rule = FaultRule::new(cell.op, cell.error).on(cell.kind);
     faults.add_rule(rule.clone());
     let mut runtime = "nothing failed".to_string();
-    let steps: Vec<(&str, Box<dyn Fn(&mut Vec<usize>) -> strata::Result<()>>)> = vec![
+    let steps: Vec<(&str, Box<Step<'_>>)> = vec![
         (
             "get",
             Box::new(|_| {
