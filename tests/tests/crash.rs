@@ -175,10 +175,25 @@ fn crash_rounds(rounds: u64, seed: u64, busy: bool) {
     }
 }
 
-/// Power-loss rounds: the child loses power at mutating I/O call `1..calls`
-/// (the first tens are its open: replay, manifest rewrite, new segment);
-/// every other round tears the unsynced writes at a sector instead of
-/// dropping them. Returns how many rounds lost power in which kind of call.
+/// Where the busy power-loss rounds cut the power, round robin: at
+/// mutating I/O call `1..calls` of any kind (the first tens are the
+/// child's open: replay, manifest rewrite, new segment), or at call `1..n`
+/// on one kind of file (an HFile: inside a flush or compaction; the
+/// manifest: an edit or a rewrite; a directory: a creation, rename or
+/// removal made durable). Most calls of a writing child are WAL writes and
+/// syncs, so aiming at the other kinds is what lands power losses inside
+/// flushes and compactions. Rounds without flushes aim at any call only.
+const AIMS: [Option<(&str, u64)>; 4] = [
+    None,
+    Some(("hfile", 60)),
+    Some(("manifest", 30)),
+    Some(("directory", 20)),
+];
+
+/// Power-loss rounds: the child loses power at a random call (see
+/// [`AIMS`], round robin); every other round tears the unsynced writes at a
+/// sector instead of dropping them. Returns how many rounds lost power in
+/// which kind of call.
 fn power_loss_rounds(rounds: u64, seed: u64, busy: bool, calls: u64) -> BTreeMap<String, u64> {
     let (mut dir, mut db_dir) = crash_directory(busy);
     let mut rng = Lcg(seed);
@@ -189,7 +204,12 @@ fn power_loss_rounds(rounds: u64, seed: u64, busy: bool, calls: u64) -> BTreeMap
             (dir, db_dir) = crash_directory(busy);
         }
         let ack_file = dir.path().join(format!("acks-{round}"));
-        let crash_at = 1 + rng.next() % calls;
+        let aim = if busy {
+            AIMS[(round % AIMS.len() as u64) as usize]
+        } else {
+            None
+        };
+        let crash_at = 1 + rng.next() % aim.map_or(calls, |(_, n)| n);
         let output = Command::new(env!("CARGO_BIN_EXE_crash_writer"))
             .arg(&db_dir)
             .arg(&ack_file)
@@ -198,6 +218,7 @@ fn power_loss_rounds(rounds: u64, seed: u64, busy: bool, calls: u64) -> BTreeMap
             .args(busy.then_some("busy"))
             .args(["power-loss", &crash_at.to_string(), &rng.next().to_string()])
             .args((round % 2 == 1).then_some("torn"))
+            .args(aim.map(|(kind, _)| ["on", kind]).into_iter().flatten())
             .output()
             .expect("run crash_writer");
         let stdout = String::from_utf8_lossy(&output.stdout);
@@ -252,7 +273,7 @@ fn acknowledged_writes_survive_many_sigkills() {
 #[test]
 #[ignore = "long power-loss loop: cargo test -p strata-tests --test crash -- --ignored --nocapture"]
 fn acknowledged_writes_survive_many_power_losses() {
-    let mut places = power_loss_rounds(500, 0xD1CE, false, 300);
+    let mut places = power_loss_rounds(500, 0xD1CE, false, 400);
     for (place, count) in power_loss_rounds(500, 0xFACE, true, 3000) {
         *places.entry(place).or_default() += count;
     }

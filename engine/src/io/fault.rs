@@ -392,6 +392,8 @@ struct State {
     rng: u64,
     mutating_calls: u64,
     crash_at_call: Option<u64>,
+    /// The power goes out at the n-th mutating call on a file of this kind.
+    crash_at_kind_call: Option<(FileKind, u64)>,
     crashed: Option<CrashPoint>,
     injected: u64,
     next_file: u64,
@@ -446,7 +448,14 @@ impl State {
         self.check_power(path)?;
         if op.is_mutating() {
             self.mutating_calls += 1;
-            if self.crash_at_call == Some(self.mutating_calls) {
+            let kind_due = match &mut self.crash_at_kind_call {
+                Some((k, n)) if *k == kind => {
+                    *n = n.saturating_sub(1);
+                    *n == 0
+                }
+                _ => false,
+            };
+            if kind_due || self.crash_at_call == Some(self.mutating_calls) {
                 self.crashed = Some(CrashPoint {
                     call: self.mutating_calls,
                     op: Some(op),
@@ -665,6 +674,7 @@ impl FaultInjector {
                 rng: seed,
                 mutating_calls: 0,
                 crash_at_call: None,
+                crash_at_kind_call: None,
                 crashed: None,
                 injected: 0,
                 next_file: 0,
@@ -692,6 +702,14 @@ impl FaultInjector {
     /// fail with `EIO` and change nothing.
     pub fn crash_at_call(&self, call: u64) {
         self.shared.lock().crash_at_call = Some(call);
+    }
+
+    /// The power goes out at the `call`-th mutating call (from 1, counted
+    /// from now) on a file of `kind`: a way to land a power loss inside a
+    /// flush or compaction (`HFile`), a manifest edit or rewrite
+    /// (`Manifest`), or a directory change (`Directory`) of a busy writer.
+    pub fn crash_at_call_on(&self, kind: FileKind, call: u64) {
+        self.shared.lock().crash_at_kind_call = Some((kind, call.max(1)));
     }
 
     /// The power goes out now: every later call fails.
@@ -814,6 +832,7 @@ impl FaultInjector {
         state.rules.clear();
         state.crashed = None;
         state.crash_at_call = None;
+        state.crash_at_kind_call = None;
         state.mutating_calls = 0;
         state.boot += 1;
         Ok(report)
@@ -1259,7 +1278,12 @@ mod tests {
         assert!(write(&handle, &file).is_ok(), "it fired its one time");
         assert_eq!(disk.faults_injected(), 1);
         let calls = disk.mutating_calls();
-        disk.crash_at_call(calls + 2);
+        disk.crash_at_call_on(FileKind::Other, 1);
+        assert!(
+            write(&handle, &file).is_ok(),
+            "not a call on an `Other` file"
+        );
+        disk.crash_at_call(calls + 3);
         assert!(write(&handle, &file).is_ok());
         assert!(write(&handle, &file).is_err(), "the power goes out here");
         let mut buf = [0u8; 3];
@@ -1270,7 +1294,7 @@ mod tests {
         let point = disk.crash_point().unwrap();
         assert_eq!(
             (point.call, point.op, point.kind),
-            (calls + 2, Some(IoOp::Write), Some(FileKind::HFile))
+            (calls + 3, Some(IoOp::Write), Some(FileKind::HFile))
         );
     }
 
@@ -1345,6 +1369,27 @@ mod tests {
             .write_at_then_sync(&file, 0, b"again!", None, &mut || {})
             .unwrap();
         assert_eq!(bytes(&path), b"again!");
+    }
+
+    #[test]
+    fn a_crash_can_wait_for_the_nth_call_on_one_kind_of_file() {
+        let root = tempfile::tempdir().unwrap();
+        let disk = FaultInjector::new(13);
+        let (wal, wal_handle) = disk
+            .create_new(&root.path().join("000000000001.wal"))
+            .unwrap();
+        let (sst, sst_handle) = disk
+            .create_new(&root.path().join("000000000001.hfile"))
+            .unwrap();
+        disk.crash_at_call_on(FileKind::HFile, 2);
+        let write = |h: &FaultFile, f: &File| h.write_at_then_sync(f, 0, b"abc", None, &mut || {});
+        for _ in 0..5 {
+            assert!(write(&wal_handle, &wal).is_ok());
+        }
+        assert!(write(&sst_handle, &sst).is_ok());
+        assert!(write(&wal_handle, &wal).is_ok());
+        assert!(write(&sst_handle, &sst).is_err(), "the second HFile call");
+        assert_eq!(disk.crash_point().unwrap().kind, Some(FileKind::HFile));
     }
 
     #[test]

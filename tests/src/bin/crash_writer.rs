@@ -1,7 +1,7 @@
 //! Child process of the crash test: writes until it is killed, or until a
 //! simulated power loss stops it.
 //!
-//! Usage: `crash_writer DB_DIR ACK_FILE PREFIX THREADS [busy] [power-loss CALLS SEED [torn]]`
+//! Usage: `crash_writer DB_DIR ACK_FILE PREFIX THREADS [busy] [power-loss CALLS SEED [torn] [on KIND]]`
 //! (`busy`: the options of [`strata_tests::crash_options`] with flushes and
 //! compactions running all the time).
 //!
@@ -15,7 +15,10 @@
 //! With `power-loss CALLS SEED`, the database runs on the fault-injecting
 //! back end, which loses power at its mutating I/O call number CALLS (any
 //! call: a WAL write, a flush, a compaction, a manifest edit, a segment
-//! switch, the open itself); every writer stops at its first error, the
+//! switch, the open itself; with `on KIND` (`hfile`, `manifest`, `wal`,
+//! `directory`), the CALLS-th mutating call on a file of that kind, to land
+//! inside a flush or compaction, a manifest edit, a segment switch); every
+//! writer stops at its first error, the
 //! database is dropped, and everything not durable is dropped from the
 //! directory (or, with `torn`, torn at a sector boundary). The process then
 //! prints where the power went out (`crash: OP KIND` or `crash: none`) and
@@ -32,16 +35,17 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use strata::fault::{FaultInjector, PowerLoss};
+use strata::fault::{FaultInjector, FileKind, PowerLoss};
 use strata::{Db, Durability, Increment, Put, Table};
 
 /// Longest a power-loss child writes before it cuts the power itself.
-const POWER_LOSS_DEADLINE: Duration = Duration::from_secs(30);
+const POWER_LOSS_DEADLINE: Duration = Duration::from_secs(10);
 
 struct PowerLossPlan {
     calls: u64,
     seed: u64,
     torn: bool,
+    on: Option<FileKind>,
 }
 
 struct Args {
@@ -55,7 +59,8 @@ struct Args {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: crash_writer DB_DIR ACK_FILE PREFIX THREADS [busy] [power-loss CALLS SEED [torn]]"
+        "usage: crash_writer DB_DIR ACK_FILE PREFIX THREADS [busy] \
+         [power-loss CALLS SEED [torn] [on KIND]]"
     );
     std::process::exit(2);
 }
@@ -87,7 +92,21 @@ fn parse_args() -> Args {
                     calls: number(),
                     seed: number(),
                     torn: false,
+                    on: None,
                 });
+            }
+            "on" => {
+                let kind = match rest.next().map(String::as_str) {
+                    Some("hfile") => FileKind::HFile,
+                    Some("manifest") => FileKind::Manifest,
+                    Some("wal") => FileKind::Wal,
+                    Some("directory") => FileKind::Directory,
+                    _ => usage(),
+                };
+                match &mut args.power_loss {
+                    Some(plan) => plan.on = Some(kind),
+                    None => usage(),
+                }
             }
             "torn" => match &mut args.power_loss {
                 Some(plan) => plan.torn = true,
@@ -148,7 +167,10 @@ fn main() {
         .as_ref()
         .map(|plan| FaultInjector::new(plan.seed));
     if let (Some(faults), Some(plan)) = (&faults, &args.power_loss) {
-        faults.crash_at_call(plan.calls);
+        match plan.on {
+            Some(kind) => faults.crash_at_call_on(kind, plan.calls),
+            None => faults.crash_at_call(plan.calls),
+        }
     }
     let opened = match &faults {
         Some(faults) => {
