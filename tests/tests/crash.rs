@@ -164,6 +164,10 @@ fn crash_rounds(rounds: u64, seed: u64, busy: bool) {
         total_puts += puts;
     }
     assert!(total_puts > 0, "the children acknowledged writes");
+    println!(
+        "{rounds} SIGKILL rounds{}: {total_puts} acknowledged puts found whole",
+        if busy { " (busy)" } else { "" }
+    );
     if busy {
         let db = strata_tests::open_crash_db(&db_dir, true).unwrap();
         let regions = db.table("crash").unwrap().regions().unwrap();
@@ -237,6 +241,10 @@ fn power_loss_rounds(rounds: u64, seed: u64, busy: bool, calls: u64) -> BTreeMap
         total_puts += puts;
     }
     assert!(total_puts > 0, "the children acknowledged writes");
+    println!(
+        "{rounds} power-loss rounds{}: {total_puts} acknowledged puts found whole",
+        if busy { " (busy)" } else { "" }
+    );
     places
 }
 
@@ -262,7 +270,7 @@ fn acknowledged_writes_survive_sigkill_during_flush_and_compaction() {
 
 /// The measured SIGKILL loop of `docs/reliability.md`: 1000 rounds.
 #[test]
-#[ignore = "long crash loop: cargo test -p strata-tests --test crash -- --ignored"]
+#[ignore = "long crash loop: cargo test -p strata-tests --test crash -- --ignored --nocapture"]
 fn acknowledged_writes_survive_many_sigkills() {
     crash_rounds(500, 0xC0FFEE, false);
     crash_rounds(500, 0xBEEF, true);
