@@ -306,6 +306,26 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// Reading a file failed at a known place (the operating system
+    /// reported an error, or the file ended early). Nothing read is kept:
+    /// the block cache holds only blocks that were read whole and checked.
+    ReadFailed {
+        /// The file.
+        file: PathBuf,
+        /// Byte offset of the read that failed.
+        offset: u64,
+        /// What the operating system said.
+        source: Arc<std::io::Error>,
+    },
+    /// An earlier storage failure (a failed WAL write or sync, a flush,
+    /// compaction or split that could not write, a manifest edit that may
+    /// not have reached the disk) stopped every change to the database:
+    /// writes, flushes, compactions, splits and catalog changes fail with
+    /// this until it is reopened; reads keep working (`docs/reliability.md`).
+    WritesStopped {
+        /// The failure that stopped them.
+        cause: Box<Error>,
+    },
     /// An operating system I/O error.
     Io {
         /// What strata was doing (usually names the file).
@@ -335,6 +355,46 @@ impl Error {
             offset,
             reason: reason.into(),
         }
+    }
+
+    /// A read failure naming the file and offset.
+    pub(crate) fn read_failed(
+        file: impl Into<PathBuf>,
+        offset: u64,
+        source: std::io::Error,
+    ) -> Self {
+        Error::ReadFailed {
+            file: file.into(),
+            offset,
+            source: Arc::new(source),
+        }
+    }
+
+    /// True when the storage refused the write for lack of space (`ENOSPC`),
+    /// here or in the failure that stopped writes.
+    pub fn is_out_of_space(&self) -> bool {
+        match self {
+            Error::Io { source, .. } | Error::ReadFailed { source, .. } => {
+                source.raw_os_error() == Some(libc::ENOSPC)
+                    || source.kind() == std::io::ErrorKind::StorageFull
+            }
+            Error::WritesStopped { cause } | Error::BackgroundFailed { source: cause } => {
+                cause.is_out_of_space()
+            }
+            _ => false,
+        }
+    }
+
+    /// True for a failure of the storage (I/O errors and damage found on
+    /// disk), as opposed to bad input, a closed database or a missing table.
+    pub fn is_storage_failure(&self) -> bool {
+        matches!(
+            self,
+            Error::Io { .. }
+                | Error::ReadFailed { .. }
+                | Error::Corruption { .. }
+                | Error::WalFailed { .. }
+        )
     }
 
     /// True when the error is about the caller's input rather than storage.
@@ -622,6 +682,20 @@ impl fmt::Display for Error {
                 "corruption in {} at offset {offset}: {reason}",
                 file.display()
             ),
+            Error::ReadFailed {
+                file,
+                offset,
+                source,
+            } => write!(
+                f,
+                "reading {} at offset {offset} failed: {source}",
+                file.display()
+            ),
+            Error::WritesStopped { cause } => write!(
+                f,
+                "the database takes no changes after a storage failure ({cause}); reads still \
+                 work; reopen it once the cause is fixed"
+            ),
             Error::Io { context, source } => write!(f, "{context}: {source}"),
         }
     }
@@ -646,9 +720,10 @@ impl From<strata_filters::ModelError> for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Io { source, .. } => Some(source.as_ref()),
+            Error::Io { source, .. } | Error::ReadFailed { source, .. } => Some(source.as_ref()),
             Error::BackgroundFailed { source } => Some(source.as_ref()),
             Error::BulkCellInvalid { source, .. } => Some(source.as_ref()),
+            Error::WritesStopped { cause } => Some(cause.as_ref()),
             _ => None,
         }
     }

@@ -86,7 +86,7 @@ pub fn wal_segments(db_dir: impl AsRef<Path>) -> Result<Vec<WalSegmentReport>> {
     let wal_dir = db_dir.as_ref().join(WAL_DIR);
     let io = Io::resolve(IoMode::Auto)?;
     let mut reports = Vec::new();
-    for segment in check_log(&wal_dir, io)? {
+    for segment in check_log(&wal_dir, &io)? {
         let mut end = match segment.check.end {
             SegmentEnd::Sealed => WalSegmentEnd::Sealed,
             SegmentEnd::Clean => WalSegmentEnd::Clean,
@@ -165,7 +165,7 @@ pub fn verify_directory(db_dir: impl AsRef<Path>) -> Result<DirectoryReport> {
     }
     let io = Io::resolve(IoMode::Auto)?;
     let mut report = DirectoryReport::default();
-    let state = match read_current(dir, io) {
+    let state = match read_current(dir, &io) {
         Ok(Some((_, state, read))) => {
             if let Some(offset) = read.torn_tail {
                 report.notes.push(format!(
@@ -189,14 +189,14 @@ pub fn verify_directory(db_dir: impl AsRef<Path>) -> Result<DirectoryReport> {
             None
         }
     };
-    verify_wal(dir, io, state.as_ref(), &mut report)?;
-    verify_hfiles(dir, io, state.as_ref(), &mut report)?;
+    verify_wal(dir, &io, state.as_ref(), &mut report)?;
+    verify_hfiles(dir, &io, state.as_ref(), &mut report)?;
     Ok(report)
 }
 
 fn verify_wal(
     dir: &Path,
-    io: Io,
+    io: &Io,
     state: Option<&ManifestState>,
     report: &mut DirectoryReport,
 ) -> Result<()> {
@@ -251,7 +251,7 @@ fn verify_wal(
 /// Opens one HFile (trailer, index, bloom) and checks every block, and its
 /// size against the manifest's record when there is one.
 fn check_hfile(
-    io: Io,
+    io: &Io,
     cache: &std::sync::Arc<crate::hfile::cache::BlockCache>,
     path: &Path,
     id: u64,
@@ -259,7 +259,7 @@ fn check_hfile(
     report: &mut DirectoryReport,
 ) {
     report.hfiles += 1;
-    match HFileReader::open(io, path, id, cache.clone(), false) {
+    match HFileReader::open(io.clone(), path, id, cache.clone(), false) {
         Ok(reader) => {
             report.blocks += reader.block_count() as u64;
             if let Some(size) = expected_size
@@ -282,7 +282,7 @@ fn check_hfile(
 
 fn verify_hfiles(
     dir: &Path,
-    io: Io,
+    io: &Io,
     state: Option<&ManifestState>,
     report: &mut DirectoryReport,
 ) -> Result<()> {

@@ -111,6 +111,8 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use db::{Db, DbStats, RecoveryReport, VerifyReport};
 pub use error::{CellKey, Error, Result};
 pub use hfile::cache::CacheStats;
+#[cfg(feature = "fault-injection")]
+pub use io::fault;
 pub use io::{Backend as IoBackend, IO_ENV_VAR, io_fallback_reason};
 pub use maintenance::ingest::{BulkLoadOptions, BulkLoadReport, BulkLoadStep, StepObserver};
 pub use ops::{

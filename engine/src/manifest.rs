@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use crate::codec::{DecodeError, Decoder, Encode};
 use crate::error::{Error, Result};
 use crate::file_meta::FileMeta;
-use crate::io::{Io, IoFile, SyncKind, sync_dir};
+use crate::io::{Io, IoFile, SyncKind};
 use crate::names::{
     CURRENT_FILE, DATA_DIR, HFILE_SUFFIX, SEGMENT_SUFFIX, WAL_DIR, manifest_name,
     parse_manifest_name,
@@ -1129,7 +1129,7 @@ pub(crate) struct Manifest {
 /// manifest with tables): then `CURRENT` was lost and that is corruption.
 pub(crate) fn read_current(
     dir: &Path,
-    io: Io,
+    io: &Io,
 ) -> Result<Option<(u64, ManifestState, ManifestRead)>> {
     let current_path = dir.join(CURRENT_FILE);
     let text = match std::fs::read(&current_path) {
@@ -1171,7 +1171,7 @@ pub(crate) fn read_current(
 /// would have described: no HFile, no WAL segment, and no manifest beyond
 /// the empty one a first open that crashed before installing `CURRENT`
 /// leaves behind.
-fn check_no_orphaned_database(dir: &Path, io: Io) -> Result<()> {
+fn check_no_orphaned_database(dir: &Path, io: &Io) -> Result<()> {
     let lost = |what: String| {
         Error::corruption(
             dir.join(CURRENT_FILE),
@@ -1216,7 +1216,7 @@ impl Manifest {
     /// Opens the database's manifest (or starts one in an empty directory)
     /// and rewrites it as a snapshot.
     pub(crate) fn open(dir: &Path, io: Io) -> Result<Manifest> {
-        let (state, old_id, read) = match read_current(dir, io)? {
+        let (state, old_id, read) = match read_current(dir, &io)? {
             Some((id, state, read)) => (state, Some(id), read),
             None => (ManifestState::default(), None, ManifestRead::default()),
         };
@@ -1228,7 +1228,7 @@ impl Manifest {
     /// Reads the database's manifest without writing anything; every
     /// [`Manifest::record`] then fails with [`Error::ReadOnly`].
     pub(crate) fn open_read_only(dir: &Path, io: Io) -> Result<Manifest> {
-        let (id, state, read) = read_current(dir, io)?.ok_or_else(|| {
+        let (id, state, read) = read_current(dir, &io)?.ok_or_else(|| {
             Error::io(
                 format!("reading {}", dir.join(CURRENT_FILE).display()),
                 std::io::Error::from(std::io::ErrorKind::NotFound),
@@ -1281,7 +1281,7 @@ impl Manifest {
     fn write_snapshot(dir: &Path, io: Io, id: u64, state: ManifestState) -> Result<Manifest> {
         let path = dir.join(manifest_name(id));
         if path.exists() {
-            std::fs::remove_file(&path)
+            io.remove_file(&path)
                 .map_err(|e| Error::io(format!("removing {}", path.display()), e))?;
         }
         let file = io.create_new(&path)?;
@@ -1290,23 +1290,21 @@ impl Manifest {
             .and_then(|_| file.sync(SyncKind::All))
             .map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
         let tmp = dir.join("CURRENT.tmp");
-        std::fs::write(&tmp, format!("{}\n", manifest_name(id)))
-            .and_then(|()| std::fs::File::open(&tmp)?.sync_all())
-            .map_err(|e| Error::io(format!("writing {}", tmp.display()), e))?;
-        std::fs::rename(&tmp, dir.join(CURRENT_FILE)).map_err(|e| {
+        io.write_file(&tmp, format!("{}\n", manifest_name(id)).as_bytes())?;
+        io.rename(&tmp, &dir.join(CURRENT_FILE)).map_err(|e| {
             Error::io(
                 format!("installing {}", dir.join(CURRENT_FILE).display()),
                 e,
             )
         })?;
-        sync_dir(dir)?;
+        io.sync_dir(dir)?;
         if let Ok(entries) = std::fs::read_dir(dir) {
             for entry in entries.flatten() {
                 let name = entry.file_name();
                 if let Some(other) = name.to_str().and_then(parse_manifest_name)
                     && other != id
                 {
-                    let _ = std::fs::remove_file(entry.path());
+                    let _ = io.remove_file(&entry.path());
                 }
             }
         }
@@ -1361,7 +1359,7 @@ impl Manifest {
         self.state.apply(edit);
         if self.size > MAX_MANIFEST_BYTES {
             let state = std::mem::take(&mut self.state);
-            *self = Manifest::write_snapshot(&self.dir, self.io, self.id + 1, state)?;
+            *self = Manifest::write_snapshot(&self.dir, self.io.clone(), self.id + 1, state)?;
         }
         Ok(())
     }
@@ -1397,7 +1395,7 @@ fn snapshot_bytes(id: u64, state: &ManifestState) -> (Vec<u8>, CommitSlot) {
 /// damaged slot is passed over for the other one, which is one edit older.
 /// Version 1 (no slots): a torn last edit is ignored, damage before the end
 /// is corruption.
-pub(crate) fn read_manifest(io: Io, path: &Path) -> Result<(ManifestState, ManifestRead)> {
+pub(crate) fn read_manifest(io: &Io, path: &Path) -> Result<(ManifestState, ManifestRead)> {
     let bytes = crate::wal::replay::read_segment(io, path)?;
     parse_manifest(&bytes, path)
 }
@@ -1639,13 +1637,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let io = Io::with_backend(Backend::Sync);
         {
-            let mut m = Manifest::open(dir.path(), io).unwrap();
+            let mut m = Manifest::open(dir.path(), io.clone()).unwrap();
             assert!(m.state().tables.is_empty());
             m.record(&Edit::CreateTable(table(1))).unwrap();
             m.record(&Edit::CreateTable(table(2))).unwrap();
             m.record(&Edit::DropTable { table_id: 2 }).unwrap();
         }
-        let m = Manifest::open(dir.path(), io).unwrap();
+        let m = Manifest::open(dir.path(), io.clone()).unwrap();
         let state = m.state().clone();
         assert_eq!(state.tables.len(), 1);
         assert_eq!(state.tables[&1], table(1));
@@ -1659,7 +1657,7 @@ mod tests {
         assert_eq!(state.last_sequence, 40);
         // After the snapshot rewrite the dropped table's ids stay reserved.
         drop(m);
-        let m = Manifest::open(dir.path(), io).unwrap();
+        let m = Manifest::open(dir.path(), io.clone()).unwrap();
         assert_eq!(m.state().next_region_id, 202);
         drop(m);
         let manifests: Vec<_> = std::fs::read_dir(dir.path())
@@ -1758,7 +1756,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let io = Io::with_backend(Backend::Sync);
         {
-            let mut m = Manifest::open(dir.path(), io).unwrap();
+            let mut m = Manifest::open(dir.path(), io.clone()).unwrap();
             m.record(&Edit::CreateNamespace {
                 name: "ns1".to_owned(),
             })
@@ -1780,7 +1778,7 @@ mod tests {
         }
         // Twice: the snapshot written at the first reopen must keep them too.
         for _ in 0..2 {
-            let m = Manifest::open(dir.path(), io).unwrap();
+            let m = Manifest::open(dir.path(), io.clone()).unwrap();
             let names: Vec<&str> = m.state().namespaces.iter().map(String::as_str).collect();
             assert_eq!(names, ["legacy", "ns1"]);
         }
@@ -1788,7 +1786,7 @@ mod tests {
 
     /// A manifest with two committed CreateTable edits after its snapshot.
     fn two_tables(dir: &Path, io: Io) -> PathBuf {
-        let mut m = Manifest::open(dir, io).unwrap();
+        let mut m = Manifest::open(dir, io.clone()).unwrap();
         m.record(&Edit::CreateTable(table(1))).unwrap();
         m.record(&Edit::CreateTable(table(2))).unwrap();
         dir.join("MANIFEST-000001")
@@ -1798,7 +1796,7 @@ mod tests {
     fn an_uncommitted_edit_is_applied_whole_and_ignored_torn() {
         let dir = tempfile::tempdir().unwrap();
         let io = Io::with_backend(Backend::Sync);
-        let path = two_tables(dir.path(), io);
+        let path = two_tables(dir.path(), io.clone());
         let committed = std::fs::read(&path).unwrap();
         // An append whose commit a crash cut short: the edit reads back
         // whole, so it counts (its files were durable before it).
@@ -1807,7 +1805,7 @@ mod tests {
         let mut bytes = committed.clone();
         bytes.extend_from_slice(&frame);
         std::fs::write(&path, &bytes).unwrap();
-        let (state, read) = read_manifest(io, &path).unwrap();
+        let (state, read) = read_manifest(&io, &path).unwrap();
         assert_eq!(state.tables.len(), 3);
         assert_eq!(read.torn_tail, None);
         // The same append torn: ignored, and reported.
@@ -1815,7 +1813,7 @@ mod tests {
             let mut bytes = committed.clone();
             bytes.extend_from_slice(&frame[..cut]);
             std::fs::write(&path, &bytes).unwrap();
-            let (state, read) = read_manifest(io, &path).unwrap();
+            let (state, read) = read_manifest(&io, &path).unwrap();
             assert_eq!(state.tables.len(), 2, "cut {cut}");
             assert_eq!(read.torn_tail, Some(committed.len() as u64));
         }
@@ -1825,15 +1823,15 @@ mod tests {
     fn every_flip_and_truncation_of_committed_edits_is_detected_or_harmless() {
         let dir = tempfile::tempdir().unwrap();
         let io = Io::with_backend(Backend::Sync);
-        let path = two_tables(dir.path(), io);
+        let path = two_tables(dir.path(), io.clone());
         let bytes = std::fs::read(&path).unwrap();
-        let (expected, _) = read_manifest(io, &path).unwrap();
+        let (expected, _) = read_manifest(&io, &path).unwrap();
         assert_eq!(expected.tables.len(), 2);
         for at in 0..bytes.len() {
             let mut damaged = bytes.clone();
             damaged[at] ^= 0x10;
             std::fs::write(&path, &damaged).unwrap();
-            match read_manifest(io, &path) {
+            match read_manifest(&io, &path) {
                 // Only a flip in the current commit slot can pass: the other
                 // slot is one edit older, and that edit reads back whole.
                 Ok((state, _)) => {
@@ -1850,7 +1848,7 @@ mod tests {
         for len in 0..bytes.len() {
             std::fs::write(&path, &bytes[..len]).unwrap();
             assert!(
-                matches!(read_manifest(io, &path), Err(Error::Corruption { .. })),
+                matches!(read_manifest(&io, &path), Err(Error::Corruption { .. })),
                 "truncation to {len} bytes passed"
             );
         }
@@ -1868,7 +1866,7 @@ mod tests {
         append_frame(&mut bytes, &encode_edit(&Edit::CreateTable(table(1))));
         std::fs::write(dir.path().join("MANIFEST-000007"), &bytes).unwrap();
         std::fs::write(dir.path().join(CURRENT_FILE), "MANIFEST-000007\n").unwrap();
-        let m = Manifest::open(dir.path(), io).unwrap();
+        let m = Manifest::open(dir.path(), io.clone()).unwrap();
         assert_eq!(m.state().tables[&1], table(1));
         drop(m);
         let rewritten = std::fs::read(dir.path().join("MANIFEST-000008")).unwrap();
@@ -1884,22 +1882,22 @@ mod tests {
     fn a_lost_current_is_corruption_when_the_directory_holds_a_database() {
         let dir = tempfile::tempdir().unwrap();
         let io = Io::with_backend(Backend::Sync);
-        let _ = two_tables(dir.path(), io);
+        let _ = two_tables(dir.path(), io.clone());
         std::fs::remove_file(dir.path().join(CURRENT_FILE)).unwrap();
         assert!(matches!(
-            Manifest::open(dir.path(), io),
+            Manifest::open(dir.path(), io.clone()),
             Err(Error::Corruption { .. })
         ));
         // A first open that crashed before installing CURRENT left only an
         // empty manifest: that is a new database.
         let fresh = tempfile::tempdir().unwrap();
-        drop(Manifest::open(fresh.path(), io).unwrap());
+        drop(Manifest::open(fresh.path(), io.clone()).unwrap());
         std::fs::remove_file(fresh.path().join(CURRENT_FILE)).unwrap();
-        assert!(Manifest::open(fresh.path(), io).is_ok());
+        assert!(Manifest::open(fresh.path(), io.clone()).is_ok());
         // CURRENT naming a manifest that is gone.
         std::fs::write(dir.path().join(CURRENT_FILE), "MANIFEST-000042\n").unwrap();
         assert!(matches!(
-            Manifest::open(dir.path(), io),
+            Manifest::open(dir.path(), io.clone()),
             Err(Error::Corruption { .. })
         ));
     }

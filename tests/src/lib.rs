@@ -75,6 +75,25 @@ pub fn open_crash_db(dir: impl AsRef<std::path::Path>, busy_lsm: bool) -> strata
     }
 }
 
+/// Opens `dir` with `options()`, retrying for up to five seconds while the
+/// directory is locked: after a simulated power loss the dropped database's
+/// last worker thread may still be finishing its (failing) job, and its
+/// lock goes with it.
+pub fn open_when_unlocked(
+    dir: &std::path::Path,
+    options: impl Fn() -> DbOptions,
+) -> strata::Result<Db> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        match Db::open(dir, options()) {
+            Err(strata::Error::DatabaseLocked { .. }) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Options of the crash test's child and parent. With `busy_lsm`, memstores
 /// flush every 64 KiB (set on the table) and two L0 files trigger a
 /// compaction, so a kill often lands inside a flush or a compaction.
@@ -163,4 +182,36 @@ pub fn files_with_bytes(
         }
     }
     files
+}
+
+/// What a crash may leave in a database directory that a writable open
+/// followed by a clean close must have cleaned up, and any damage: the
+/// problems and notes of [`strata::inspect::verify_directory`] (damage,
+/// unreferenced HFiles, torn tails, interrupted segment creations), a
+/// leftover `CURRENT.tmp`, and manifests beside the live one. Empty for a
+/// clean directory. Call it on a closed database.
+pub fn leftovers(dir: &std::path::Path) -> Vec<String> {
+    let mut found = Vec::new();
+    match strata::inspect::verify_directory(dir) {
+        Ok(report) => {
+            found.extend(report.problems.iter().map(|e| format!("problem: {e}")));
+            found.extend(report.notes.iter().map(|n| format!("note: {n}")));
+        }
+        Err(e) => found.push(format!("verify_directory: {e}")),
+    }
+    let manifests = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with("MANIFEST-"))
+                .count()
+        })
+        .unwrap_or(0);
+    if manifests != 1 {
+        found.push(format!("{manifests} manifests"));
+    }
+    if dir.join("CURRENT.tmp").exists() {
+        found.push("CURRENT.tmp left".into());
+    }
+    found
 }

@@ -15,7 +15,6 @@ use crate::cell::{CellKind, CellRef, SeekKey};
 use crate::core::Services;
 use crate::error::Result;
 use crate::file_meta::FileMeta;
-use crate::io::sync_dir;
 use crate::iter::merge::MergedSources;
 use crate::iter::source::{FileSource, LevelSource, Source};
 use crate::manifest::Edit;
@@ -84,8 +83,8 @@ pub(crate) fn run(
         return Err(e);
     }
     let new_files = outputs.done;
-    if let Err(e) = sync_dir(&services.data_dir()) {
-        remove_new_files(&new_files);
+    if let Err(e) = services.io.sync_dir(&services.data_dir()) {
+        remove_new_files(services, &new_files);
         return Err(e);
     }
     // From here on the outputs stay even if the edit fails: a failed append
@@ -245,7 +244,7 @@ impl Outputs<'_> {
         if let Some(output) = self.current {
             output.abandon();
         }
-        remove_new_files(&self.done);
+        remove_new_files(self.services, &self.done);
     }
 }
 

@@ -6,7 +6,10 @@
 //! It holds the directory (and its lock), the options, the I/O back end and
 //! the block cache, the manifest log with the id allocation it does, MVCC,
 //! the WAL, the row locks, the memory budget of the memstores, the counters,
-//! and the closed flag.
+//! the closed flag, and the storage failure that stopped writes, if one did
+//! (`docs/reliability.md`: after a failed WAL sync, a flush, compaction or
+//! split that could not write, or a manifest edit that failed, the database
+//! takes no more changes until it is reopened; reads go on).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -64,6 +67,10 @@ pub(crate) struct Services {
     /// `None` when the database is open read-only.
     wal: Option<Wal>,
     closed: AtomicBool,
+    /// Set once a storage failure stopped every change ([`Services::stop_writes`]).
+    writes_stopped: AtomicBool,
+    /// The failure that stopped them (the first one).
+    stop_cause: Mutex<Option<Error>>,
     /// The directory lock, held until close (`None` for a read-only open
     /// of a directory without a `LOCK` file).
     lock_file: Mutex<Option<File>>,
@@ -95,6 +102,8 @@ impl Services {
             manifest: Mutex::new(manifest),
             wal,
             closed: AtomicBool::new(false),
+            writes_stopped: AtomicBool::new(false),
+            stop_cause: Mutex::new(None),
             lock_file: Mutex::new(lock_file),
         }
     }
@@ -117,14 +126,69 @@ impl Services {
         Ok(())
     }
 
-    /// Fails with [`Error::Closed`] or [`Error::ReadOnly`] unless the
-    /// database may change.
+    /// Fails with [`Error::Closed`], [`Error::ReadOnly`] or
+    /// [`Error::WritesStopped`] unless the database may change.
     pub(crate) fn check_writable(&self) -> Result<()> {
         self.check_open()?;
+        self.check_changes_allowed()
+    }
+
+    /// Fails with [`Error::ReadOnly`] or [`Error::WritesStopped`] unless the
+    /// database may change; unlike [`Services::check_writable`] it lets a
+    /// job that is finishing while the database closes record its edit.
+    fn check_changes_allowed(&self) -> Result<()> {
         if self.options.read_only {
             return Err(Error::ReadOnly);
         }
-        Ok(())
+        if let Some(failure) = self.wal.as_ref().and_then(Wal::failure) {
+            // The commit thread failed (nobody may have been waiting on it).
+            self.stop_writes(failure);
+        }
+        match self.write_stop() {
+            Some(cause) => Err(Error::WritesStopped {
+                cause: Box::new(cause),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The storage failure that stopped every change, if one did.
+    pub(crate) fn write_stop(&self) -> Option<Error> {
+        if !self.writes_stopped.load(Ordering::Acquire) {
+            return None;
+        }
+        self.stop_cause.lock().clone()
+    }
+
+    /// Stops every change to the database until it is reopened, because of
+    /// `cause` (the first cause is kept).
+    pub(crate) fn stop_writes(&self, cause: Error) {
+        let mut kept = self.stop_cause.lock();
+        if kept.is_none() {
+            *kept = Some(cause);
+            self.writes_stopped.store(true, Ordering::Release);
+        }
+    }
+
+    /// Turns the failure of a change into what its caller sees: a storage
+    /// failure (I/O error, damage found on disk, a failed WAL) stops every
+    /// change and becomes [`Error::WritesStopped`]; other errors (bad input,
+    /// closed, a dropped table) pass unchanged.
+    pub(crate) fn fail_change(&self, error: Error) -> Error {
+        match error {
+            Error::WalFailed { .. } => {
+                let cause = self.wal.as_ref().and_then(Wal::failure).unwrap_or(error);
+                self.stop_writes(cause);
+            }
+            e if e.is_storage_failure() => self.stop_writes(e),
+            other => return other,
+        }
+        match self.write_stop() {
+            Some(cause) => Error::WritesStopped {
+                cause: Box::new(cause),
+            },
+            None => Error::Closed,
+        }
     }
 
     /// The WAL, or [`Error::ReadOnly`].
@@ -165,7 +229,16 @@ impl Services {
 
     /// Records a catalog change durably.
     pub(crate) fn record(&self, edit: &Edit) -> Result<()> {
-        self.manifest.lock().record(edit)
+        self.record_locked(&mut self.manifest.lock(), edit)
+    }
+
+    /// Records a catalog change durably in the manifest the caller holds
+    /// locked. Refused once writes stopped; a failed append stops them (the
+    /// edit may or may not have reached the disk, so the catalog in memory
+    /// can no longer be trusted to match it).
+    pub(crate) fn record_locked(&self, manifest: &mut Manifest, edit: &Edit) -> Result<()> {
+        self.check_changes_allowed()?;
+        manifest.record(edit).map_err(|e| self.fail_change(e))
     }
 
     /// Counts memory freed by a flush or a dropped store.
@@ -186,7 +259,7 @@ impl Services {
         let live = self.manifest.lock().state().live_files();
         for file in files {
             if !live.contains(&file.meta().id) {
-                let _ = std::fs::remove_file(file.path());
+                let _ = self.io.remove_file(file.path());
             }
         }
     }

@@ -76,9 +76,11 @@ impl Db {
             regions,
             enabled: true,
         };
-        manifest.record(&Edit::CreateTable(record.clone()))?;
+        self.inner
+            .services
+            .record_locked(&mut manifest, &Edit::CreateTable(record.clone()))?;
         let inner = build_table(
-            self.inner.services.io,
+            &self.inner.services.io,
             &self.inner.services.data_dir(),
             &self.inner.services.cache,
             &record,
@@ -133,11 +135,14 @@ impl Db {
                 }
             })
             .collect();
-        manifest.record(&Edit::AlterTable {
-            table_id: table.id,
-            descriptor: descriptor.clone(),
-            family_ids: family_ids.clone(),
-        })?;
+        self.inner.services.record_locked(
+            &mut manifest,
+            &Edit::AlterTable {
+                table_id: table.id,
+                descriptor: descriptor.clone(),
+                family_ids: family_ids.clone(),
+            },
+        )?;
         drop(manifest);
         let mut removed = Vec::new();
         for region in &old.regions {
@@ -159,7 +164,7 @@ impl Db {
             Arc::new(TableState::new(descriptor, family_ids, old.regions.clone()));
         for store in removed {
             for (_, file) in store.version().files() {
-                let _ = std::fs::remove_file(file.path());
+                let _ = self.inner.services.io.remove_file(file.path());
             }
         }
         Ok(())
@@ -188,10 +193,13 @@ impl Db {
             table.flush()?;
         }
         let mut manifest = self.inner.services.manifest();
-        manifest.record(&Edit::SetEnabled {
-            table_id: table.inner.id,
-            enabled,
-        })?;
+        self.inner.services.record_locked(
+            &mut manifest,
+            &Edit::SetEnabled {
+                table_id: table.inner.id,
+                enabled,
+            },
+        )?;
         table.inner.enabled.store(enabled, Ordering::Release);
         Ok(())
     }
@@ -202,7 +210,9 @@ impl Db {
         self.check_open()?;
         let mut manifest = self.inner.services.manifest();
         let table = self.inner.catalog.require(name)?;
-        manifest.record(&Edit::DropTable { table_id: table.id })?;
+        self.inner
+            .services
+            .record_locked(&mut manifest, &Edit::DropTable { table_id: table.id })?;
         drop(manifest);
         table.dropped.store(true, Ordering::Release);
         self.inner.catalog.remove(name);
@@ -214,7 +224,7 @@ impl Db {
                 .release_memstore_bytes(region.memstore_bytes());
             for store in region.stores() {
                 for (_, file) in store.version().files() {
-                    let _ = std::fs::remove_file(file.path());
+                    let _ = self.inner.services.io.remove_file(file.path());
                 }
             }
         }
@@ -232,9 +242,12 @@ impl Db {
                 namespace: name.to_owned(),
             });
         }
-        manifest.record(&Edit::CreateNamespace {
-            name: name.to_owned(),
-        })
+        self.inner.services.record_locked(
+            &mut manifest,
+            &Edit::CreateNamespace {
+                name: name.to_owned(),
+            },
+        )
     }
 
     /// Drops an empty namespace (HBase's `drop_namespace`). `default` and `hbase` cannot be
@@ -266,9 +279,12 @@ impl Db {
                 tables,
             });
         }
-        manifest.record(&Edit::DropNamespace {
-            name: name.to_owned(),
-        })
+        self.inner.services.record_locked(
+            &mut manifest,
+            &Edit::DropNamespace {
+                name: name.to_owned(),
+            },
+        )
     }
 
     /// True when the namespace exists (`default` and `hbase` always do).

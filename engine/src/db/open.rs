@@ -46,15 +46,36 @@ impl Db {
     /// way out).
     pub fn open(dir: impl AsRef<Path>, options: DbOptions) -> Result<Db> {
         options.validate()?;
-        let dir = dir.as_ref().to_path_buf();
-        let read_only = options.read_only;
-        ensure_directory(&dir, &options)?;
-        let lock_file = lock_directory(&dir, read_only)?;
         let io = Io::resolve(options.io)?;
+        Db::open_on(dir.as_ref(), options, io)
+    }
+
+    /// Opens (or creates) the database in `dir` as [`Db::open`] does, with
+    /// every file operation going through the simulated disk `faults`
+    /// instead of the real back end (`options.io` and `STRATA_IO` are
+    /// ignored): the test hook of the reliability tests and crash tools
+    /// (`docs/reliability.md`). Only in builds with the `fault-injection`
+    /// feature, so that production cannot open a database this way by
+    /// accident.
+    #[cfg(feature = "fault-injection")]
+    pub fn open_with_faults(
+        dir: impl AsRef<Path>,
+        options: DbOptions,
+        faults: &crate::io::fault::FaultInjector,
+    ) -> Result<Db> {
+        options.validate()?;
+        Db::open_on(dir.as_ref(), options, Io::with_faults(faults))
+    }
+
+    fn open_on(dir: &Path, options: DbOptions, io: Io) -> Result<Db> {
+        let dir = dir.to_path_buf();
+        let read_only = options.read_only;
+        ensure_directory(&dir, &options, &io)?;
+        let lock_file = lock_directory(&dir, read_only)?;
         let manifest = if read_only {
-            Manifest::open_read_only(&dir, io)?
+            Manifest::open_read_only(&dir, io.clone())?
         } else {
-            Manifest::open(&dir, io)?
+            Manifest::open(&dir, io.clone())?
         };
         let data_dir = dir.join(DATA_DIR);
         let wal_dir = dir.join(WAL_DIR);
@@ -66,18 +87,19 @@ impl Db {
             ..RecoveryReport::default()
         };
         if !read_only {
-            recovery.orphan_files_deleted = prepare_directories(&data_dir, &wal_dir, &manifest)?;
+            recovery.orphan_files_deleted =
+                prepare_directories(&io, &data_dir, &wal_dir, &manifest)?;
         }
         let cache = Arc::new(BlockCache::new(options.block_cache_bytes));
-        let tables = build_tables(io, &data_dir, &cache, &manifest)?;
+        let tables = build_tables(&io, &data_dir, &cache, &manifest)?;
         let (summary, memstore_bytes) =
-            replay_wal(&wal_dir, io, &options, &manifest, &tables, &mut recovery)?;
+            replay_wal(&wal_dir, &io, &options, &manifest, &tables, &mut recovery)?;
         let wal = if read_only {
             None
         } else {
             Some(Wal::start(
                 &wal_dir,
-                io,
+                io.clone(),
                 options.wal_segment_bytes,
                 options.async_wal_sync_interval_ms,
                 summary.next_segment_id,
@@ -113,8 +135,9 @@ impl Db {
     }
 }
 
-/// Creates the directory when it is missing and the options allow it.
-fn ensure_directory(dir: &Path, options: &DbOptions) -> Result<()> {
+/// Creates the directory when it is missing and the options allow it (its
+/// entry made durable in its parent).
+fn ensure_directory(dir: &Path, options: &DbOptions, io: &Io) -> Result<()> {
     if dir.exists() {
         return Ok(());
     }
@@ -124,27 +147,32 @@ fn ensure_directory(dir: &Path, options: &DbOptions) -> Result<()> {
             std::io::Error::from(std::io::ErrorKind::NotFound),
         ));
     }
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("creating {}", dir.display()), e))
+    io.create_dir_all(dir)
 }
 
-/// Creates the data and WAL directories, deletes orphan HFiles and WAL
+/// Creates the data and WAL directories (durably: a power loss must not
+/// take the directory holding synced files), deletes orphan HFiles and WAL
 /// segments whose creation a crash interrupted; returns the orphans deleted.
-fn prepare_directories(data_dir: &Path, wal_dir: &Path, manifest: &Manifest) -> Result<u64> {
+fn prepare_directories(
+    io: &Io,
+    data_dir: &Path,
+    wal_dir: &Path,
+    manifest: &Manifest,
+) -> Result<u64> {
     for sub in [data_dir, wal_dir] {
-        std::fs::create_dir_all(sub)
-            .map_err(|e| Error::io(format!("creating {}", sub.display()), e))?;
+        io.create_dir_all(sub)?;
     }
     // The manifest read back with every committed edit intact, so an HFile
     // it does not reference was written by a flush or compaction whose edit
     // never committed: nothing refers to it.
-    let deleted = delete_orphans(data_dir, &manifest.state().live_files())?;
-    crate::wal::remove_unfinished_segments(wal_dir)?;
+    let deleted = delete_orphans(io, data_dir, &manifest.state().live_files())?;
+    crate::wal::remove_unfinished_segments(io, wal_dir)?;
     Ok(deleted)
 }
 
 /// Every table of the manifest, with its regions' files open.
 fn build_tables(
-    io: Io,
+    io: &Io,
     data_dir: &Path,
     cache: &Arc<BlockCache>,
     manifest: &Manifest,
@@ -203,7 +231,7 @@ fn lock_directory(dir: &Path, read_only: bool) -> Result<Option<File>> {
 
 /// Opens the files of one region and builds it.
 fn build_region(
-    io: Io,
+    io: &Io,
     data_dir: &Path,
     cache: &Arc<BlockCache>,
     record: &TableRecord,
@@ -215,7 +243,7 @@ fn build_region(
         for file in region.files.iter().filter(|f| f.family_id == *family_id) {
             let path = data_dir.join(hfile_name(file.meta.id));
             let mut reader = HFileReader::open(
-                io,
+                io.clone(),
                 &path,
                 file.meta.id,
                 cache.clone(),
@@ -255,7 +283,7 @@ fn build_region(
 }
 
 pub(super) fn build_table(
-    io: Io,
+    io: &Io,
     data_dir: &Path,
     cache: &Arc<BlockCache>,
     record: &TableRecord,
@@ -281,7 +309,7 @@ pub(super) fn build_table(
 }
 
 /// Deletes HFiles in `data_dir` that the manifest does not reference.
-fn delete_orphans(data_dir: &Path, live: &std::collections::HashSet<u64>) -> Result<u64> {
+fn delete_orphans(io: &Io, data_dir: &Path, live: &std::collections::HashSet<u64>) -> Result<u64> {
     let mut deleted = 0;
     let entries = std::fs::read_dir(data_dir)
         .map_err(|e| Error::io(format!("listing {}", data_dir.display()), e))?;
@@ -289,13 +317,13 @@ fn delete_orphans(data_dir: &Path, live: &std::collections::HashSet<u64>) -> Res
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
         if parse_hfile_name(name).is_some_and(|id| !live.contains(&id)) {
-            std::fs::remove_file(entry.path())
+            io.remove_file(&entry.path())
                 .map_err(|e| Error::io(format!("removing orphan {}", entry.path().display()), e))?;
             deleted += 1;
         }
     }
     if deleted > 0 {
-        crate::io::sync_dir(data_dir)?;
+        io.sync_dir(data_dir)?;
     }
     Ok(deleted)
 }
@@ -307,7 +335,7 @@ fn delete_orphans(data_dir: &Path, live: &std::collections::HashSet<u64>) -> Res
 /// created the region: corruption, never a record to skip.
 fn replay_wal(
     wal_dir: &Path,
-    io: Io,
+    io: &Io,
     options: &DbOptions,
     manifest: &Manifest,
     tables: &BTreeMap<String, Arc<TableInner>>,

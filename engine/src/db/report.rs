@@ -132,4 +132,15 @@ impl Db {
     pub fn background_error(&self) -> Option<Error> {
         self.inner.supervisor.last_error()
     }
+
+    /// The storage failure that put the database in read-only mode, if one
+    /// did: a failed WAL write or sync, a flush, compaction or split that
+    /// could not write or read, a manifest edit that failed. Every change
+    /// then fails with [`Error::WritesStopped`] naming it, reads keep
+    /// working, and reopening the database (once the cause is fixed, for
+    /// instance space freed) resumes writes with nothing acknowledged lost
+    /// (`docs/reliability.md`).
+    pub fn storage_failure(&self) -> Option<Error> {
+        self.inner.services.write_stop()
+    }
 }

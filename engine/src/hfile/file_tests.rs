@@ -60,7 +60,7 @@ fn write(
     let path = dir.join("f.hfile");
     let _ = std::fs::remove_file(&path);
     let mut w = HFileWriter::create(
-        io,
+        io.clone(),
         &path,
         WriterOptions {
             family: b"f".to_vec(),
@@ -77,7 +77,16 @@ fn write(
     }
     let meta = w.finish(7).unwrap();
     assert_eq!(meta.cells, cells.len() as u64);
-    Arc::new(HFileReader::open(io, &path, 7, Arc::new(BlockCache::new(1 << 20)), true).unwrap())
+    Arc::new(
+        HFileReader::open(
+            io.clone(),
+            &path,
+            7,
+            Arc::new(BlockCache::new(1 << 20)),
+            true,
+        )
+        .unwrap(),
+    )
 }
 
 /// Every cell of the file through `cursor`, first to last.
@@ -120,7 +129,14 @@ fn read_ahead_returns_the_same_cells_and_whole_file_passes_leave_the_cache_alone
     let io = Io::resolve(crate::options::IoMode::Auto).unwrap();
     let cache = Arc::new(BlockCache::new(8 << 20));
     let reader = Arc::new(
-        HFileReader::open(io, &dir.path().join("f.hfile"), 7, cache.clone(), true).unwrap(),
+        HFileReader::open(
+            io.clone(),
+            &dir.path().join("f.hfile"),
+            7,
+            cache.clone(),
+            true,
+        )
+        .unwrap(),
     );
     assert!(reader.block_count() > 100);
     assert!(reader.info().index_levels == 1);
@@ -172,7 +188,14 @@ fn read_ahead_stops_at_the_reads_last_row() {
     let cached_after_pass = |stop: Option<ReadAheadStop>| {
         let cache = Arc::new(BlockCache::new(8 << 20));
         let reader = Arc::new(
-            HFileReader::open(io, &dir.path().join("f.hfile"), 7, cache.clone(), true).unwrap(),
+            HFileReader::open(
+                io.clone(),
+                &dir.path().join("f.hfile"),
+                7,
+                cache.clone(),
+                true,
+            )
+            .unwrap(),
         );
         let mut cursor = FileCursor::new(reader).with_read_ahead_stop(stop.map(Arc::new));
         cursor.seek_to_first().unwrap();
@@ -392,8 +415,8 @@ fn flipped_bytes_are_detected_everywhere() {
         let mut damaged = original.clone();
         damaged[at] ^= 0x08;
         std::fs::write(&path, &damaged).unwrap();
-        let outcome =
-            HFileReader::open(io, &path, 7, Arc::new(BlockCache::new(0)), false).map(|reader| {
+        let outcome = HFileReader::open(io.clone(), &path, 7, Arc::new(BlockCache::new(0)), false)
+            .map(|reader| {
                 let damage = reader.verify();
                 // Reading every cell either fails or returns exactly the original cells.
                 let mut cursor = FileCursor::new(Arc::new(reader));

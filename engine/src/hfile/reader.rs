@@ -67,7 +67,7 @@ impl HFileReader {
         })?;
         let mut trailer_bytes = [0u8; TRAILER_BYTES];
         file.read_exact_at(trailer_at, &mut trailer_bytes)
-            .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+            .map_err(|e| Error::read_failed(path, trailer_at, e))?;
         let trailer = Trailer::decode(&trailer_bytes, size)
             .map_err(|e| Error::corruption(path, trailer_at, e.0))?;
         let read = |h: BlockHandle| -> Result<Vec<u8>> { read_block(&file, path, h) };
@@ -317,9 +317,10 @@ impl HFileReader {
                     buf: buf.as_mut_slice(),
                 })
                 .collect();
-            self.io
-                .read_many(&mut ops)
-                .map_err(|e| Error::io(format!("reading {}", self.path.display()), e))?;
+            self.io.read_many(&mut ops).map_err(|failed| {
+                let offset = ops.get(failed.index).map_or(0, |op| op.offset);
+                Error::read_failed(&self.path, offset, failed.source)
+            })?;
         }
         for (&i, stored) in missing.iter().zip(buffers) {
             let payload = unframe_block(stored)
@@ -419,7 +420,7 @@ impl HFileReader {
         let Some((first, _)) = wanted.first() else {
             return Ok(held);
         };
-        let io = first.io;
+        let io = &first.io;
         let mut buffers: Vec<Vec<u8>> = wanted
             .iter()
             .map(|(_, h)| vec![0u8; h.len as usize])
@@ -435,7 +436,12 @@ impl HFileReader {
                 })
                 .collect();
             io.read_many(&mut ops)
-                .map_err(|e| Error::io("reading blocks for a multi-get", e))?;
+                .map_err(|failed| match wanted.get(failed.index) {
+                    Some((reader, handle)) => {
+                        Error::read_failed(&reader.path, handle.offset, failed.source)
+                    }
+                    None => Error::io("reading blocks for a multi-get", failed.source),
+                })?;
         }
         for ((reader, handle), stored) in wanted.into_iter().zip(buffers) {
             let payload = unframe_block(stored)
@@ -477,12 +483,7 @@ impl HFileReader {
 fn read_block(file: &IoFile, path: &Path, handle: BlockHandle) -> Result<Vec<u8>> {
     let mut stored = vec![0u8; handle.len as usize];
     file.read_exact_at(handle.offset, &mut stored)
-        .map_err(|e| {
-            Error::io(
-                format!("reading {} at {}", path.display(), handle.offset),
-                e,
-            )
-        })?;
+        .map_err(|e| Error::read_failed(path, handle.offset, e))?;
     unframe_block(stored).map_err(|e| Error::corruption(path, handle.offset, e.0))
 }
 

@@ -33,6 +33,7 @@ pub(crate) struct WriterOptions {
 
 /// Builds one HFile.
 pub(crate) struct HFileWriter {
+    io: Io,
     file: IoFile,
     path: PathBuf,
     options: WriterOptions,
@@ -52,6 +53,7 @@ impl HFileWriter {
     pub(crate) fn create(io: Io, path: &Path, options: WriterOptions) -> Result<HFileWriter> {
         let file = io.create_new(path)?;
         Ok(HFileWriter {
+            io,
             file,
             path: path.to_path_buf(),
             options,
@@ -209,7 +211,18 @@ impl HFileWriter {
 
     /// Writes bloom, index, meta and trailer, syncs the file, and returns
     /// its description. An empty file is an error (callers never make one).
-    pub(crate) fn finish(mut self, id: u64) -> Result<FileMeta> {
+    /// On failure the file is removed.
+    pub(crate) fn finish(self, id: u64) -> Result<FileMeta> {
+        let io = self.io.clone();
+        let path = self.path.clone();
+        let finished = self.write_tail(id);
+        if finished.is_err() {
+            let _ = io.remove_file(&path);
+        }
+        finished
+    }
+
+    fn write_tail(mut self, id: u64) -> Result<FileMeta> {
         if self.meta.cells == 0 {
             return Err(Error::corruption(
                 &self.path,
@@ -283,6 +296,6 @@ impl HFileWriter {
 
     /// Gives up on the file and removes it.
     pub(crate) fn abandon(self) {
-        let _ = std::fs::remove_file(&self.path);
+        let _ = self.io.remove_file(&self.path);
     }
 }

@@ -1,17 +1,25 @@
-//! File I/O behind one interface with two back ends.
+//! File I/O behind one interface with two back ends (and a third for tests).
 //!
 //! * io_uring ([`uring`]): one ring per thread, created lazily. `read_many`
 //!   submits every read of a batch at once, and the WAL's write and
 //!   `fdatasync` go in as linked SQEs.
 //! * sync ([`sync`]): `pread`/`pwrite`/`fdatasync`, for kernels or sandboxes
 //!   where a ring cannot be set up.
+//! * fault ([`fault`], only with the `fault-injection` feature): a simulated
+//!   disk that injects errors and power losses, for the reliability tests.
 //!
 //! The back end is chosen once per database ([`Io::resolve`]): the
 //! `STRATA_IO=sync|uring` environment variable wins over [`IoMode`]; in
 //! `Auto` mode a failure to set up a ring is reported once on stderr and the
 //! sync back end is used. Every call finishes all the I/O it started before
 //! it returns, so no buffer is ever left in the kernel's hands.
+//!
+//! Every change to the directory tree goes through here too (creating
+//! directories, renaming and removing files, syncing a directory), so that
+//! the fault back end sees what a power loss could undo.
 
+#[cfg(any(test, feature = "fault-injection"))]
+pub mod fault;
 mod sync;
 mod uring;
 
@@ -38,6 +46,10 @@ pub enum Backend {
     Uring,
     /// `pread`/`pwrite`/`fdatasync`.
     Sync,
+    /// The fault-injecting simulated disk of the reliability tests
+    /// (`DbOptions::fault_injector`).
+    #[cfg(any(test, feature = "fault-injection"))]
+    Fault,
 }
 
 impl Backend {
@@ -46,6 +58,8 @@ impl Backend {
         match self {
             Backend::Uring => "uring",
             Backend::Sync => "sync",
+            #[cfg(any(test, feature = "fault-injection"))]
+            Backend::Fault => "fault",
         }
     }
 }
@@ -59,10 +73,22 @@ pub(crate) enum SyncKind {
     All,
 }
 
-/// The chosen back end; cheap to copy.
-#[derive(Debug, Clone, Copy)]
+/// The chosen back end; cheap to clone.
+#[derive(Debug, Clone)]
 pub(crate) struct Io {
     backend: Backend,
+    /// The simulated disk every call goes through, when the database was
+    /// given one (the `backend` is then [`Backend::Fault`]).
+    #[cfg(any(test, feature = "fault-injection"))]
+    faults: Option<fault::FaultInjector>,
+}
+
+/// The read of a `read_many` batch that failed, and why.
+#[derive(Debug)]
+pub(crate) struct FailedRead {
+    /// Index of the read in the batch.
+    pub(crate) index: usize,
+    pub(crate) source: io::Error,
 }
 
 /// One read of a `read_many` batch: fill all of `buf` from `offset` of `file`.
@@ -117,13 +143,30 @@ impl Io {
                 }
             },
         };
-        Ok(Io { backend })
+        Ok(Io {
+            backend,
+            #[cfg(any(test, feature = "fault-injection"))]
+            faults: None,
+        })
     }
 
     /// An `Io` on the given back end, without probing (tests and tools).
     #[cfg(test)]
     pub(crate) fn with_backend(backend: Backend) -> Io {
-        Io { backend }
+        Io {
+            backend,
+            faults: None,
+        }
+    }
+
+    /// An `Io` whose every call goes through the simulated disk `faults`,
+    /// until its next power loss (then every call fails).
+    #[cfg(any(test, feature = "fault-injection"))]
+    pub(crate) fn with_faults(faults: &fault::FaultInjector) -> Io {
+        Io {
+            backend: Backend::Fault,
+            faults: Some(faults.for_this_boot()),
+        }
     }
 
     /// The back end in use.
@@ -133,61 +176,182 @@ impl Io {
 
     /// Opens an existing file for reading.
     pub(crate) fn open_read(&self, path: &Path) -> Result<IoFile> {
-        let file =
-            File::open(path).map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
-        self.wrap(file, path)
+        let context = || format!("opening {}", path.display());
+        #[cfg(any(test, feature = "fault-injection"))]
+        if let Some(faults) = &self.faults {
+            let (file, handle) = faults
+                .open_read(path)
+                .map_err(|e| Error::io(context(), e))?;
+            return self.wrap(file, path, Some(handle));
+        }
+        let file = File::open(path).map_err(|e| Error::io(context(), e))?;
+        self.wrap(file, path, None)
     }
 
     /// Opens an existing file for reading and writing.
     pub(crate) fn open_rw(&self, path: &Path) -> Result<IoFile> {
+        let context = || format!("opening {}", path.display());
+        #[cfg(any(test, feature = "fault-injection"))]
+        if let Some(faults) = &self.faults {
+            let (file, handle) = faults.open_rw(path).map_err(|e| Error::io(context(), e))?;
+            return self.wrap(file, path, Some(handle));
+        }
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .open(path)
-            .map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
-        self.wrap(file, path)
+            .map_err(|e| Error::io(context(), e))?;
+        self.wrap(file, path, None)
     }
 
     /// Creates a new file (failing if it exists) for reading and writing.
+    /// Its name is durable once its directory is synced ([`Io::sync_dir`]).
     pub(crate) fn create_new(&self, path: &Path) -> Result<IoFile> {
+        let context = || format!("creating {}", path.display());
+        #[cfg(any(test, feature = "fault-injection"))]
+        if let Some(faults) = &self.faults {
+            let (file, handle) = faults
+                .create_new(path)
+                .map_err(|e| Error::io(context(), e))?;
+            return self.wrap(file, path, Some(handle));
+        }
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create_new(true)
             .open(path)
-            .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
-        self.wrap(file, path)
+            .map_err(|e| Error::io(context(), e))?;
+        self.wrap(file, path, None)
     }
 
-    fn wrap(&self, file: File, path: &Path) -> Result<IoFile> {
+    fn wrap(&self, file: File, path: &Path, fault: Option<FaultHandle>) -> Result<IoFile> {
         let len = file
             .metadata()
             .map_err(|e| Error::io(format!("reading metadata of {}", path.display()), e))?
             .len();
+        #[cfg(not(any(test, feature = "fault-injection")))]
+        let _: Option<FaultHandle> = fault;
         Ok(IoFile {
             file,
             path: path.to_path_buf(),
             backend: self.backend,
             append_offset: AtomicU64::new(len),
+            #[cfg(any(test, feature = "fault-injection"))]
+            fault,
         })
     }
 
+    /// Writes `bytes` as the whole content of a new file at `path`
+    /// (replacing one left there) and syncs it; the name is durable once
+    /// the directory is synced.
+    pub(crate) fn write_file(&self, path: &Path, bytes: &[u8]) -> Result<()> {
+        match self.remove_file(path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(format!("removing {}", path.display()), e)),
+        }
+        let file = self.create_new(path)?;
+        file.write_at_then_sync(0, bytes, Some(SyncKind::All), &mut || {})
+            .map_err(|e| Error::io(format!("writing {}", path.display()), e))
+    }
+
+    /// Creates `path` and its missing parents, and makes each new entry
+    /// durable by syncing the directory that holds it (a directory whose
+    /// creation was not synced may vanish in a power loss, with everything
+    /// in it).
+    pub(crate) fn create_dir_all(&self, path: &Path) -> Result<()> {
+        let missing: Vec<&Path> = path.ancestors().take_while(|p| !p.exists()).collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let created = || -> io::Result<()> {
+            #[cfg(any(test, feature = "fault-injection"))]
+            if let Some(faults) = &self.faults {
+                return faults.create_dir_all(path);
+            }
+            std::fs::create_dir_all(path)
+        };
+        created().map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
+        // Top first: each parent exists durably before its child's entry is synced.
+        for dir in missing.iter().rev() {
+            self.sync_dir(&parent_of(dir))?;
+        }
+        Ok(())
+    }
+
+    /// Renames `from` to `to` within one directory, replacing `to`; durable
+    /// once the directory is synced.
+    pub(crate) fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        #[cfg(any(test, feature = "fault-injection"))]
+        if let Some(faults) = &self.faults {
+            return faults.rename(from, to);
+        }
+        std::fs::rename(from, to)
+    }
+
+    /// Removes the file at `path` (`NotFound` if there is none); durable
+    /// once the directory is synced.
+    pub(crate) fn remove_file(&self, path: &Path) -> io::Result<()> {
+        #[cfg(any(test, feature = "fault-injection"))]
+        if let Some(faults) = &self.faults {
+            return faults.remove_file(path);
+        }
+        std::fs::remove_file(path)
+    }
+
+    /// Makes a directory's entries (creations, renames, removals) durable.
+    pub(crate) fn sync_dir(&self, path: &Path) -> Result<()> {
+        let context = || format!("syncing directory {}", path.display());
+        #[cfg(any(test, feature = "fault-injection"))]
+        if let Some(faults) = &self.faults {
+            return faults.sync_dir(path).map_err(|e| Error::io(context(), e));
+        }
+        File::open(path)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| Error::io(context(), e))
+    }
+
     /// Fills every op's buffer; on io_uring all reads go in one submission
-    /// (chunked by ring size). Fails if any read fails or hits end of file.
+    /// (chunked by ring size). Fails if any read fails or hits end of file,
+    /// saying which.
     #[allow(
         dead_code,
         reason = "called by the HFile read path (multi-get, read-ahead); tested here"
     )]
-    pub(crate) fn read_many(&self, ops: &mut [ReadOp<'_>]) -> io::Result<()> {
+    pub(crate) fn read_many(&self, ops: &mut [ReadOp<'_>]) -> Result<(), FailedRead> {
         match self.backend {
             Backend::Uring => match uring::read_many(ops) {
                 Some(result) => result,
                 None => sync::read_many(ops),
             },
             Backend::Sync => sync::read_many(ops),
+            #[cfg(any(test, feature = "fault-injection"))]
+            Backend::Fault => {
+                for (index, op) in ops.iter_mut().enumerate() {
+                    op.file
+                        .read_exact_at(op.offset, op.buf)
+                        .map_err(|source| FailedRead { index, source })?;
+                }
+                Ok(())
+            }
         }
     }
 }
+
+/// The directory holding `path` (`.` for a bare name).
+pub(crate) fn parent_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// The fault back end's side of an open file (nothing in builds without it).
+#[cfg(any(test, feature = "fault-injection"))]
+type FaultHandle = fault::FaultFile;
+/// The fault back end's side of an open file (nothing in builds without it).
+#[cfg(not(any(test, feature = "fault-injection")))]
+type FaultHandle = std::convert::Infallible;
 
 /// An open file bound to a back end.
 #[derive(Debug)]
@@ -197,6 +361,9 @@ pub(crate) struct IoFile {
     backend: Backend,
     /// Where the next [`IoFile::append`] writes; starts at the file's length.
     append_offset: AtomicU64,
+    /// The simulated disk's view of the file (fault back end only).
+    #[cfg(any(test, feature = "fault-injection"))]
+    fault: Option<FaultHandle>,
 }
 
 impl IoFile {
@@ -217,6 +384,10 @@ impl IoFile {
     /// Reads up to `buf.len()` bytes at `offset`; returns how many were read
     /// (fewer only at end of file).
     pub(crate) fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        #[cfg(any(test, feature = "fault-injection"))]
+        if let Some(fault) = &self.fault {
+            return fault.read_at(&self.file, offset, buf);
+        }
         if self.backend == Backend::Uring
             && let Some(result) = uring::read_at(self.raw_fd(), offset, buf)
         {
@@ -261,6 +432,10 @@ impl IoFile {
         sync: Option<SyncKind>,
         in_flight: &mut dyn FnMut(),
     ) -> io::Result<()> {
+        #[cfg(any(test, feature = "fault-injection"))]
+        if let Some(fault) = &self.fault {
+            return fault.write_at_then_sync(&self.file, offset, buf, sync, in_flight);
+        }
         if self.backend == Backend::Uring
             && let Some(result) =
                 uring::write_at_then_sync(self.raw_fd(), offset, buf, sync, in_flight)
@@ -286,6 +461,10 @@ impl IoFile {
 
     /// Makes written data durable.
     pub(crate) fn sync(&self, kind: SyncKind) -> io::Result<()> {
+        #[cfg(any(test, feature = "fault-injection"))]
+        if let Some(fault) = &self.fault {
+            return fault.sync(&self.file, kind);
+        }
         if self.backend == Backend::Uring
             && let Some(result) = uring::sync(self.raw_fd(), kind)
         {
@@ -297,6 +476,10 @@ impl IoFile {
     /// Reserves `len` bytes of disk for the file (extending its size), so
     /// that later writes inside it do not allocate.
     pub(crate) fn preallocate(&self, len: u64) -> io::Result<()> {
+        #[cfg(any(test, feature = "fault-injection"))]
+        if let Some(fault) = &self.fault {
+            return fault.preallocate(&self.file, len);
+        }
         let len_signed = libc::off_t::try_from(len)
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "length too large"))?;
         // SAFETY: fallocate only reads its integer arguments; the fd is open
@@ -315,17 +498,16 @@ impl IoFile {
 
     /// Truncates or extends the file to `len` bytes.
     pub(crate) fn set_len(&self, len: u64) -> io::Result<()> {
+        #[cfg(any(test, feature = "fault-injection"))]
+        if let Some(fault) = &self.fault {
+            fault.set_len(&self.file, len)?;
+            self.append_offset.store(len, Ordering::Release);
+            return Ok(());
+        }
         self.file.set_len(len)?;
         self.append_offset.store(len, Ordering::Release);
         Ok(())
     }
-}
-
-/// Makes a directory's entries (creations, renames, deletions) durable.
-pub(crate) fn sync_dir(path: &Path) -> Result<()> {
-    File::open(path)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| Error::io(format!("syncing directory {}", path.display()), e))
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 
-use super::{MAX_IO_BYTES, ReadOp, SyncKind};
+use super::{FailedRead, MAX_IO_BYTES, ReadOp, SyncKind};
 
 /// Reads until `buf` is full or the file ends; returns the bytes read.
 pub(super) fn read_at(file: &File, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
@@ -48,19 +48,19 @@ pub(super) fn sync(file: &File, kind: SyncKind) -> io::Result<()> {
 
 /// Each read in turn.
 #[allow(dead_code, reason = "used by the HFile read path; tested here")]
-pub(super) fn read_many(ops: &mut [ReadOp<'_>]) -> io::Result<()> {
-    for op in ops.iter_mut() {
+pub(super) fn read_many(ops: &mut [ReadOp<'_>]) -> Result<(), FailedRead> {
+    for (index, op) in ops.iter_mut().enumerate() {
         let want = op.buf.len();
-        let got = read_at(&op.file.file, op.offset, op.buf)?;
+        let got = read_at(&op.file.file, op.offset, op.buf)
+            .map_err(|source| FailedRead { index, source })?;
         if got < want {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                format!(
-                    "{}: wanted {want} bytes at {}, file ends after {got}",
-                    op.file.path().display(),
-                    op.offset
+            return Err(FailedRead {
+                index,
+                source: io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!("wanted {want} bytes, the file ends after {got}"),
                 ),
-            ));
+            });
         }
     }
     Ok(())

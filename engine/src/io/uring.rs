@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 
 use io_uring::{IoUring, Probe, opcode, squeue, types};
 
-use super::{MAX_IO_BYTES, ReadOp, SyncKind};
+use super::{FailedRead, MAX_IO_BYTES, ReadOp, SyncKind};
 
 /// Submission queue entries per ring; batches larger than this are split.
 const RING_ENTRIES: u32 = 256;
@@ -195,10 +195,12 @@ fn os_error(result: i32) -> io::Error {
     io::Error::from_raw_os_error(-result)
 }
 
-/// Fills every buffer; short reads are continued, end of file is an error.
+/// Fills every buffer; short reads are continued, end of file is an error
+/// (naming the read that failed).
 #[allow(dead_code, reason = "used by the HFile read path; tested here")]
-pub(super) fn read_many(ops: &mut [ReadOp<'_>]) -> Option<io::Result<()>> {
-    with_ring(|ring| {
+pub(super) fn read_many(ops: &mut [ReadOp<'_>]) -> Option<Result<(), FailedRead>> {
+    let mut failed: Option<FailedRead> = None;
+    let outcome = with_ring(|ring| {
         // done[i]: bytes of op i already read.
         let mut done = vec![0usize; ops.len()];
         loop {
@@ -207,9 +209,9 @@ pub(super) fn read_many(ops: &mut [ReadOp<'_>]) -> Option<io::Result<()>> {
                     done.get(i).copied().unwrap_or(0) < ops.get(i).map_or(0, |o| o.buf.len())
                 })
                 .collect();
-            if pending.is_empty() {
+            let Some(&first_pending) = pending.first() else {
                 return Ok(());
-            }
+            };
             let entries: Vec<squeue::Entry> = pending
                 .iter()
                 .filter_map(|&i| {
@@ -226,40 +228,57 @@ pub(super) fn read_many(ops: &mut [ReadOp<'_>]) -> Option<io::Result<()>> {
                 .collect();
             // SAFETY: the buffers are borrowed mutably from `ops` for the
             // whole call and `run` waits for every completion.
-            let results = unsafe { run(ring, &entries) }?;
+            let results = match unsafe { run(ring, &entries) } {
+                Ok(results) => results,
+                Err(e) => {
+                    // The ring failed (BrokenPipe, see `run`): report it on
+                    // the first read still wanted.
+                    failed = Some(FailedRead {
+                        index: first_pending,
+                        source: io::Error::new(e.kind(), e.to_string()),
+                    });
+                    return Err(e);
+                }
+            };
             for (&i, &res) in pending.iter().zip(&results) {
                 let Some(op) = ops.get(i) else { continue };
                 if res < 0 {
                     if res == -libc::EINTR || res == -libc::EAGAIN {
                         continue;
                     }
-                    return Err(io::Error::new(
-                        os_error(res).kind(),
-                        format!(
-                            "{}: read at {}: {}",
-                            op.file.path().display(),
-                            op.offset,
-                            os_error(res)
-                        ),
-                    ));
+                    failed = Some(FailedRead {
+                        index: i,
+                        source: os_error(res),
+                    });
+                    return Ok(());
                 }
                 if res == 0 {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        format!(
-                            "{}: wanted {} bytes at {}, file ends after {}",
-                            op.file.path().display(),
-                            op.buf.len(),
-                            op.offset,
-                            done.get(i).copied().unwrap_or(0)
+                    failed = Some(FailedRead {
+                        index: i,
+                        source: io::Error::new(
+                            io::ErrorKind::UnexpectedEof,
+                            format!(
+                                "wanted {} bytes, the file ends after {}",
+                                op.buf.len(),
+                                done.get(i).copied().unwrap_or(0)
+                            ),
                         ),
-                    ));
+                    });
+                    return Ok(());
                 }
                 if let Some(d) = done.get_mut(i) {
                     *d += res as usize;
                 }
             }
         }
+    })?;
+    Some(match (failed, outcome) {
+        (Some(failed), _) => Err(failed),
+        (None, Ok(())) => Ok(()),
+        (None, Err(e)) => Err(FailedRead {
+            index: 0,
+            source: e,
+        }),
     })
 }
 

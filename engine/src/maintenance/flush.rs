@@ -7,14 +7,21 @@
 //! 2. Wait until every mutation <= `S` has finished inserting.
 //! 3. Write one file per store holding its frozen memstores (reads go on
 //!    meanwhile: the frozen memstores stay readable).
-//! 4. Sync the files and the directory, then record the files and `S` as
-//!    the region's flushed sequence in the manifest (synced).
+//! 4. Sync the files and the directory, and the WAL through `S`, then
+//!    record the files and `S` as the region's flushed sequence in the
+//!    manifest (synced).
 //! 5. Swap the files in for the frozen memstores and free the memory. (The
 //!    supervisor then deletes the WAL segments no region needs any more.)
 //!
 //! A crash before step 4 leaves unreferenced files (deleted at the next
 //! open) and the WAL still holding the mutations; after it, replay skips
 //! the region's mutations <= `S`, which are all in the files.
+//!
+//! Syncing the WAL first keeps recovery a point in time: the files make
+//! this region's mutations <= `S` durable, `AsyncWal` ones included, so
+//! every earlier mutation of the other regions must be durable too, or a
+//! power loss could keep a later write and lose an earlier one (RocksDB
+//! syncs its closed logs before a flush commits, for the same reason).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -24,7 +31,6 @@ use crate::cell::SeekKey;
 use crate::core::Services;
 use crate::error::{Error, Result};
 use crate::file_meta::FileMeta;
-use crate::io::sync_dir;
 use crate::iter::merge::MergedSources;
 use crate::iter::source::{MemstoreSource, Source};
 use crate::manifest::Edit;
@@ -50,8 +56,14 @@ pub(crate) fn flush_region(
     let state = table.state.read().clone();
     let boundary = freeze(services, &stores);
     let written = write_stores(services, &state, &stores, boundary)?;
-    if let Err(e) = sync_dir(&services.data_dir()) {
-        remove_new_files(written.iter().filter_map(|(_, f)| f.as_ref()));
+    if let Err(e) = services.io.sync_dir(&services.data_dir()) {
+        remove_new_files(services, written.iter().filter_map(|(_, f)| f.as_ref()));
+        return Err(e);
+    }
+    if let Some(wal) = services.wal_if_writable()
+        && let Err(e) = wal.sync_all()
+    {
+        remove_new_files(services, written.iter().filter_map(|(_, f)| f.as_ref()));
         return Err(e);
     }
     // From here on the files stay even if the edit fails: a failed append
@@ -115,7 +127,7 @@ fn write_stores(
         match write_file(services, family, sources) {
             Ok(file) => written.push((store.clone(), file)),
             Err(e) => {
-                remove_new_files(written.iter().filter_map(|(_, f)| f.as_ref()));
+                remove_new_files(services, written.iter().filter_map(|(_, f)| f.as_ref()));
                 return Err(e);
             }
         }

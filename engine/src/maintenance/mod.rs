@@ -13,7 +13,10 @@
 //! past its size, and release the WAL segments no region needs any more.
 //! Workers hold a weak reference to the supervisor, never to the database.
 //! A job's failure is kept, typed, for [`Supervisor::last_error`] (which
-//! `Db::stats` counts and stalled writers return), never printed.
+//! `Db::stats` counts and stalled writers return), never printed. A job that
+//! fails on storage (an I/O error, damage, a failed WAL or manifest edit)
+//! stops every change to the database until it is reopened
+//! (`Services::fail_change`, `docs/reliability.md`).
 
 pub(crate) mod flush;
 pub(crate) mod ingest;
@@ -104,8 +107,9 @@ impl Supervisor {
         }
         let flushed = flush::flush_region(&self.services, table, region);
         self.memory_flush_pending.store(false, Ordering::Release);
-        if flushed? {
-            self.after_flush(table, region)?;
+        if flushed.map_err(|e| self.services.fail_change(e))? {
+            self.after_flush(table, region)
+                .map_err(|e| self.services.fail_change(e))?;
         }
         Ok(())
     }
@@ -244,7 +248,9 @@ impl Supervisor {
             return Ok(false);
         }
         let _slot = self.compaction_slot(region)?;
-        let Some(daughters) = split::split_region(&self.services, table, region, key)? else {
+        let Some(daughters) = split::split_region(&self.services, table, region, key)
+            .map_err(|e| self.services.fail_change(e))?
+        else {
             return Ok(false);
         };
         // Compaction rewrites the shared files into each daughter's own.
@@ -282,8 +288,10 @@ impl Supervisor {
         {
             return Ok(false);
         }
+        self.services.check_writable()?;
         let state = table.state.read().clone();
         compaction::compact_most_urgent(&self.services, &state, region)
+            .map_err(|e| self.services.fail_change(e))
     }
 
     /// Compacts `region` now, in the caller's thread, after waiting for its
@@ -305,6 +313,7 @@ impl Supervisor {
         }
         let state = table.state.read().clone();
         compaction::compact_region_now(&self.services, &state, region, major)
+            .map_err(|e| self.services.fail_change(e))
     }
 
     /// The region's compaction slot, for a compaction or split the caller

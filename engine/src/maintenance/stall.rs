@@ -68,7 +68,8 @@ impl Supervisor {
                 }
                 break;
             }
-            self.services.check_open()?;
+            // A storage failure stopped writes: no job will make room.
+            self.services.check_writable()?;
             if let Some(failure) = self.pool.last_error()
                 && self.pool.is_idle()
             {

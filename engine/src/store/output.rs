@@ -6,9 +6,10 @@
 //! A file written here is not part of the database until the manifest edit
 //! that adds it is durable; a crash before that leaves it an orphan, which
 //! the next open deletes. A job that fails before it appends its edit
-//! removes its files at once; one whose append fails leaves them, because
-//! the edit may have reached the disk anyway, and the next open then
-//! applies it (or deletes the orphans).
+//! removes its files at once (including one whose finishing write, sync or
+//! read-back failed); one whose append fails leaves them, because the edit
+//! may have reached the disk anyway, and the next open then applies it (or
+//! deletes the orphans).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -54,7 +55,7 @@ impl OutputFile {
         let id = services.allocate_file_id();
         let path = services.data_dir().join(hfile_name(id));
         let options = writer_options(family, services.options.bloom_bits_per_key);
-        let writer = HFileWriter::create(services.io, &path, options)?;
+        let writer = HFileWriter::create(services.io.clone(), &path, options)?;
         Ok(OutputFile {
             writer,
             path,
@@ -78,16 +79,20 @@ impl OutputFile {
         self.writer.last_row()
     }
 
-    /// Finishes the file (synced), opens it for reading and counts its bytes.
+    /// Finishes the file (synced), opens it for reading and counts its
+    /// bytes. On failure the file is removed.
     pub(crate) fn finish(self, services: &Services) -> Result<NewFile> {
         let meta = self.writer.finish(self.id)?;
         let reader = HFileReader::open(
-            services.io,
+            services.io.clone(),
             &self.path,
             self.id,
             services.cache.clone(),
             self.block_cache,
-        )?;
+        )
+        .inspect_err(|_| {
+            let _ = services.io.remove_file(&self.path);
+        })?;
         services
             .counters
             .bytes_flushed_or_compacted
@@ -105,8 +110,11 @@ impl OutputFile {
 }
 
 /// Removes files written by a job that failed before its manifest edit.
-pub(crate) fn remove_new_files<'a>(files: impl IntoIterator<Item = &'a NewFile>) {
+pub(crate) fn remove_new_files<'a>(
+    services: &Services,
+    files: impl IntoIterator<Item = &'a NewFile>,
+) {
     for file in files {
-        let _ = std::fs::remove_file(&file.path);
+        let _ = services.io.remove_file(&file.path);
     }
 }

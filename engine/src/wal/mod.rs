@@ -26,13 +26,14 @@ pub(crate) mod replay;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::error::{Error, Result};
-use crate::io::{Io, IoFile, SyncKind, sync_dir};
+use crate::io::{Io, IoFile, SyncKind};
 use crate::names::{CREATING_SUFFIX, segment_file_name};
 use crate::watermark::Watermark;
 use format::{SEGMENT_HEADER_BYTES, segment_header};
@@ -74,7 +75,7 @@ fn round_to_units(bytes: u64) -> u64 {
 /// Deletes the files of segments whose creation a crash interrupted (they
 /// never held a record: a segment gets its final name only once its header
 /// is durable).
-pub(crate) fn remove_unfinished_segments(dir: &Path) -> Result<()> {
+pub(crate) fn remove_unfinished_segments(io: &Io, dir: &Path) -> Result<()> {
     let entries =
         std::fs::read_dir(dir).map_err(|e| Error::io(format!("listing {}", dir.display()), e))?;
     let mut removed = false;
@@ -84,15 +85,22 @@ pub(crate) fn remove_unfinished_segments(dir: &Path) -> Result<()> {
             .to_str()
             .is_some_and(|name| name.ends_with(CREATING_SUFFIX))
         {
-            std::fs::remove_file(entry.path())
+            io.remove_file(&entry.path())
                 .map_err(|e| Error::io(format!("removing {}", entry.path().display()), e))?;
             removed = true;
         }
     }
     if removed {
-        sync_dir(dir)?;
+        io.sync_dir(dir)?;
     }
     Ok(())
+}
+
+/// What a writer sees once the commit thread failed.
+fn wal_failed(failure: &Error) -> Error {
+    Error::WalFailed {
+        reason: failure.to_string(),
+    }
 }
 
 /// Identifies the group a writer's frames went into.
@@ -138,8 +146,10 @@ struct State {
     written_group: u64,
     /// Every group <= this is durable.
     synced_group: u64,
-    /// The first failure of the commit thread; the WAL refuses work after it.
-    failed: Option<String>,
+    /// The first failure of the commit thread; the WAL refuses work after
+    /// it (a failed write or sync is never retried: the page cache may have
+    /// dropped the data, so a later sync could not make it durable).
+    failed: Option<Error>,
     shutdown: bool,
     /// The commit thread has exited: nothing will be written or synced again.
     stopped: bool,
@@ -169,6 +179,8 @@ struct Shared {
     /// `watermark.rs` for what the condvar it replaced cost). Halted when
     /// the commit thread fails or stops.
     synced: Watermark,
+    /// Mirrors `State::failed.is_some()`, read without the lock on every write.
+    has_failed: AtomicBool,
 }
 
 impl Shared {
@@ -196,7 +208,7 @@ impl Wal {
         first_segment_id: u64,
         existing: Vec<SegmentInfo>,
     ) -> Result<Wal> {
-        let segment = Segment::create(dir, io, first_segment_id, segment_bytes, 0)?;
+        let segment = Segment::create(dir, &io, first_segment_id, segment_bytes, 0)?;
         let mut segments: VecDeque<SegmentInfo> = existing.into();
         segments.push_back(SegmentInfo {
             id: first_segment_id,
@@ -231,6 +243,7 @@ impl Wal {
             work: Condvar::new(),
             room: Condvar::new(),
             synced: Watermark::new(0),
+            has_failed: AtomicBool::new(false),
         });
         let thread_shared = shared.clone();
         let thread = std::thread::Builder::new()
@@ -256,10 +269,8 @@ impl Wal {
         let shared = &*self.shared;
         let mut state = shared.state.lock();
         loop {
-            if let Some(reason) = &state.failed {
-                return Err(Error::WalFailed {
-                    reason: reason.clone(),
-                });
+            if let Some(failure) = &state.failed {
+                return Err(wal_failed(failure));
             }
             if state.shutdown {
                 return Err(Error::Closed);
@@ -302,9 +313,7 @@ impl Wal {
             return Ok(());
         }
         match &state.failed {
-            Some(reason) => Err(Error::WalFailed {
-                reason: reason.clone(),
-            }),
+            Some(failure) => Err(wal_failed(failure)),
             None => Err(Error::Closed),
         }
     }
@@ -319,9 +328,7 @@ impl Wal {
                 // be in flight, not yet counted as written) must be synced.
                 if state.synced_group + 1 >= state.filling_group && state.filling_frames == 0 {
                     return match &state.failed {
-                        Some(reason) => Err(Error::WalFailed {
-                            reason: reason.clone(),
-                        }),
+                        Some(failure) => Err(wal_failed(failure)),
                         None => Ok(()),
                     };
                 }
@@ -343,10 +350,8 @@ impl Wal {
     pub(crate) fn roll(&self) -> Result<()> {
         let ticket = {
             let mut state = self.shared.state.lock();
-            if let Some(reason) = &state.failed {
-                return Err(Error::WalFailed {
-                    reason: reason.clone(),
-                });
+            if let Some(failure) = &state.failed {
+                return Err(wal_failed(failure));
             }
             if state.shutdown {
                 return Err(Error::Closed);
@@ -368,6 +373,14 @@ impl Wal {
         let state = self.shared.state.lock();
         let max_sequence = state.segments.back().map_or(0, |s| s.max_sequence);
         (state.current_segment_bytes, max_sequence)
+    }
+
+    /// The failure that stopped the commit thread, if one did.
+    pub(crate) fn failure(&self) -> Option<Error> {
+        if !self.shared.has_failed.load(Ordering::Acquire) {
+            return None;
+        }
+        self.shared.state.lock().failed.clone()
     }
 
     /// Group commit counters.
@@ -421,12 +434,12 @@ impl Wal {
         // leave a newer one removed and an older one in place.
         for id in &releasable {
             let path = self.shared.dir.join(segment_file_name(*id));
-            match std::fs::remove_file(&path) {
+            match self.shared.io.remove_file(&path) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => return Err(Error::io(format!("removing {}", path.display()), e)),
             }
-            sync_dir(&self.shared.dir)?;
+            self.shared.io.sync_dir(&self.shared.dir)?;
         }
         Ok(())
     }
@@ -476,7 +489,7 @@ struct Segment {
 impl Segment {
     fn create(
         dir: &Path,
-        io: Io,
+        io: &Io,
         id: u64,
         segment_bytes: u64,
         first_group_bytes: u64,
@@ -487,7 +500,7 @@ impl Segment {
         let path = dir.join(segment_file_name(id));
         let creating = dir.join(format!("{}{CREATING_SUFFIX}", segment_file_name(id)));
         if creating.exists() {
-            std::fs::remove_file(&creating)
+            io.remove_file(&creating)
                 .map_err(|e| Error::io(format!("removing {}", creating.display()), e))?;
         }
         let file = io.create_new(&creating)?;
@@ -500,8 +513,9 @@ impl Segment {
             .map_err(|e| Error::io(context("preallocating"), e))?;
         file.write_at_then_sync(0, &segment_header(id), Some(SyncKind::Data), &mut || {})
             .map_err(|e| Error::io(context("writing the header of"), e))?;
-        std::fs::rename(&creating, &path).map_err(|e| Error::io(context("naming"), e))?;
-        sync_dir(dir)?;
+        io.rename(&creating, &path)
+            .map_err(|e| Error::io(context("naming"), e))?;
+        io.sync_dir(dir)?;
         let file = io.open_rw(&path)?;
         Ok(Segment {
             file,
@@ -542,12 +556,12 @@ impl Segment {
     /// and syncs the size; a segment without frames is removed. The seal is
     /// durable before the cut, so a crash in between leaves a sealed
     /// segment followed by zeros, which reads back the same.
-    fn seal(&mut self, dir: &Path) -> Result<()> {
+    fn seal(&mut self, io: &Io, dir: &Path) -> Result<()> {
         let path = self.file.path().to_path_buf();
         if self.write_offset == SEGMENT_HEADER_BYTES as u64 {
-            std::fs::remove_file(&path)
+            io.remove_file(&path)
                 .map_err(|e| Error::io(format!("removing {}", path.display()), e))?;
-            return sync_dir(dir);
+            return io.sync_dir(dir);
         }
         let seal = format::seal_frame(format::Seal {
             frames: self.frames,
@@ -627,7 +641,7 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
                     drop(state);
                     // Nothing pending: make the segment durable and trim its
                     // preallocated tail (or remove it if it holds nothing).
-                    let _ = segment.seal(&shared.dir);
+                    let _ = segment.seal(&shared.io, &shared.dir);
                     return;
                 }
                 let deadline = [
@@ -732,7 +746,8 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
                 }
             }
             Err(e) => {
-                state.failed = Some(e.to_string());
+                state.failed = Some(e);
+                shared.has_failed.store(true, Ordering::Release);
             }
         }
         let failed = state.failed.is_some();
@@ -816,10 +831,10 @@ fn start_next_segment(
     segment: &mut Segment,
     first_group_bytes: u64,
 ) -> Result<()> {
-    segment.seal(&shared.dir)?;
+    segment.seal(&shared.io, &shared.dir)?;
     *segment = Segment::create(
         &shared.dir,
-        shared.io,
+        &shared.io,
         segment.id + 1,
         shared.segment_bytes,
         first_group_bytes,
@@ -910,6 +925,70 @@ mod tests {
                 "a group synced before stays durable"
             );
         }
+    }
+
+    #[test]
+    fn a_failed_sync_is_never_retried_and_a_power_loss_keeps_only_the_synced_groups() {
+        use crate::io::fault::{
+            FaultInjector, FaultRule, FileKind, InjectedError, IoOp, PowerLoss,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let mutation = |sequence: u64| {
+            let mut payload = Vec::new();
+            let cells = [(crate::cell::CellKind::Put, 1i64, &b"q"[..], &b"v"[..])];
+            format::encode_mutation(
+                &mut payload,
+                1,
+                sequence,
+                b"row",
+                [(1u32, cells.into_iter())].into_iter(),
+            );
+            frame(&payload)
+        };
+        let faults = FaultInjector::new(1);
+        let wal = Wal::start(
+            dir.path(),
+            Io::with_faults(&faults),
+            1 << 20,
+            20,
+            1,
+            Vec::new(),
+        )
+        .unwrap();
+        let durable = wal
+            .append(&mutation(1), 1, 1, Some(SyncKind::Data))
+            .unwrap();
+        wal.wait(durable).unwrap();
+        faults.add_rule(
+            FaultRule::new(IoOp::Sync, InjectedError::Eio)
+                .on(FileKind::Wal)
+                .times(1),
+        );
+        let failed = wal
+            .append(&mutation(2), 1, 2, Some(SyncKind::Data))
+            .unwrap();
+        assert!(matches!(wal.wait(failed), Err(Error::WalFailed { .. })));
+        assert!(matches!(wal.failure(), Some(Error::Io { .. })));
+        // The rule fired once; the WAL still refuses: the data the failed
+        // sync covered may be gone from the page cache.
+        assert!(matches!(
+            wal.append(&mutation(3), 1, 3, Some(SyncKind::Data)),
+            Err(Error::WalFailed { .. })
+        ));
+        drop(wal);
+        faults.power_loss(PowerLoss::drop_unsynced()).unwrap();
+        let mut sequences = Vec::new();
+        let summary = replay::replay(
+            dir.path(),
+            &Io::with_backend(Backend::Sync),
+            replay::ReplayMode::Repair(crate::options::WalRecovery::Strict),
+            |m, _, _| {
+                sequences.push(m.sequence);
+                Ok(())
+            },
+        );
+        assert!(summary.is_ok(), "{summary:?}");
+        assert_eq!(sequences, [1], "only the synced group survives");
     }
 
     #[test]

@@ -31,7 +31,7 @@ use super::format::{
 };
 use super::{ALLOCATION_UNIT_BYTES, SegmentInfo};
 use crate::error::{Error, Result};
-use crate::io::{Io, SyncKind, sync_dir};
+use crate::io::{Io, SyncKind};
 use crate::names::{DAMAGED_WAL_DIR, parse_segment_file_name, segment_file_name};
 use crate::options::WalRecovery;
 
@@ -388,7 +388,7 @@ pub(crate) fn list_segments(dir: &Path) -> Result<Vec<u64>> {
 }
 
 /// Reads a whole segment file.
-pub(crate) fn read_segment(io: Io, path: &Path) -> Result<Vec<u8>> {
+pub(crate) fn read_segment(io: &Io, path: &Path) -> Result<Vec<u8>> {
     let file = io.open_read(path)?;
     let len = file
         .len()
@@ -422,7 +422,7 @@ pub(crate) struct CheckedSegment {
 /// Reads and checks every segment of `dir`, oldest first; a damaged header,
 /// a missing segment between two others, and a file the log cannot hold
 /// are reported as [`SegmentEnd::Corrupt`] of that segment.
-pub(crate) fn check_log(dir: &Path, io: Io) -> Result<Vec<CheckedSegment>> {
+pub(crate) fn check_log(dir: &Path, io: &Io) -> Result<Vec<CheckedSegment>> {
     let ids = list_segments(dir)?;
     let mut segments = Vec::with_capacity(ids.len());
     let mut previous: Option<(u64, u32)> = None;
@@ -473,7 +473,7 @@ pub(crate) fn check_log(dir: &Path, io: Io) -> Result<Vec<CheckedSegment>> {
 /// group (if any), writes the seal record and zeros over whatever was after
 /// it, syncs, then cuts the file after the seal. A crash at any point leaves
 /// a segment that reads back the same: the seal is durable before the cut.
-fn seal_at(io: Io, segment: &CheckedSegment, max_sequence: u64) -> Result<()> {
+fn seal_at(io: &Io, segment: &CheckedSegment, max_sequence: u64) -> Result<()> {
     let check = &segment.check;
     let path = &segment.path;
     let mut tail = Vec::with_capacity(GROUP_COMMIT_FRAME_BYTES + SEAL_FRAME_BYTES);
@@ -500,15 +500,12 @@ fn seal_at(io: Io, segment: &CheckedSegment, max_sequence: u64) -> Result<()> {
 
 /// Copies a segment into `wal/damaged/` before point-in-time recovery
 /// changes or drops it; returns the copy's path.
-fn keep_copy(dir: &Path, segment: &CheckedSegment) -> Result<PathBuf> {
+fn keep_copy(io: &Io, dir: &Path, segment: &CheckedSegment) -> Result<PathBuf> {
     let damaged = dir.join(DAMAGED_WAL_DIR);
-    std::fs::create_dir_all(&damaged)
-        .map_err(|e| Error::io(format!("creating {}", damaged.display()), e))?;
+    io.create_dir_all(&damaged)?;
     let copy = damaged.join(segment_file_name(segment.id));
-    std::fs::write(&copy, &segment.bytes)
-        .and_then(|()| std::fs::File::open(&copy)?.sync_all())
-        .map_err(|e| Error::io(format!("copying to {}", copy.display()), e))?;
-    sync_dir(&damaged)?;
+    io.write_file(&copy, &segment.bytes)?;
+    io.sync_dir(&damaged)?;
     Ok(copy)
 }
 
@@ -518,7 +515,7 @@ fn keep_copy(dir: &Path, segment: &CheckedSegment) -> Result<PathBuf> {
 /// damaged tail cut, so that the log can go on in a new segment.
 pub(crate) fn replay(
     dir: &Path,
-    io: Io,
+    io: &Io,
     mode: ReplayMode,
     mut apply: impl FnMut(&LoggedMutation<'_>, &Path, u64) -> Result<()>,
 ) -> Result<ReplaySummary> {
@@ -554,7 +551,8 @@ pub(crate) fn replay(
         let last_kept = damage.is_some() || index + 1 == segments.len();
         if last_kept && mode != ReplayMode::ReadOnly {
             if let Some(offset) = damage {
-                summary.discarded = Some((path.clone(), offset, vec![keep_copy(dir, segment)?]));
+                summary.discarded =
+                    Some((path.clone(), offset, vec![keep_copy(io, dir, segment)?]));
             }
             if !repair_last(dir, io, segment, segment_max)? {
                 // It held no record (before the damage): removed; its id is free.
@@ -574,6 +572,7 @@ pub(crate) fn replay(
         }
         if damage.is_some() {
             set_aside(
+                io,
                 dir,
                 segments.get(index + 1..).unwrap_or_default(),
                 &mut summary,
@@ -587,13 +586,13 @@ pub(crate) fn replay(
 /// Leaves the last segment replay keeps ready for the log to go on after
 /// it: removed when it holds no record (returns false), else sealed (a
 /// version-1 segment is cut after its last frame instead).
-fn repair_last(dir: &Path, io: Io, segment: &CheckedSegment, max_sequence: u64) -> Result<bool> {
+fn repair_last(dir: &Path, io: &Io, segment: &CheckedSegment, max_sequence: u64) -> Result<bool> {
     let check = &segment.check;
     let path = &segment.path;
     if check.mutations.is_empty() {
-        std::fs::remove_file(path)
+        io.remove_file(path)
             .map_err(|e| Error::io(format!("removing {}", path.display()), e))?;
-        sync_dir(dir)?;
+        io.sync_dir(dir)?;
         return Ok(false);
     }
     if check.version == LEGACY_VERSION {
@@ -611,16 +610,21 @@ fn repair_last(dir: &Path, io: Io, segment: &CheckedSegment, max_sequence: u64) 
 
 /// Point-in-time recovery: copies every segment after the damaged one into
 /// `wal/damaged/` and removes it.
-fn set_aside(dir: &Path, later: &[CheckedSegment], summary: &mut ReplaySummary) -> Result<()> {
+fn set_aside(
+    io: &Io,
+    dir: &Path,
+    later: &[CheckedSegment],
+    summary: &mut ReplaySummary,
+) -> Result<()> {
     for segment in later {
-        let copy = keep_copy(dir, segment)?;
-        std::fs::remove_file(&segment.path)
+        let copy = keep_copy(io, dir, segment)?;
+        io.remove_file(&segment.path)
             .map_err(|e| Error::io(format!("removing {}", segment.path.display()), e))?;
         if let Some((_, _, copies)) = &mut summary.discarded {
             copies.push(copy);
         }
     }
-    sync_dir(dir)
+    io.sync_dir(dir)
 }
 
 #[cfg(test)]

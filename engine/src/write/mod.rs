@@ -7,7 +7,10 @@
 //! If the WAL refuses or fails, the sequences are still completed (as empty)
 //! so that the read point can move on; nothing reached a memstore. An I/O
 //! failure after the WAL write started leaves the outcome unknown, as in any
-//! database: the record may or may not be replayed after a restart.
+//! database: the record may or may not be replayed after a restart. A WAL
+//! failure stops every later change ([`Error::WritesStopped`], see
+//! `docs/reliability.md`): the failed write or sync is never retried, since
+//! a retried sync could report success for data the page cache dropped.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -98,7 +101,7 @@ pub(crate) fn commit(services: &Services, rows: &[PreparedRow]) -> Result<()> {
     let first = services.mvcc.begin(count);
     if let Err(e) = log(services, rows, first) {
         services.mvcc.complete(first, count);
-        return Err(e);
+        return Err(services.fail_change(e));
     }
     let mut grown_total = 0u64;
     let mut cells: Vec<NewCell<'_>> = Vec::new();
