@@ -409,9 +409,13 @@ struct StoreScan {
     sources: MergedSources,
     /// The resolver's qualifier buffer, handed from row to row.
     qualifier_buffer: Vec<u8>,
-    /// What the plan's cell gate computed over the last block read
-    /// straight from (the block is held, so its identity is stable).
-    block_cells: Option<(Arc<DataBlock>, BlockSelection)>,
+    /// What the plan's cell gate computed over the blocks last read
+    /// straight from, newest last (each block is held, so its identity is
+    /// stable). Several, because rows of overlapping files (two levels
+    /// after random writes) alternate between their cursors' blocks: with
+    /// one entry, every alternation ran the kernels over a whole block
+    /// again, once per row.
+    block_cells: HeldSelections,
 }
 
 /// Reads the rows of one region.
@@ -474,7 +478,7 @@ impl RegionScanner {
                     family,
                     sources: MergedSources::new(sources, plan.read_point),
                     qualifier_buffer: Vec::new(),
-                    block_cells: None,
+                    block_cells: HeldSelections::new(),
                 })
             })
             .collect::<Vec<_>>();
@@ -917,18 +921,34 @@ fn run_end(
 fn gate_selection<'h>(
     gate: Option<&CellGate>,
     family: &[u8],
-    held: &'h mut Option<(Arc<DataBlock>, BlockSelection)>,
+    held: &'h mut HeldSelections,
     block: &Arc<DataBlock>,
 ) -> Option<&'h BlockSelection> {
     let gate = gate?;
-    if held
-        .as_ref()
-        .is_none_or(|(block_held, _)| !Arc::ptr_eq(block_held, block))
+    let at = match held
+        .iter()
+        .position(|(block_held, _)| Arc::ptr_eq(block_held, block))
     {
-        *held = Some((block.clone(), gate.block_selection(family, block)));
-    }
-    held.as_ref().map(|(_, selection)| selection)
+        Some(at) => at,
+        None => {
+            if held.len() == HELD_SELECTIONS {
+                held.remove(0);
+            }
+            held.push((block.clone(), gate.block_selection(family, block)));
+            held.len() - 1
+        }
+    };
+    held.get(at).map(|(_, selection)| selection)
 }
+
+/// Blocks a store scan keeps the cell gate's selections of: one per file
+/// cursor a row can come from in the usual overlapping-levels states
+/// (memstore flushes aside, up to about four levels hold a row's range).
+/// The blocks stay pinned in the cache while held.
+const HELD_SELECTIONS: usize = 4;
+
+/// The cell gate's selections of the blocks a store scan read last.
+type HeldSelections = smallvec::SmallVec<[(Arc<DataBlock>, BlockSelection); HELD_SELECTIONS]>;
 
 /// Cells `cells` of row `row` of a cached block.
 struct BlockRow<'b> {
