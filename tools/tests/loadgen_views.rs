@@ -415,7 +415,8 @@ fn in_a_pipe_the_output_is_plain_interval_lines_that_parse() {
         times.push(fields[0].parse::<f64>().unwrap());
         assert_eq!(fields[1], "1000", "{line}");
         let rate: f64 = fields[2].parse().unwrap();
-        assert!((800.0..=1200.0).contains(&rate), "{line}");
+        // 1000/s scheduled; loose for a busy test machine.
+        assert!((500.0..=1500.0).contains(&rate), "{line}");
         for latency in &fields[3..11] {
             assert!(
                 latency.ends_with("us") || latency.ends_with("ms") || latency.ends_with('s'),
