@@ -463,7 +463,7 @@ fn place_all(
     })();
     if let Err(e) = outcome {
         for file in &placed {
-            let _ = std::fs::remove_file(&file.path);
+            let _ = services.io.remove_file(&file.path);
         }
         return Err(e);
     }
@@ -502,7 +502,7 @@ fn place_whole(
     let reader = match reader {
         Ok(reader) => reader,
         Err(e) => {
-            let _ = std::fs::remove_file(&path);
+            let _ = services.io.remove_file(&path);
             return Err(e);
         }
     };
@@ -596,7 +596,7 @@ fn commit_and_install(
     let services = supervisor.services().as_ref();
     let remove_placed = |placed: &[Placed]| {
         for file in placed {
-            let _ = std::fs::remove_file(&file.path);
+            let _ = services.io.remove_file(&file.path);
         }
     };
     // The regions receiving files, in key order, each once.
@@ -670,7 +670,7 @@ fn commit_and_install(
     while let Some(file) = pending.next() {
         let Some(store) = file.region.store(file.family_id) else {
             // The family was dropped meanwhile: its file goes.
-            let _ = std::fs::remove_file(&file.path);
+            let _ = services.io.remove_file(&file.path);
             continue;
         };
         let key = (file.region.id(), file.family_id);
@@ -694,10 +694,10 @@ fn commit_and_install(
                 region_id: file.region.id(),
                 family: String::from_utf8_lossy(store.family_name()).into_owned(),
             };
-            let _ = std::fs::remove_file(&file.path);
+            let _ = services.io.remove_file(&file.path);
             remove_placed(&pending.collect::<Vec<_>>());
             for (_, _, _, reader) in &installs {
-                let _ = std::fs::remove_file(reader.path());
+                let _ = services.io.remove_file(reader.path());
             }
             return Err(error);
         };
@@ -737,7 +737,7 @@ fn commit_and_install(
         && let Err(e) = wal.sync_all()
     {
         for (_, _, _, reader) in &installs {
-            let _ = std::fs::remove_file(reader.path());
+            let _ = services.io.remove_file(reader.path());
         }
         return Err(e);
     }
