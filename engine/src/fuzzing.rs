@@ -839,6 +839,7 @@ fn sample_file_info() -> FileInfo {
         block_size: 4096,
         data_blocks: 1,
         index_levels: 1,
+        bulk: None,
     }
 }
 

@@ -1676,7 +1676,7 @@ mod tests {
         loaded.min_sequence = 90;
         loaded.max_sequence = 90;
         {
-            let mut m = Manifest::open(dir.path(), io).unwrap();
+            let mut m = Manifest::open(dir.path(), io.clone()).unwrap();
             m.record(&Edit::CreateTable(table(1))).unwrap();
             m.record(&Edit::BulkLoad {
                 table_id: 1,
@@ -1712,7 +1712,7 @@ mod tests {
             .unwrap();
         }
         for _ in 0..2 {
-            let m = Manifest::open(dir.path(), io).unwrap();
+            let m = Manifest::open(dir.path(), io.clone()).unwrap();
             let state = m.state();
             let regions = &state.tables[&1].regions;
             assert_eq!(regions.len(), 1, "merged");

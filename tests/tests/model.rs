@@ -1037,6 +1037,8 @@ fn op_name(op: &Op) -> &'static str {
         Op::Flush => "flush",
         Op::Compact | Op::MajorCompact => "compact",
         Op::Split(_) => "split",
+        Op::Merge(_) => "merge",
+        Op::BulkLoad { .. } => "bulk load",
     }
 }
 

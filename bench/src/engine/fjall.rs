@@ -70,13 +70,16 @@ impl FjallEngine {
     }
 }
 
+/// Writes one record of a bulk load.
+type WriteRecord<'a> = Box<dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a>;
+
 /// fjall's bulk load: `Keyspace::start_ingestion` writes sorted records
 /// straight into the keyspace's tables; `finish` registers them. Building
 /// and ingesting are one stream (there is no separate file to prepare).
 /// fjall does not export the ingestion's type, so it is held by the two
 /// closures that use it.
 struct FjallBulk<'a> {
-    write: Box<dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a>,
+    write: WriteRecord<'a>,
     finish: Box<dyn FnOnce() -> Result<()> + 'a>,
 }
 

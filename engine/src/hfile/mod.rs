@@ -374,6 +374,7 @@ mod tests {
                 block_size,
                 data_blocks,
                 index_levels: if two_levels { 2 } else { 1 },
+                bulk: None,
             };
             let encoded = encode_meta(&meta, &info);
             proptest::prop_assert_eq!(decode_meta(&encoded, 3, size).unwrap(), (meta, info));

@@ -44,7 +44,6 @@ use crate::hfile::BulkOrigin;
 use crate::hfile::cache::BlockCache;
 use crate::hfile::reader::{FileCursor, HFileReader};
 use crate::hfile::writer::HFileWriter;
-use crate::io::sync_dir;
 use crate::manifest::{BulkSource, Edit, LoadedFile};
 use crate::names::hfile_name;
 use crate::options::FamilyDescriptor;
@@ -321,7 +320,7 @@ fn open_source(
     path: &Path,
     cache: &Arc<BlockCache>,
 ) -> Result<Source> {
-    let reader = HFileReader::open(services.io, path, 0, cache.clone(), false)?;
+    let reader = HFileReader::open(services.io.clone(), path, 0, cache.clone(), false)?;
     let origin = reader
         .info()
         .bulk
@@ -460,7 +459,7 @@ fn place_all(
                 .and_then(|f| f.sync_all())
                 .map_err(|e| Error::io(format!("syncing {}", file.path.display()), e))?;
         }
-        sync_dir(&services.data_dir())
+        services.io.sync_dir(&services.data_dir())
     })();
     if let Err(e) = outcome {
         for file in &placed {
@@ -494,7 +493,7 @@ fn place_whole(
         report.bytes_written += bytes;
     }
     let reader = HFileReader::open(
-        services.io,
+        services.io.clone(),
         &path,
         id,
         services.cache.clone(),
@@ -544,7 +543,7 @@ fn split_into(
         let meta = writer.finish(id)?;
         report.bytes_written += meta.size;
         let reader = HFileReader::open(
-            services.io,
+            services.io.clone(),
             &path,
             id,
             services.cache.clone(),
@@ -574,7 +573,7 @@ fn split_into(
         if open.is_none() {
             let id = services.allocate_file_id();
             let path = services.data_dir().join(hfile_name(id));
-            let writer = HFileWriter::create(services.io, &path, options.clone())?;
+            let writer = HFileWriter::create(services.io.clone(), &path, options.clone())?;
             open = Some((writer, id, path));
         }
         if let Some((writer, _, _)) = &mut open {
@@ -729,6 +728,19 @@ fn commit_and_install(
             })
             .collect(),
     };
+    // A fresh load's sequences follow every write logged before it: the log
+    // is synced through them first, so that after a power loss the load is
+    // never there without an earlier `AsyncWal` write (recovery stays a
+    // point in time, as a flush keeps it; docs/reliability.md).
+    if count > 0
+        && let Some(wal) = services.wal_if_writable()
+        && let Err(e) = wal.sync_all()
+    {
+        for (_, _, _, reader) in &installs {
+            let _ = std::fs::remove_file(reader.path());
+        }
+        return Err(e);
+    }
     // From here on the files stay even if the edit fails: a failed append
     // may still have reached the disk, and the next open would apply it.
     services.record(&edit)?;

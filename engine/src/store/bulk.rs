@@ -403,7 +403,7 @@ impl BulkWriter {
             "{:016x}-{number:06}{BULK_FILE_SUFFIX}",
             self.writer_id as u64
         ));
-        let writer = HFileWriter::create(self.io, &path, options)?;
+        let writer = HFileWriter::create(self.io.clone(), &path, options)?;
         let slot = self
             .open
             .get_mut(family_index)
@@ -456,7 +456,7 @@ impl BulkWriter {
             return Err(error);
         }
         self.finish_region()?;
-        crate::io::sync_dir(&self.dir)?;
+        self.io.sync_dir(&self.dir)?;
         Ok(std::mem::take(&mut self.done))
     }
 
