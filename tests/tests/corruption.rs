@@ -177,7 +177,22 @@ struct Tally {
     harmless: u64,
     /// Trials that flipped one byte (the rest cut the file short).
     byte_flips: u64,
+    /// Detected trials whose first error named the byte offset of the
+    /// damaged record or block (`Error::Corruption`) ...
+    named_file_and_offset: u64,
+    /// ... and those whose error named the file only (an I/O error, such
+    /// as a read past the end of a file cut short).
+    named_file_only: u64,
     by_file_kind: BTreeMap<String, u64>,
+}
+
+/// Counts how precisely `error` (already known to name a file) places the
+/// damage.
+fn tally_precision(error: &Error, tally: &mut Tally) {
+    match error {
+        Error::Corruption { .. } => tally.named_file_and_offset += 1,
+        _ => tally.named_file_only += 1,
+    }
 }
 
 /// True when `error` names a file inside `dir`.
@@ -283,11 +298,12 @@ fn trial(pristine: &Path, model: &Model, rng: &mut Rng, tally: &mut Tally) {
                 damage_reported,
                 "{what}: open refused ({error}) but verify found nothing"
             );
+            tally_precision(&error, tally);
             tally.refused_at_open += 1;
             return;
         }
     };
-    let mut detected = false;
+    let mut detected: Option<Error> = None;
     for (table, rows) in model {
         let handle = db
             .table(table)
@@ -304,12 +320,13 @@ fn trial(pristine: &Path, model: &Model, rng: &mut Rng, tally: &mut Tally) {
                         names_a_file_in(&error, copy.path()),
                         "{what}: read failed without naming a file: {error:?}"
                     );
-                    detected = true;
+                    detected.get_or_insert(error);
                 }
             }
         }
     }
-    if detected {
+    if let Some(error) = detected {
+        tally_precision(&error, tally);
         assert!(
             damage_reported,
             "{what}: a read found damage that verify missed"
