@@ -24,24 +24,7 @@ use std::path::{Path, PathBuf};
 
 use strata::inspect::{verify_directory, wal_segments};
 use strata::{Db, DbOptions, Error, FamilyDescriptor, Get, Put, TableDescriptor};
-use strata_tests::{copy_tree, crashed_copy, files_with_bytes};
-
-/// A small deterministic generator (splitmix64); the campaign needs no more.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next() % n }
-    }
-}
+use strata_tests::{Rng, copy_tree, crashed_copy, files_with_bytes};
 
 /// The acknowledged writes: table -> row -> value.
 type Model = BTreeMap<&'static str, BTreeMap<String, String>>;

@@ -19,37 +19,13 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use strata_tests::Rng;
 
 use strata::{
     BloomType, CheckAndMutate, CompareOp, Compression, Db, DbOptions, Delete, FamilyDescriptor,
     Get, Increment, IoMode, ManualClock, Put, RowMutations, RowResult, Scan, Table,
     TableDescriptor,
 };
-
-/// A small deterministic generator (splitmix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
 
 const ROWS: [&str; 12] = [
     "r00", "r01", "r02", "r03", "r03x", "r04", "r05", "r06", "r07", "r08", "r09", "s",
@@ -294,8 +270,8 @@ impl Query {
         let column = (family.is_none() && rng.chance(25))
             .then(|| (*rng.pick(&FAMILIES), *rng.pick(&QUALIFIERS)));
         let time = rng.chance(25).then(|| {
-            let a = rng.below(40) as i64;
-            (a, a + 1 + rng.below(30) as i64)
+            let a = rng.index(40) as i64;
+            (a, a + 1 + rng.index(30) as i64)
         });
         let versions = rng.chance(40).then(|| *rng.pick(&[1u32, 2, 5]));
         let filter = rng.chance(35).then(|| *rng.pick(&FILTERS));
@@ -372,23 +348,23 @@ fn draw_op(rng: &mut Rng) -> Op {
     let row = *rng.pick(&ROWS);
     let family = *rng.pick(&FAMILIES);
     let qualifier = *rng.pick(&QUALIFIERS);
-    let ts = 1 + rng.below(40) as i64;
-    let value = format!("v{}", rng.below(10));
-    match rng.below(100) {
+    let ts = 1 + rng.index(40) as i64;
+    let value = format!("v{}", rng.index(10));
+    match rng.index(100) {
         0..=29 => {
             let mut put = Put::new(row);
-            for _ in 0..1 + rng.below(3) {
+            for _ in 0..1 + rng.index(3) {
                 let (f, q, mut v) = (
                     *rng.pick(&FAMILIES),
                     *rng.pick(&QUALIFIERS),
-                    format!("v{}", rng.below(10)),
+                    format!("v{}", rng.index(10)),
                 );
                 if rng.chance(10) {
                     // Large values fill small memstores and blocks.
-                    v.push_str(&"x".repeat(rng.below(8000)));
+                    v.push_str(&"x".repeat(rng.index(8000)));
                 }
                 put = if rng.chance(50) {
-                    put.add_at(f, q, 1 + rng.below(40) as i64, v)
+                    put.add_at(f, q, 1 + rng.index(40) as i64, v)
                 } else {
                     put.add(f, q, v)
                 };
@@ -397,7 +373,7 @@ fn draw_op(rng: &mut Rng) -> Op {
         }
         30..=39 => {
             let d = Delete::new(row);
-            Op::Delete(match rng.below(8) {
+            Op::Delete(match rng.index(8) {
                 0 => d,
                 1 => d.timestamp(ts),
                 2 => d.family(family),
@@ -408,7 +384,7 @@ fn draw_op(rng: &mut Rng) -> Op {
                 _ => d.column_latest_version(family, qualifier),
             })
         }
-        40..=45 => Op::Increment(Increment::new(row).add(family, COUNTER, rng.below(7) as i64 - 3)),
+        40..=45 => Op::Increment(Increment::new(row).add(family, COUNTER, rng.index(7) as i64 - 3)),
         46..=51 => {
             let op = *rng.pick(&[
                 CompareOp::Less,
@@ -419,7 +395,7 @@ fn draw_op(rng: &mut Rng) -> Op {
             let operand = if rng.chance(20) {
                 Vec::new()
             } else {
-                format!("v{}", rng.below(10)).into_bytes()
+                format!("v{}", rng.index(10)).into_bytes()
             };
             Op::CheckAndMutate(
                 CheckAndMutate::builder(row)
@@ -446,14 +422,14 @@ fn draw_op(rng: &mut Rng) -> Op {
                 scan = scan.reversed(true);
             }
             if rng.chance(20) {
-                scan = scan.limit(1 + rng.below(4) as u64);
+                scan = scan.limit(1 + rng.index(4) as u64);
             }
             if rng.chance(15) {
                 scan = scan.prefix("r0");
             }
             Op::Scan(query, scan)
         }
-        _ => Op::Advance(1 + rng.below(6) as i64),
+        _ => Op::Advance(1 + rng.index(6) as i64),
     }
 }
 
@@ -505,7 +481,7 @@ fn round(seed: u64, ops: usize) {
     let mut transcripts: Vec<Vec<String>> = vec![Vec::new(); subjects.len()];
     for i in 0..ops {
         let op = draw_op(&mut rng);
-        let split_row = rng.below(ROWS.len());
+        let split_row = rng.index(ROWS.len());
         for (subject, transcript) in subjects.iter_mut().zip(&mut transcripts) {
             transcript.push(run(subject, &op));
             subject.maintain(i, split_row);

@@ -23,7 +23,7 @@ use crate::catalog::{TableInner, TableState};
 use crate::compaction;
 use crate::core::Services;
 use crate::error::{Error, Result};
-use crate::manifest::{Edit, RegionRecord, StoreFile};
+use crate::manifest::{Edit, RegionRecord};
 use crate::region::Region;
 use crate::store::Store;
 
@@ -91,21 +91,8 @@ fn record_merge(
     first: &Region,
     second: &Region,
 ) -> Result<RegionRecord> {
-    let files: Vec<StoreFile> = [first, second]
-        .iter()
-        .flat_map(|region| region.stores())
-        .flat_map(|s| {
-            let version = s.version();
-            version
-                .files()
-                .map(|(level, f)| StoreFile {
-                    family_id: s.family_id(),
-                    level: level as u8,
-                    meta: f.meta().clone(),
-                })
-                .collect::<Vec<_>>()
-        })
-        .collect();
+    let mut files = super::region_files(first);
+    files.extend(super::region_files(second));
     let record = RegionRecord {
         id: services.manifest().allocate_region_ids(1),
         start: first.start().to_vec(),

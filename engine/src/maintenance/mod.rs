@@ -375,3 +375,23 @@ impl Drop for Supervisor {
         self.pool.shutdown();
     }
 }
+
+/// Every file of `region`'s stores as the manifest records it: what a split
+/// hands to both daughters and a merge to the merged region.
+fn region_files(region: &Region) -> Vec<crate::manifest::StoreFile> {
+    region
+        .stores()
+        .iter()
+        .flat_map(|store| {
+            let version = store.version();
+            version
+                .files()
+                .map(|(level, file)| crate::manifest::StoreFile {
+                    family_id: store.family_id(),
+                    level: level as u8,
+                    meta: file.meta().clone(),
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}

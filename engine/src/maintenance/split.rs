@@ -20,7 +20,7 @@ use std::sync::Arc;
 use crate::catalog::{TableInner, TableState};
 use crate::core::Services;
 use crate::error::{Error, Result};
-use crate::manifest::{Edit, RegionRecord, StoreFile};
+use crate::manifest::{Edit, RegionRecord};
 use crate::region::Region;
 use crate::store::Store;
 
@@ -73,21 +73,7 @@ fn record_split(
     region: &Region,
     key: Vec<u8>,
 ) -> Result<Vec<RegionRecord>> {
-    let files: Vec<StoreFile> = region
-        .stores()
-        .iter()
-        .flat_map(|s| {
-            let version = s.version();
-            version
-                .files()
-                .map(|(level, f)| StoreFile {
-                    family_id: s.family_id(),
-                    level: level as u8,
-                    meta: f.meta().clone(),
-                })
-                .collect::<Vec<_>>()
-        })
-        .collect();
+    let files = super::region_files(region);
     let flushed = region.flushed_sequence();
     let first_id = services.manifest().allocate_region_ids(2);
     let bounds = [
