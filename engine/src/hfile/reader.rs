@@ -978,10 +978,12 @@ impl FileCursor {
         self.settle_forward(ordinal, at)
     }
 
-    /// True when the cursor filters rows by a row gate (the rows of its
-    /// block are then not all returned).
-    pub(crate) fn has_gate(&self) -> bool {
-        self.gate.is_some()
+    /// True when the cursor filters rows by its gate's row-key predicate
+    /// (the rows of its block are then not all its rows). A gate without
+    /// one only picks which blocks to read: inside a block every row is the
+    /// cursor's.
+    pub(crate) fn filters_rows(&self) -> bool {
+        self.gate.as_ref().is_some_and(|g| g.row_filter)
     }
 
     /// The file the cursor reads.

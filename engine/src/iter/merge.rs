@@ -8,6 +8,7 @@ use super::source::{CellSource, Source};
 use crate::cell::SeekKey;
 use crate::cell::{CellRef, compare_keys};
 use crate::error::Result;
+use crate::hfile::data_block::DataBlock;
 use crate::hfile::reader::{FileCursor, HFileReader};
 use std::sync::Arc;
 
@@ -238,11 +239,72 @@ impl MergedSources {
         Some((winning.file_cursor_mut()?, Some(next)))
     }
 
-    /// The winning source's file cursor, if it reads a file (for a caller
-    /// that moved it past cells only it holds; see
-    /// [`MergedSources::sole_source_moved`]).
-    pub(crate) fn winner_file_cursor(&mut self) -> Option<&mut FileCursor> {
-        self.sources.get_mut(self.winner?)?.file_cursor_mut()
+    /// The index of the winning source (the one holding the smallest
+    /// current cell), for [`MergedSources::file_cursor_at`].
+    pub(crate) fn winner(&self) -> Option<usize> {
+        self.winner
+    }
+
+    /// Source `source`'s file cursor, if it reads a file (for a caller that
+    /// moved it past cells only it holds; see
+    /// [`MergedSources::sole_source_moved`] and
+    /// [`MergedSources::pair_moved`]).
+    pub(crate) fn file_cursor_at(&mut self, source: usize) -> Option<&mut FileCursor> {
+        self.sources.get_mut(source)?.file_cursor_mut()
+    }
+
+    /// When the runner-up reads a file and stands inside a cached block
+    /// (not on its last row, which may go on in the next block): its
+    /// index, that block, the row the cursor is on, and the row of the
+    /// source after it (`None` when no third source has cells left). Rows
+    /// of the winner's and the runner-up's blocks before that third row
+    /// are theirs alone: a caller can merge them by row key straight from
+    /// the two blocks (two overlapping levels, rows alternating between
+    /// them), then call [`MergedSources::pair_moved`].
+    pub(crate) fn runner_up_block(&self) -> Option<RunnerUpBlock<'_>> {
+        let &runner_up = self.heap.first()?;
+        let cursor = self.sources.get(runner_up)?.file_cursor()?;
+        if cursor.filters_rows() {
+            // The cursor skips rows its gate rejects: the block's rows are
+            // not all its rows.
+            return None;
+        }
+        let (block, row, cells) = cursor.rest_of_row_in_block()?;
+        // The heap's second-smallest is one of the top's children.
+        let third_row = self
+            .heap
+            .get(1..3)
+            .unwrap_or_else(|| self.heap.get(1..).unwrap_or_default())
+            .iter()
+            .filter_map(|&s| self.sources.get(s).and_then(Source::current))
+            .map(|c| c.row)
+            .min();
+        Some(RunnerUpBlock {
+            source: runner_up,
+            block,
+            row,
+            cell: cells.start,
+            third_row,
+        })
+    }
+
+    /// Restores the merge's invariants after the caller moved the file
+    /// cursors of sources `moved` forward (past `cells` cells in all) over
+    /// rows no other source holds: ranks every source afresh.
+    pub(crate) fn pair_moved(&mut self, moved: [usize; 2], cells: usize) -> Result<()> {
+        #[cfg(debug_assertions)]
+        for _ in 0..cells {
+            debug_counts::add(&debug_counts::CELLS);
+        }
+        #[cfg(not(debug_assertions))]
+        let _ = cells;
+        for source in moved {
+            if let Some(source) = self.sources.get_mut(source) {
+                Self::skip_invisible(source, self.read_point)?;
+            }
+        }
+        self.rank();
+        Ok(())
     }
 
     /// Restores the merge's invariants after the caller moved the cursor
@@ -287,6 +349,20 @@ impl MergedSources {
         self.heap.clear();
         Ok(best)
     }
+}
+
+/// What [`MergedSources::runner_up_block`] finds.
+pub(crate) struct RunnerUpBlock<'a> {
+    /// The runner-up's index among the sources.
+    pub(crate) source: usize,
+    /// The cached block its cursor stands in.
+    pub(crate) block: &'a Arc<DataBlock>,
+    /// The row of that block the cursor is on (never the block's last).
+    pub(crate) row: usize,
+    /// The cell of the block the cursor stands at (in that row).
+    pub(crate) cell: usize,
+    /// The smallest row of every other source (`None`: none has cells).
+    pub(crate) third_row: Option<&'a [u8]>,
 }
 
 /// True when source `a`'s current cell sorts before source `b`'s (an
@@ -371,9 +447,14 @@ mod tests {
 
     /// `files` flushed files whose rows interleave (row `i` is in file
     /// `i % files`), every one in L0 (compaction held off), so a full scan
-    /// changes winner at nearly every cell; a last write of every row ends
-    /// in the memstore.
-    fn interleaved_table(dir: &std::path::Path, files: usize, rows: usize) -> (Db, crate::Table) {
+    /// changes winner at nearly every cell; a last write of every
+    /// `last_every`-th row ends in the memstore (none when it is 0).
+    fn interleaved_table(
+        dir: &std::path::Path,
+        files: usize,
+        rows: usize,
+        last_every: usize,
+    ) -> (Db, crate::Table) {
         let options = DbOptions {
             l0_compaction_trigger: 64,
             l0_slowdown_files: 100,
@@ -397,7 +478,8 @@ mod tests {
             table.flush().unwrap();
         }
         let last: Vec<Put> = (0..rows)
-            .step_by(10)
+            .step_by(last_every.max(1))
+            .take(if last_every == 0 { 0 } else { rows })
             .map(|i| Put::new(format!("row{i:06}")).add("f", "q", format!("w{i}")))
             .collect();
         table.put_many(&last).unwrap();
@@ -408,7 +490,7 @@ mod tests {
     fn many_sources_merge_in_order_with_a_heap() {
         let dir = tempfile::tempdir().unwrap();
         let rows = 4_000;
-        let (_db, table) = interleaved_table(dir.path(), 8, rows);
+        let (_db, table) = interleaved_table(dir.path(), 8, rows, 10);
         reset_merge_counts();
         let got: Vec<_> = table
             .scan(&Scan::new())
@@ -437,6 +519,32 @@ mod tests {
             assert!(per_cell <= 6.0, "{per_cell} comparisons per cell");
         }
         let _ = (comparisons, cells);
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    fn two_interleaved_files_are_merged_a_block_run_at_a_time() {
+        // Rows alternate between two files: merging cell by cell changes
+        // winner at every row (at least one comparison per cell); runs over
+        // the two files' blocks compare row keys outside the merge and rank
+        // it once per run.
+        let dir = tempfile::tempdir().unwrap();
+        let rows = 20_000;
+        let (_db, table) = interleaved_table(dir.path(), 2, rows, 0);
+        let per_cell = comparisons_per_cell(&table);
+        assert!(
+            per_cell <= 0.3,
+            "two interleaved files: {per_cell} comparisons per cell"
+        );
+        let got: Vec<_> = table
+            .scan(&Scan::new())
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect();
+        assert_eq!(got.len(), rows);
+        for (i, row) in got.iter().enumerate() {
+            assert_eq!(row.row, format!("row{i:06}").into_bytes());
+        }
     }
 
     fn comparisons_per_cell(table: &crate::Table) -> f64 {

@@ -91,6 +91,16 @@ impl Source {
     /// The file cursor under the source, when it reads a file (alone or as
     /// part of a level) and is positioned in it.
     #[inline]
+    pub(crate) fn file_cursor(&self) -> Option<&FileCursor> {
+        match self {
+            Source::Memstore(_) => None,
+            Source::File(file) => Some(&file.cursor),
+            Source::Level(level) => level.cursor.as_ref(),
+        }
+    }
+
+    /// [`Source::file_cursor`], to move.
+    #[inline]
     pub(crate) fn file_cursor_mut(&mut self) -> Option<&mut FileCursor> {
         match self {
             Source::Memstore(_) => None,

@@ -683,6 +683,7 @@ impl RegionScanner {
                 qualifier_buffer,
                 ..
             } = store;
+            let winner = sources.winner().unwrap_or_default();
             if let Some((cursor, next_row)) = sources.sole_file_cursor(row)
                 && let Some((block, block_row, cells)) = cursor.rest_of_row_in_block()
                 && block.row(block_row) == row
@@ -728,7 +729,7 @@ impl RegionScanner {
                         .map(|(gate, selection)| (gate, selection, &mut self.verdict)),
                     sink,
                 );
-                if may_run && !cursor.has_gate() {
+                if may_run && !cursor.filters_rows() {
                     let upper = self.upper.as_ref().unwrap_or(&plan.upper);
                     let end = run_end(block, block_row + 1, next_row, upper);
                     if end > block_row + 1 {
@@ -736,11 +737,35 @@ impl RegionScanner {
                         // inside the scan: read them from the block without
                         // moving the cursor row by row.
                         self.run = Some(BlockRun {
-                            block: block.clone(),
-                            next: block_row + 1,
-                            end,
-                            from_cell,
+                            lead: RunSide {
+                                source: winner,
+                                block: block.clone(),
+                                next: block_row + 1,
+                                end,
+                                start_row: block_row,
+                                from_cell,
+                            },
+                            other: None,
                         });
+                        continue;
+                    }
+                    if next_row.is_some() && block_row + 2 < block.rows() {
+                        // The next row is the runner-up's: with two
+                        // overlapping levels rows alternate between two
+                        // files. Merge the two blocks' rows by key.
+                        let lead_block = block.clone();
+                        if let Some(run) =
+                            pair_run(sources, lead_block, block_row, from_cell, upper)
+                        {
+                            self.run = Some(run);
+                            continue;
+                        }
+                        if let Some(cursor) =
+                            sources.winner().and_then(|w| sources.file_cursor_at(w))
+                        {
+                            cursor.step_past_row(block_row)?;
+                        }
+                        sources.sole_source_moved(count)?;
                         continue;
                     }
                 }
@@ -805,16 +830,23 @@ impl RegionScanner {
         let (Some(run), Some(store)) = (&mut self.run, self.stores.first_mut()) else {
             return Ok(None);
         };
-        if run.next >= run.end {
+        let Some(side) = run.next_side() else {
             self.end_run()?;
             return Ok(None);
-        }
+        };
         let Some(family) = plan.families.get(store.family) else {
             return Ok(None);
         };
-        let block = &run.block;
-        let block_row = run.next;
-        run.next += 1;
+        let (side, other) = match side {
+            Side::Lead => (&mut run.lead, run.other.as_mut()),
+            Side::Other => match run.other.as_mut() {
+                Some(other) => (other, Some(&mut run.lead)),
+                None => return Ok(None),
+            },
+        };
+        let block = &side.block;
+        let block_row = side.next;
+        side.next += 1;
         let cells = block.row_cells(block_row);
         sink.begin_row(block.row(block_row));
         let gate = plan.cell_gate.as_deref();
@@ -827,9 +859,16 @@ impl RegionScanner {
             if next_selected.is_none_or(|i| i >= cells.end) {
                 // As in `collect_row`: on to the next row with a passing
                 // cell, within the run.
-                run.next = next_selected
-                    .map_or(run.end, |i| block.row_of_cell(i))
-                    .clamp(run.next, run.end);
+                let passing = next_selected
+                    .map_or(side.end, |i| block.row_of_cell(i))
+                    .clamp(side.next, side.end);
+                match other {
+                    None => side.next = passing,
+                    Some(other) => {
+                        let other_passing = other.next_passing_row(gate, family, store);
+                        skip_to_passing_row(side, passing, other, other_passing);
+                    }
+                }
                 return Ok(Some(false));
             }
         }
@@ -857,34 +896,183 @@ impl RegionScanner {
         Ok(Some(sink.cell_count() > 0))
     }
 
-    /// Ends the block run, if one is under way: its store's cursor moves to
-    /// the first row the run did not read.
+    /// Ends the block run, if one is under way: its store's cursors move to
+    /// the first rows the run did not read.
     fn end_run(&mut self) -> Result<()> {
         let (Some(run), Some(store)) = (self.run.take(), self.stores.first_mut()) else {
             return Ok(());
         };
-        // `run.next < run.end < rows`: the row exists in the block.
-        let moved = run.block.row_cells(run.next).start - run.from_cell;
-        if let Some(cursor) = store.sources.winner_file_cursor() {
-            cursor.jump_to_row(run.next)?;
+        let lead_moved = run.lead.move_cursor(&mut store.sources)?;
+        match run.other {
+            None => store.sources.sole_source_moved(lead_moved),
+            Some(other) => {
+                let other_moved = other.move_cursor(&mut store.sources)?;
+                store
+                    .sources
+                    .pair_moved([run.lead.source, other.source], lead_moved + other_moved)
+            }
         }
-        store.sources.sole_source_moved(moved)
     }
 }
 
-/// Rows of one cached block that one store's file cursor alone holds,
-/// inside the scan's bounds: the scanner reads them straight from the
-/// block, row after row, while the cursor stays at the cell where the run
-/// began (moving it and re-ranking the merge per row was most of a cached
-/// scan's time); [`RegionScanner::end_run`] moves it past them at once.
+/// Rows of cached blocks that one store's file cursors alone hold, inside
+/// the scan's bounds: the scanner reads them straight from the blocks, row
+/// after row, while the cursors stay where the run began (moving them and
+/// re-ranking the merge per row was most of a cached scan's time);
+/// [`RegionScanner::end_run`] moves them past the rows at once.
+///
+/// Usually one block (after a compaction one file holds long stretches of
+/// rows); with two overlapping levels whose rows alternate (a table filled
+/// in random order, mid-compaction), the rows of the two leading files'
+/// blocks merged by row key. The run ends where either block ends, where a
+/// row is in both (its cells need the merge), where a third source's rows
+/// begin, or past the scan's upper bound.
 struct BlockRun {
+    /// The rows of the winning source's block.
+    lead: RunSide,
+    /// The rows of the runner-up's block, when they interleave with the
+    /// lead's.
+    other: Option<RunSide>,
+}
+
+/// Which side of a [`BlockRun`] holds its next row.
+enum Side {
+    Lead,
+    Other,
+}
+
+impl BlockRun {
+    /// The side whose row comes next; `None` when the run is over.
+    #[inline]
+    fn next_side(&self) -> Option<Side> {
+        let lead = &self.lead;
+        if lead.next >= lead.end {
+            return None;
+        }
+        let Some(other) = &self.other else {
+            return Some(Side::Lead);
+        };
+        if other.next >= other.end {
+            return None;
+        }
+        match lead.block.row(lead.next).cmp(other.block.row(other.next)) {
+            std::cmp::Ordering::Less => Some(Side::Lead),
+            std::cmp::Ordering::Greater => Some(Side::Other),
+            // Both files hold the row: its cells need the merge.
+            std::cmp::Ordering::Equal => None,
+        }
+    }
+}
+
+/// One file's rows in a [`BlockRun`].
+struct RunSide {
+    /// The merge source whose cursor reads the block.
+    source: usize,
     block: Arc<DataBlock>,
     /// The next row to read.
     next: usize,
     /// The first row the run does not read (`next <= end < rows`).
     end: usize,
-    /// The cell the store's cursor stands at.
+    /// The row the source's cursor stands on.
+    start_row: usize,
+    /// The cell the source's cursor stands at.
     from_cell: usize,
+}
+
+impl RunSide {
+    /// Moves the source's cursor to the first row the run did not read;
+    /// returns the cells it moved past.
+    fn move_cursor(&self, sources: &mut MergedSources) -> Result<usize> {
+        if self.next == self.start_row {
+            return Ok(0);
+        }
+        // `next < end < rows`: the row exists in the block.
+        let moved = self.block.row_cells(self.next).start - self.from_cell;
+        if let Some(cursor) = sources.file_cursor_at(self.source) {
+            cursor.jump_to_row(self.next)?;
+        }
+        Ok(moved)
+    }
+
+    /// The first row at or after `next`, up to `end`, with a cell the cell
+    /// gate passes.
+    fn next_passing_row(
+        &self,
+        gate: Option<&CellGate>,
+        family: &FamilyPlan,
+        store: &mut StoreScan,
+    ) -> usize {
+        let selection = gate_selection(gate, &family.name, &mut store.block_cells, &self.block);
+        let Some(bits) = selection.and_then(|s| s.cells.as_ref()) else {
+            return self.next;
+        };
+        let from = self.block.row_cells(self.next).start;
+        next_set_bit(bits, from)
+            .map_or(self.end, |i| self.block.row_of_cell(i))
+            .clamp(self.next, self.end)
+    }
+}
+
+/// Skips the rows of both sides of a two-block run that return nothing:
+/// `passing` and `other_passing` are each side's first row (from its
+/// `next`) with a cell the gate passes (or its end). Every row of either
+/// side before the smaller of those two rows' keys has no passing cell in
+/// either file, so it returns nothing whatever the other file holds of it;
+/// a row at or past it may be in both files and is left to the run.
+fn skip_to_passing_row(
+    side: &mut RunSide,
+    passing: usize,
+    other: &mut RunSide,
+    other_passing: usize,
+) {
+    let key = side.block.row(passing).min(other.block.row(other_passing));
+    side.next = side
+        .block
+        .first_row_where(side.next, |r| r >= key)
+        .min(passing);
+    other.next = other
+        .block
+        .first_row_where(other.next, |r| r >= key)
+        .min(other_passing);
+}
+
+/// A two-block run from a row the winner's cursor alone held (row
+/// `lead_row` of `lead_block`, from cell `from_cell`, just resolved) when
+/// the runner-up stands in a cached block too and both blocks have rows
+/// before the third source's and the scan's upper bound.
+fn pair_run(
+    sources: &MergedSources,
+    lead_block: Arc<DataBlock>,
+    lead_row: usize,
+    from_cell: usize,
+    upper: &Bound<Vec<u8>>,
+) -> Option<BlockRun> {
+    let lead_source = sources.winner()?;
+    let runner_up = sources.runner_up_block()?;
+    let lead_end = run_end(&lead_block, lead_row + 1, runner_up.third_row, upper);
+    let other_end = run_end(runner_up.block, runner_up.row, runner_up.third_row, upper);
+    if lead_end <= lead_row + 1 || other_end <= runner_up.row {
+        return None;
+    }
+    let other = RunSide {
+        source: runner_up.source,
+        block: runner_up.block.clone(),
+        next: runner_up.row,
+        end: other_end,
+        start_row: runner_up.row,
+        from_cell: runner_up.cell,
+    };
+    Some(BlockRun {
+        lead: RunSide {
+            source: lead_source,
+            block: lead_block,
+            next: lead_row + 1,
+            end: lead_end,
+            start_row: lead_row,
+            from_cell,
+        },
+        other: Some(other),
+    })
 }
 
 /// The row at or after `from` of `block` where rows that the block's
