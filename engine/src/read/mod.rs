@@ -708,6 +708,31 @@ impl RegionScanner {
                             .max(block_row + 1);
                         let skipped =
                             block.row_cells(to_row.min(block.rows() - 1)).start - cells.start;
+                        if may_run
+                            && to_row == block_row + 1
+                            && next_row.is_some()
+                            && !cursor.filters_rows()
+                            && block_row + 2 < block.rows()
+                        {
+                            // The next row is another file's (two
+                            // overlapping levels): merge both blocks' rows
+                            // as a run, which skips rows without a passing
+                            // cell in either.
+                            let upper = self.upper.as_ref().unwrap_or(&plan.upper);
+                            let lead_block = block.clone();
+                            let from_cell = cells.start;
+                            if let Some(run) =
+                                pair_run(sources, lead_block, block_row, from_cell, upper)
+                            {
+                                self.run = Some(run);
+                                continue;
+                            }
+                            if let Some(cursor) = sources.file_cursor_at(winner) {
+                                cursor.jump_to_row(to_row)?;
+                            }
+                            sources.sole_source_moved(skipped)?;
+                            continue;
+                        }
                         cursor.jump_to_row(to_row)?;
                         sources.sole_source_moved(skipped)?;
                         continue;
@@ -760,9 +785,7 @@ impl RegionScanner {
                             self.run = Some(run);
                             continue;
                         }
-                        if let Some(cursor) =
-                            sources.winner().and_then(|w| sources.file_cursor_at(w))
-                        {
+                        if let Some(cursor) = sources.file_cursor_at(winner) {
                             cursor.step_past_row(block_row)?;
                         }
                         sources.sole_source_moved(count)?;
