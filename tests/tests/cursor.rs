@@ -573,13 +573,14 @@ fn block_runs_return_what_gets_of_each_row_return() {
     assert_eq!(lent(&table, &scan), want, "row ranges, cursor");
 }
 
-/// Two overlapping files whose rows alternate (even rows in a compacted
-/// bottom file, odd rows in a newer flushed one), in small blocks: scans
-/// merge the two files' blocks row by row as one run. The newer file also
+/// Two (or three) overlapping files whose rows alternate (even rows in a
+/// compacted bottom file, odd rows in a newer flushed one, or two: 1 and 3
+/// mod 4), in small blocks: scans merge the files' blocks row by row as
+/// one run. The newer file also
 /// holds rows of the older one (new versions, row and column deletes: a row
 /// in both files needs the merge), and a sparse memstore is a third source
 /// the runs stop at.
-fn two_file_table(dir: &std::path::Path) -> (Db, Table) {
+fn overlapping_files_table(dir: &std::path::Path, files: usize) -> (Db, Table) {
     let options = DbOptions {
         l0_compaction_trigger: 64,
         l0_slowdown_files: 100,
@@ -611,7 +612,17 @@ fn two_file_table(dir: &std::path::Path) -> (Db, Table) {
     table.put_many(&even).unwrap();
     table.flush().unwrap();
     table.major_compact().unwrap();
-    let odd: Vec<Put> = (1..3000).step_by(2).map(|i| put(i, 1, "o")).collect();
+    // Odd rows: with three files, those of 1 mod 4 in a file of their own.
+    if files == 3 {
+        let middle: Vec<Put> = (1..3000).step_by(4).map(|i| put(i, 1, "o")).collect();
+        table.put_many(&middle).unwrap();
+        table.flush().unwrap();
+    }
+    let odd: Vec<Put> = (1..3000)
+        .step_by(2)
+        .filter(|i| files != 3 || i % 4 == 3)
+        .map(|i| put(i, 1, "o"))
+        .collect();
     table.put_many(&odd).unwrap();
     for i in (0..3000).step_by(34) {
         table.put(&put(i, 2, "x")).unwrap();
@@ -634,7 +645,19 @@ fn two_file_table(dir: &std::path::Path) -> (Db, Table) {
 #[test]
 fn two_file_runs_return_what_gets_of_each_row_return() {
     let dir = tempfile::tempdir().unwrap();
-    let (_db, table) = two_file_table(dir.path());
+    let (_db, table) = overlapping_files_table(dir.path(), 2);
+    merged_runs_return_what_gets_return(&table);
+}
+
+#[test]
+fn three_file_runs_return_what_gets_of_each_row_return() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, table) = overlapping_files_table(dir.path(), 3);
+    merged_runs_return_what_gets_return(&table);
+}
+
+fn merged_runs_return_what_gets_return(table: &Table) {
+    let table = table.clone();
     let plain = |key: String| Get::new(key);
     let filtered =
         |filter: &'static str| move |key: String| Get::new(key).filter_string(filter).unwrap();

@@ -248,57 +248,67 @@ impl MergedSources {
     /// Source `source`'s file cursor, if it reads a file (for a caller that
     /// moved it past cells only it holds; see
     /// [`MergedSources::sole_source_moved`] and
-    /// [`MergedSources::pair_moved`]).
+    /// [`MergedSources::sources_moved`]).
     pub(crate) fn file_cursor_at(&mut self, source: usize) -> Option<&mut FileCursor> {
         self.sources.get_mut(source)?.file_cursor_mut()
     }
 
-    /// When the runner-up reads a file and stands inside a cached block
-    /// (not on its last row, which may go on in the next block): its
-    /// index, that block, the row the cursor is on, and the row of the
-    /// source after it (`None` when no third source has cells left). Rows
-    /// of the winner's and the runner-up's blocks before that third row
-    /// are theirs alone: a caller can merge them by row key straight from
-    /// the two blocks (two overlapping levels, rows alternating between
-    /// them), then call [`MergedSources::pair_moved`].
-    pub(crate) fn runner_up_block(&self) -> Option<RunnerUpBlock<'_>> {
-        let &runner_up = self.heap.first()?;
-        let cursor = self.sources.get(runner_up)?.file_cursor()?;
-        if cursor.filters_rows() {
-            // The cursor skips rows its gate rejects: the block's rows are
-            // not all its rows.
+    /// The sources other than the winner that read a file and stand inside
+    /// a cached block (not on its last row, which may go on in the next
+    /// block), at most [`MAX_RUN_BLOCKS`] - 1 of them, and the smallest row
+    /// of every other source (`None` when none has cells left). Rows of the
+    /// winner's block and of those blocks before that row are theirs alone:
+    /// a caller can merge them by row key straight from the blocks
+    /// (overlapping files, rows alternating between them), then call
+    /// [`MergedSources::sources_moved`]. `None` when no source qualifies.
+    pub(crate) fn block_run_sources(&self) -> Option<BlockRunSources<'_>> {
+        let mut blocks = SmallVec::new();
+        let mut bound: Option<&[u8]> = None;
+        for &source in &self.heap {
+            let Some(current) = self.sources.get(source).and_then(Source::current) else {
+                continue;
+            };
+            let in_block = self
+                .sources
+                .get(source)
+                .and_then(Source::file_cursor)
+                // A cursor that skips rows its gate rejects does not hold
+                // every row of its block.
+                .filter(|cursor| !cursor.filters_rows())
+                .and_then(FileCursor::rest_of_row_in_block);
+            match in_block {
+                Some((block, row, cells)) if blocks.len() + 1 < MAX_RUN_BLOCKS => {
+                    blocks.push(RunBlock {
+                        source,
+                        block,
+                        row,
+                        cell: cells.start,
+                    });
+                }
+                _ => {
+                    if bound.is_none_or(|b| current.row < b) {
+                        bound = Some(current.row);
+                    }
+                }
+            }
+        }
+        if blocks.is_empty() {
             return None;
         }
-        let (block, row, cells) = cursor.rest_of_row_in_block()?;
-        // The heap's second-smallest is one of the top's children.
-        let third_row = self
-            .heap
-            .get(1..3)
-            .unwrap_or_else(|| self.heap.get(1..).unwrap_or_default())
-            .iter()
-            .filter_map(|&s| self.sources.get(s).and_then(Source::current))
-            .map(|c| c.row)
-            .min();
-        Some(RunnerUpBlock {
-            source: runner_up,
-            block,
-            row,
-            cell: cells.start,
-            third_row,
-        })
+        Some(BlockRunSources { blocks, bound })
     }
 
     /// Restores the merge's invariants after the caller moved the file
     /// cursors of sources `moved` forward (past `cells` cells in all) over
     /// rows no other source holds: ranks every source afresh.
-    pub(crate) fn pair_moved(&mut self, moved: [usize; 2], cells: usize) -> Result<()> {
+    pub(crate) fn sources_moved(&mut self, moved: &[usize], cells: usize) -> Result<()> {
         #[cfg(debug_assertions)]
         for _ in 0..cells {
             debug_counts::add(&debug_counts::CELLS);
         }
         #[cfg(not(debug_assertions))]
         let _ = cells;
-        for source in moved {
+        for &source in moved {
             if let Some(source) = self.sources.get_mut(source) {
                 Self::skip_invisible(source, self.read_point)?;
             }
@@ -351,9 +361,22 @@ impl MergedSources {
     }
 }
 
-/// What [`MergedSources::runner_up_block`] finds.
-pub(crate) struct RunnerUpBlock<'a> {
-    /// The runner-up's index among the sources.
+/// Blocks a block run merges at most: the winner's and those of up to
+/// three other sources (a table filled in random order holds a few
+/// overlapping files until they compact).
+pub(crate) const MAX_RUN_BLOCKS: usize = 4;
+
+/// What [`MergedSources::block_run_sources`] finds.
+pub(crate) struct BlockRunSources<'a> {
+    /// Sources other than the winner standing in cached blocks.
+    pub(crate) blocks: SmallVec<[RunBlock<'a>; MAX_RUN_BLOCKS]>,
+    /// The smallest row of every other source (`None`: none has cells).
+    pub(crate) bound: Option<&'a [u8]>,
+}
+
+/// A source's cursor in a cached block.
+pub(crate) struct RunBlock<'a> {
+    /// The source's index among the sources.
     pub(crate) source: usize,
     /// The cached block its cursor stands in.
     pub(crate) block: &'a Arc<DataBlock>,
@@ -361,8 +384,6 @@ pub(crate) struct RunnerUpBlock<'a> {
     pub(crate) row: usize,
     /// The cell of the block the cursor stands at (in that row).
     pub(crate) cell: usize,
-    /// The smallest row of every other source (`None`: none has cells).
-    pub(crate) third_row: Option<&'a [u8]>,
 }
 
 /// True when source `a`'s current cell sorts before source `b`'s (an
@@ -523,27 +544,29 @@ mod tests {
 
     #[test]
     #[cfg(debug_assertions)]
-    fn two_interleaved_files_are_merged_a_block_run_at_a_time() {
-        // Rows alternate between two files: merging cell by cell changes
-        // winner at every row (at least one comparison per cell); runs over
-        // the two files' blocks compare row keys outside the merge and rank
-        // it once per run.
-        let dir = tempfile::tempdir().unwrap();
+    fn interleaved_files_are_merged_a_block_run_at_a_time() {
+        // Rows alternate between files: merging cell by cell changes winner
+        // at every row (at least one comparison per cell); runs over the
+        // files' blocks compare row keys outside the merge and rank it once
+        // per run.
         let rows = 20_000;
-        let (_db, table) = interleaved_table(dir.path(), 2, rows, 0);
-        let per_cell = comparisons_per_cell(&table);
-        assert!(
-            per_cell <= 0.3,
-            "two interleaved files: {per_cell} comparisons per cell"
-        );
-        let got: Vec<_> = table
-            .scan(&Scan::new())
-            .unwrap()
-            .map(|r| r.unwrap())
-            .collect();
-        assert_eq!(got.len(), rows);
-        for (i, row) in got.iter().enumerate() {
-            assert_eq!(row.row, format!("row{i:06}").into_bytes());
+        for files in [2, 3, 4] {
+            let dir = tempfile::tempdir().unwrap();
+            let (_db, table) = interleaved_table(dir.path(), files, rows, 0);
+            let per_cell = comparisons_per_cell(&table);
+            assert!(
+                per_cell <= 0.3,
+                "{files} interleaved files: {per_cell} comparisons per cell"
+            );
+            let got: Vec<_> = table
+                .scan(&Scan::new())
+                .unwrap()
+                .map(|r| r.unwrap())
+                .collect();
+            assert_eq!(got.len(), rows);
+            for (i, row) in got.iter().enumerate() {
+                assert_eq!(row.row, format!("row{i:06}").into_bytes());
+            }
         }
     }
 

@@ -22,7 +22,7 @@ use crate::cell::{Cell, RowResult, TimeRange, compare_keys, prefix_successor, va
 use crate::error::{Error, Result};
 use crate::gate::RowGate;
 use crate::hfile::data_block::{DataBlock, Position};
-use crate::iter::merge::MergedSources;
+use crate::iter::merge::{MAX_RUN_BLOCKS, MergedSources};
 use crate::ops::{ColumnSelection, Get, Scan};
 use crate::region::{ActivityCounters, Region};
 use crate::schema::{FamilyPlan, family_plan};
@@ -31,6 +31,7 @@ use cell_gate::{BlockSelection, CellGate, RowVerdict};
 use filtering::{FilterSetup, FilterStage, Verdict};
 use resolve::{QueryRules, Resolver};
 use sink::{RowBuffer, RowSink};
+use smallvec::SmallVec;
 use strata_filters::Bitmap;
 use strata_filters::plan::Seek;
 
@@ -714,15 +715,15 @@ impl RegionScanner {
                             && !cursor.filters_rows()
                             && block_row + 2 < block.rows()
                         {
-                            // The next row is another file's (two
-                            // overlapping levels): merge both blocks' rows
-                            // as a run, which skips rows without a passing
-                            // cell in either.
+                            // The next row is another file's (overlapping
+                            // files): merge their blocks' rows as a run,
+                            // which skips rows without a passing cell in
+                            // any.
                             let upper = self.upper.as_ref().unwrap_or(&plan.upper);
                             let lead_block = block.clone();
                             let from_cell = cells.start;
                             if let Some(run) =
-                                pair_run(sources, lead_block, block_row, from_cell, upper)
+                                merged_run(sources, lead_block, block_row, from_cell, upper)
                             {
                                 self.run = Some(run);
                                 continue;
@@ -762,25 +763,24 @@ impl RegionScanner {
                         // inside the scan: read them from the block without
                         // moving the cursor row by row.
                         self.run = Some(BlockRun {
-                            lead: RunSide {
+                            sides: smallvec::smallvec![RunSide {
                                 source: winner,
                                 block: block.clone(),
                                 next: block_row + 1,
                                 end,
                                 start_row: block_row,
                                 from_cell,
-                            },
-                            other: None,
+                            }],
                         });
                         continue;
                     }
                     if next_row.is_some() && block_row + 2 < block.rows() {
-                        // The next row is the runner-up's: with two
-                        // overlapping levels rows alternate between two
-                        // files. Merge the two blocks' rows by key.
+                        // The next row is another source's: with
+                        // overlapping files rows alternate between them.
+                        // Merge their blocks' rows by key.
                         let lead_block = block.clone();
                         if let Some(run) =
-                            pair_run(sources, lead_block, block_row, from_cell, upper)
+                            merged_run(sources, lead_block, block_row, from_cell, upper)
                         {
                             self.run = Some(run);
                             continue;
@@ -853,19 +853,16 @@ impl RegionScanner {
         let (Some(run), Some(store)) = (&mut self.run, self.stores.first_mut()) else {
             return Ok(None);
         };
-        let Some(side) = run.next_side() else {
+        let Some(at) = run.next_side() else {
             self.end_run()?;
             return Ok(None);
         };
         let Some(family) = plan.families.get(store.family) else {
             return Ok(None);
         };
-        let (side, other) = match side {
-            Side::Lead => (&mut run.lead, run.other.as_mut()),
-            Side::Other => match run.other.as_mut() {
-                Some(other) => (other, Some(&mut run.lead)),
-                None => return Ok(None),
-            },
+        let several = run.sides.len() > 1;
+        let Some(side) = run.sides.get_mut(at) else {
+            return Ok(None);
         };
         let block = &side.block;
         let block_row = side.next;
@@ -885,12 +882,10 @@ impl RegionScanner {
                 let passing = next_selected
                     .map_or(side.end, |i| block.row_of_cell(i))
                     .clamp(side.next, side.end);
-                match other {
-                    None => side.next = passing,
-                    Some(other) => {
-                        let other_passing = other.next_passing_row(gate, family, store);
-                        skip_to_passing_row(side, passing, other, other_passing);
-                    }
+                if several {
+                    skip_to_passing_rows(&mut run.sides, gate, family, store);
+                } else {
+                    side.next = passing;
                 }
                 return Ok(Some(false));
             }
@@ -925,14 +920,16 @@ impl RegionScanner {
         let (Some(run), Some(store)) = (self.run.take(), self.stores.first_mut()) else {
             return Ok(());
         };
-        let lead_moved = run.lead.move_cursor(&mut store.sources)?;
-        match run.other {
-            None => store.sources.sole_source_moved(lead_moved),
-            Some(other) => {
-                let other_moved = other.move_cursor(&mut store.sources)?;
-                store
-                    .sources
-                    .pair_moved([run.lead.source, other.source], lead_moved + other_moved)
+        let mut moved = 0;
+        for side in &run.sides {
+            moved += side.move_cursor(&mut store.sources)?;
+        }
+        match run.sides.as_slice() {
+            [_] => store.sources.sole_source_moved(moved),
+            sides => {
+                let sources: SmallVec<[usize; MAX_RUN_BLOCKS]> =
+                    sides.iter().map(|side| side.source).collect();
+                store.sources.sources_moved(&sources, moved)
             }
         }
     }
@@ -945,45 +942,43 @@ impl RegionScanner {
 /// [`RegionScanner::end_run`] moves them past the rows at once.
 ///
 /// Usually one block (after a compaction one file holds long stretches of
-/// rows); with two overlapping levels whose rows alternate (a table filled
-/// in random order, mid-compaction), the rows of the two leading files'
-/// blocks merged by row key. The run ends where either block ends, where a
-/// row is in both (its cells need the merge), where a third source's rows
-/// begin, or past the scan's upper bound.
+/// rows); with overlapping files whose rows alternate (a table filled in
+/// random order, before its files compact), the rows of up to
+/// [`MAX_RUN_BLOCKS`] files' blocks merged by row key. The run ends where
+/// any block ends, where a row is in two of them (its cells need the
+/// merge), where another source's rows begin, or past the scan's upper
+/// bound.
 struct BlockRun {
-    /// The rows of the winning source's block.
-    lead: RunSide,
-    /// The rows of the runner-up's block, when they interleave with the
-    /// lead's.
-    other: Option<RunSide>,
-}
-
-/// Which side of a [`BlockRun`] holds its next row.
-enum Side {
-    Lead,
-    Other,
+    /// The first is the winning source's block, where the run began.
+    sides: SmallVec<[RunSide; MAX_RUN_BLOCKS]>,
 }
 
 impl BlockRun {
     /// The side whose row comes next; `None` when the run is over.
     #[inline]
-    fn next_side(&self) -> Option<Side> {
-        let lead = &self.lead;
-        if lead.next >= lead.end {
+    fn next_side(&self) -> Option<usize> {
+        let (first, rest) = self.sides.split_first()?;
+        if first.next >= first.end {
             return None;
         }
-        let Some(other) = &self.other else {
-            return Some(Side::Lead);
-        };
-        if other.next >= other.end {
-            return None;
+        let mut best = 0;
+        let mut best_row = first.block.row(first.next);
+        for (i, side) in rest.iter().enumerate() {
+            if side.next >= side.end {
+                return None;
+            }
+            let row = side.block.row(side.next);
+            match row.cmp(best_row) {
+                std::cmp::Ordering::Less => {
+                    best = i + 1;
+                    best_row = row;
+                }
+                std::cmp::Ordering::Greater => {}
+                // Two files hold the row: its cells need the merge.
+                std::cmp::Ordering::Equal => return None,
+            }
         }
-        match lead.block.row(lead.next).cmp(other.block.row(other.next)) {
-            std::cmp::Ordering::Less => Some(Side::Lead),
-            std::cmp::Ordering::Greater => Some(Side::Other),
-            // Both files hold the row: its cells need the merge.
-            std::cmp::Ordering::Equal => None,
-        }
+        Some(best)
     }
 }
 
@@ -1023,9 +1018,9 @@ impl RunSide {
         &self,
         gate: Option<&CellGate>,
         family: &FamilyPlan,
-        store: &mut StoreScan,
+        held: &mut HeldSelections,
     ) -> usize {
-        let selection = gate_selection(gate, &family.name, &mut store.block_cells, &self.block);
+        let selection = gate_selection(gate, &family.name, held, &self.block);
         let Some(bits) = selection.and_then(|s| s.cells.as_ref()) else {
             return self.next;
         };
@@ -1036,34 +1031,41 @@ impl RunSide {
     }
 }
 
-/// Skips the rows of both sides of a two-block run that return nothing:
-/// `passing` and `other_passing` are each side's first row (from its
-/// `next`) with a cell the gate passes (or its end). Every row of either
-/// side before the smaller of those two rows' keys has no passing cell in
-/// either file, so it returns nothing whatever the other file holds of it;
-/// a row at or past it may be in both files and is left to the run.
-fn skip_to_passing_row(
-    side: &mut RunSide,
-    passing: usize,
-    other: &mut RunSide,
-    other_passing: usize,
+/// Skips the rows of every side of a merged run that return nothing: each
+/// side's first row (from its `next`) with a cell the gate passes (or its
+/// end) is found; every row of any side before the smallest of those rows'
+/// keys has no passing cell in any of the files, so it returns nothing
+/// whatever the others hold of it; a row at or past it may be in several
+/// files and is left to the run.
+fn skip_to_passing_rows(
+    sides: &mut [RunSide],
+    gate: Option<&CellGate>,
+    family: &FamilyPlan,
+    store: &mut StoreScan,
 ) {
-    let key = side.block.row(passing).min(other.block.row(other_passing));
-    side.next = side
-        .block
-        .first_row_where(side.next, |r| r >= key)
-        .min(passing);
-    other.next = other
-        .block
-        .first_row_where(other.next, |r| r >= key)
-        .min(other_passing);
+    let passing: SmallVec<[usize; MAX_RUN_BLOCKS]> = sides
+        .iter()
+        .map(|side| side.next_passing_row(gate, family, &mut store.block_cells))
+        .collect();
+    let Some((key_block, key_row)) = sides
+        .iter()
+        .zip(&passing)
+        .min_by(|(a, a_row), (b, b_row)| a.block.row(**a_row).cmp(b.block.row(**b_row)))
+        .map(|(side, &row)| (side.block.clone(), row))
+    else {
+        return;
+    };
+    let key = key_block.row(key_row);
+    for (side, &row) in sides.iter_mut().zip(&passing) {
+        side.next = side.block.first_row_where(side.next, |r| r >= key).min(row);
+    }
 }
 
-/// A two-block run from a row the winner's cursor alone held (row
-/// `lead_row` of `lead_block`, from cell `from_cell`, just resolved) when
-/// the runner-up stands in a cached block too and both blocks have rows
-/// before the third source's and the scan's upper bound.
-fn pair_run(
+/// A run over several files' blocks from a row the winner's cursor alone
+/// held (row `lead_row` of `lead_block`, from cell `from_cell`, just
+/// resolved) when other sources stand in cached blocks too and every block
+/// has rows before the other sources' and the scan's upper bound.
+fn merged_run(
     sources: &MergedSources,
     lead_block: Arc<DataBlock>,
     lead_row: usize,
@@ -1071,31 +1073,35 @@ fn pair_run(
     upper: &Bound<Vec<u8>>,
 ) -> Option<BlockRun> {
     let lead_source = sources.winner()?;
-    let runner_up = sources.runner_up_block()?;
-    let lead_end = run_end(&lead_block, lead_row + 1, runner_up.third_row, upper);
-    let other_end = run_end(runner_up.block, runner_up.row, runner_up.third_row, upper);
-    if lead_end <= lead_row + 1 || other_end <= runner_up.row {
+    let found = sources.block_run_sources()?;
+    let lead_end = run_end(&lead_block, lead_row + 1, found.bound, upper);
+    if lead_end <= lead_row + 1 {
         return None;
     }
-    let other = RunSide {
-        source: runner_up.source,
-        block: runner_up.block.clone(),
-        next: runner_up.row,
-        end: other_end,
-        start_row: runner_up.row,
-        from_cell: runner_up.cell,
-    };
-    Some(BlockRun {
-        lead: RunSide {
-            source: lead_source,
-            block: lead_block,
-            next: lead_row + 1,
-            end: lead_end,
-            start_row: lead_row,
-            from_cell,
-        },
-        other: Some(other),
-    })
+    let mut sides = SmallVec::new();
+    sides.push(RunSide {
+        source: lead_source,
+        block: lead_block,
+        next: lead_row + 1,
+        end: lead_end,
+        start_row: lead_row,
+        from_cell,
+    });
+    for other in &found.blocks {
+        let end = run_end(other.block, other.row, found.bound, upper);
+        if end <= other.row {
+            return None;
+        }
+        sides.push(RunSide {
+            source: other.source,
+            block: other.block.clone(),
+            next: other.row,
+            end,
+            start_row: other.row,
+            from_cell: other.cell,
+        });
+    }
+    Some(BlockRun { sides })
 }
 
 /// The row at or after `from` of `block` where rows that the block's
