@@ -492,20 +492,7 @@ fn place_whole(
         report.files_copied += 1;
         report.bytes_written += bytes;
     }
-    let reader = HFileReader::open(
-        services.io.clone(),
-        &path,
-        id,
-        services.cache.clone(),
-        source.family.is_block_cache_enabled(),
-    );
-    let reader = match reader {
-        Ok(reader) => reader,
-        Err(e) => {
-            let _ = services.io.remove_file(&path);
-            return Err(e);
-        }
-    };
+    let reader = open_placed(services, source, &path, id)?;
     Ok(Placed {
         path,
         reader,
@@ -542,13 +529,7 @@ fn split_into(
         };
         let meta = writer.finish(id)?;
         report.bytes_written += meta.size;
-        let reader = HFileReader::open(
-            services.io.clone(),
-            &path,
-            id,
-            services.cache.clone(),
-            source.family.is_block_cache_enabled(),
-        )?;
+        let reader = open_placed(services, source, &path, id)?;
         placed.push(Placed {
             path,
             reader,
@@ -558,30 +539,56 @@ fn split_into(
         });
         Ok(())
     };
-    while let Some(cell) = cursor.current() {
-        while region.is_some_and(|r| !r.contains(cell.row)) {
-            finish(open.take(), region, placed, report)?;
-            region = regions.next();
+    let written = (|| {
+        while let Some(cell) = cursor.current() {
+            while region.is_some_and(|r| !r.contains(cell.row)) {
+                finish(open.take(), region, placed, report)?;
+                region = regions.next();
+            }
+            if region.is_none() {
+                return Err(Error::corruption(
+                    &source.path,
+                    0,
+                    "a cell lies outside the regions its rows span",
+                ));
+            }
+            if open.is_none() {
+                let id = services.allocate_file_id();
+                let path = services.data_dir().join(hfile_name(id));
+                let writer = HFileWriter::create(services.io.clone(), &path, options.clone())?;
+                open = Some((writer, id, path));
+            }
+            if let Some((writer, _, _)) = &mut open {
+                writer.add(&cell)?;
+            }
+            cursor.advance()?;
         }
-        if region.is_none() {
-            return Err(Error::corruption(
-                &source.path,
-                0,
-                "a cell lies outside the regions its rows span",
-            ));
+        Ok(())
+    })();
+    if let Err(e) = written {
+        // The files in `placed` are removed by the caller; the one being
+        // written is not there yet.
+        if let Some((writer, _, _)) = open {
+            writer.abandon();
         }
-        if open.is_none() {
-            let id = services.allocate_file_id();
-            let path = services.data_dir().join(hfile_name(id));
-            let writer = HFileWriter::create(services.io.clone(), &path, options.clone())?;
-            open = Some((writer, id, path));
-        }
-        if let Some((writer, _, _)) = &mut open {
-            writer.add(&cell)?;
-        }
-        cursor.advance()?;
+        return Err(e);
     }
     finish(open, region, placed, report)
+}
+
+/// Opens a file placed in the data directory for a load; removes it when
+/// it cannot be opened (nothing refers to it yet).
+fn open_placed(services: &Services, source: &Source, path: &Path, id: u64) -> Result<HFileReader> {
+    HFileReader::open(
+        services.io.clone(),
+        path,
+        id,
+        services.cache.clone(),
+        source.family.is_block_cache_enabled(),
+    )
+    .inspect_err(|_| {
+        let _ = services.io.remove_file(path);
+    })
 }
 
 /// Steps 3 to 5. Returns the regions that received files.
