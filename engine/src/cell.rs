@@ -351,6 +351,38 @@ impl<'a> SeekKey<'a> {
     }
 }
 
+/// A cell's fields held owned, in store order of importance: row, qualifier,
+/// timestamp, kind, sequence, value. What tests and fuzz targets keep of
+/// cells they compare with what a block or file returns.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) type OwnedCellFields = (Vec<u8>, Vec<u8>, i64, CellKind, u64, Vec<u8>);
+
+/// The fields of `cell`, owned.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn owned_fields(cell: &CellRef<'_>) -> OwnedCellFields {
+    (
+        cell.row.to_vec(),
+        cell.qualifier.to_vec(),
+        cell.timestamp,
+        cell.kind,
+        cell.sequence,
+        cell.value.to_vec(),
+    )
+}
+
+/// `fields` as a cell.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn borrowed_fields(fields: &OwnedCellFields) -> CellRef<'_> {
+    CellRef {
+        row: &fields.0,
+        qualifier: &fields.1,
+        timestamp: fields.2,
+        kind: fields.3,
+        sequence: fields.4,
+        value: &fields.5,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

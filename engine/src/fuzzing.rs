@@ -16,7 +16,9 @@ use std::path::Path;
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::cell::{CellKind, CellRef, SeekKey, compare_keys};
+use crate::cell::{
+    CellKind, CellRef, OwnedCellFields, SeekKey, borrowed_fields, compare_keys, owned_fields,
+};
 use crate::codec::Encode;
 use crate::file_meta::FileMeta;
 use crate::hfile::FileInfo;
@@ -318,31 +320,6 @@ pub fn hfile_block(stored: &[u8]) -> Outcome {
     Outcome::Accepted
 }
 
-/// A cell copied out of a block.
-type OwnedCell = (Vec<u8>, Vec<u8>, i64, CellKind, u64, Vec<u8>);
-
-fn owned(c: &CellRef<'_>) -> OwnedCell {
-    (
-        c.row.to_vec(),
-        c.qualifier.to_vec(),
-        c.timestamp,
-        c.kind,
-        c.sequence,
-        c.value.to_vec(),
-    )
-}
-
-fn borrowed(c: &OwnedCell) -> CellRef<'_> {
-    CellRef {
-        row: &c.0,
-        qualifier: &c.1,
-        timestamp: c.2,
-        kind: c.3,
-        sequence: c.4,
-        value: &c.5,
-    }
-}
-
 /// A data block payload (after unframing). An accepted block's cells are in
 /// strictly ascending order, walk the same forwards and backwards, re-encode
 /// to a block holding the same cells, and its seeks agree with a linear
@@ -352,7 +329,7 @@ pub fn data_block(payload: &[u8]) -> Outcome {
         Ok(block) => block,
         Err(e) => return Outcome::Rejected(e.0),
     };
-    let mut cells: Vec<OwnedCell> = Vec::new();
+    let mut cells: Vec<OwnedCellFields> = Vec::new();
     let mut positions = Vec::new();
     let mut p = (block.cells() > 0).then_some(Position { row: 0, cell: 0 });
     while let Some(at) = p {
@@ -369,12 +346,12 @@ pub fn data_block(payload: &[u8]) -> Outcome {
         );
         if let Some(last) = cells.last() {
             ensure!(
-                compare_keys(borrowed(last).tuple(), cell.tuple()) == Ordering::Less,
+                compare_keys(borrowed_fields(last).tuple(), cell.tuple()) == Ordering::Less,
                 "cells out of order at {}",
                 at.cell
             );
         }
-        cells.push(owned(&cell));
+        cells.push(owned_fields(&cell));
         positions.push(at);
         p = block.next(at);
     }
@@ -398,7 +375,7 @@ pub fn data_block(payload: &[u8]) -> Outcome {
     );
     let mut builder = DataBlockBuilder::default();
     for c in &cells {
-        builder.add(&borrowed(c));
+        builder.add(&borrowed_fields(c));
     }
     let reencoded = if builder.is_empty() {
         None
@@ -419,7 +396,10 @@ pub fn data_block(payload: &[u8]) -> Outcome {
             let Some(at) = p else {
                 return Outcome::Broken("re-encoded block ends early".into());
             };
-            ensure!(owned(&again.cell(at)) == *c, "re-encoded cell differs");
+            ensure!(
+                owned_fields(&again.cell(at)) == *c,
+                "re-encoded cell differs"
+            );
             p = again.previous(at);
         }
     }
@@ -438,7 +418,7 @@ pub fn data_block(payload: &[u8]) -> Outcome {
             .position(|c| c.0.as_slice() >= probe.as_slice());
         let got = block.seek(&key);
         ensure!(
-            got.map(|at| owned(&block.cell(at))) == want.map(|i| cells[i].clone()),
+            got.map(|at| owned_fields(&block.cell(at))) == want.map(|i| cells[i].clone()),
             "seek to {probe:?} finds {got:?}, a scan finds cell {want:?}"
         );
         let from = Position { row: 0, cell: 0 };
@@ -449,7 +429,7 @@ pub fn data_block(payload: &[u8]) -> Outcome {
         {
             let galloped = block.seek_from(&key, from);
             ensure!(
-                galloped.map(|at| owned(&block.cell(at))) == want.map(|i| cells[i].clone()),
+                galloped.map(|at| owned_fields(&block.cell(at))) == want.map(|i| cells[i].clone()),
                 "seek_from to {probe:?} finds {galloped:?}, a scan finds cell {want:?}"
             );
         }
@@ -458,7 +438,7 @@ pub fn data_block(payload: &[u8]) -> Outcome {
             .rposition(|c| c.0.as_slice() < probe.as_slice());
         let before = block.seek_before(&key);
         ensure!(
-            before.map(|at| owned(&block.cell(at))) == want_before.map(|i| cells[i].clone()),
+            before.map(|at| owned_fields(&block.cell(at))) == want_before.map(|i| cells[i].clone()),
             "seek_before {probe:?} finds {before:?}, a scan finds cell {want_before:?}"
         );
     }

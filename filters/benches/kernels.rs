@@ -21,7 +21,9 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{
+    BenchmarkGroup, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main,
+};
 use strata_filters::kernels::{
     BinaryCompare, ComparatorKernel, Isa, Kernel, MaskedCompare, PrefixKernel, SegmentBound,
     SegmentRange, TimestampsKernel,
@@ -93,14 +95,25 @@ fn keys(width: usize, count: usize) -> Vec<u8> {
     data
 }
 
-fn bench_kernel(c: &mut Criterion<ThreadCpuTime>, name: &str, width: usize, kernel: &dyn Kernel) {
-    let data = keys(width, KEYS);
-    let batch = Batch::fixed(width, KEYS, &data).expect("valid batch");
-    let mut group = c.benchmark_group(format!("{name}/{width}B"));
-    group.throughput(Throughput::Elements(KEYS as u64));
+/// A benchmark group of a kernel over `elements` items, with the settings
+/// every kernel group here shares.
+fn kernel_group<'c>(
+    c: &'c mut Criterion<ThreadCpuTime>,
+    name: impl Into<String>,
+    elements: usize,
+) -> BenchmarkGroup<'c, ThreadCpuTime> {
+    let mut group = c.benchmark_group(name);
+    group.throughput(Throughput::Elements(elements as u64));
     group.sample_size(30);
     group.warm_up_time(Duration::from_millis(500));
     group.measurement_time(Duration::from_secs(2));
+    group
+}
+
+fn bench_kernel(c: &mut Criterion<ThreadCpuTime>, name: &str, width: usize, kernel: &dyn Kernel) {
+    let data = keys(width, KEYS);
+    let batch = Batch::fixed(width, KEYS, &data).expect("valid batch");
+    let mut group = kernel_group(c, format!("{name}/{width}B"), KEYS);
     let mut out = Bitmap::zeros(KEYS);
     group.bench_function("twin", |b| {
         b.iter(|| {
@@ -131,11 +144,7 @@ fn bench_batch(
     batch: &Batch<'_>,
     kernel: &dyn Kernel,
 ) {
-    let mut group = c.benchmark_group(name);
-    group.throughput(Throughput::Elements(batch.len() as u64));
-    group.sample_size(30);
-    group.warm_up_time(Duration::from_millis(500));
-    group.measurement_time(Duration::from_secs(2));
+    let mut group = kernel_group(c, name, batch.len());
     let mut out = Bitmap::zeros(batch.len());
     group.bench_function("twin", |b| {
         b.iter(|| {
@@ -214,11 +223,7 @@ fn cell_kernels(c: &mut Criterion<ThreadCpuTime>) {
         ),
     ] {
         let kernel = TimestampsKernel::new(&wanted);
-        let mut group = c.benchmark_group(name);
-        group.throughput(Throughput::Elements(KEYS as u64));
-        group.sample_size(30);
-        group.warm_up_time(Duration::from_millis(500));
-        group.measurement_time(Duration::from_secs(2));
+        let mut group = kernel_group(c, name, KEYS);
         let mut out = Bitmap::zeros(KEYS);
         group.bench_function("twin", |b| {
             b.iter(|| {

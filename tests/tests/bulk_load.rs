@@ -290,20 +290,15 @@ fn the_writer_names_the_first_bad_cell() {
         writer.abandon();
     }
     // Same column and timestamp twice, and timestamps ascending.
-    let mut writer = table.bulk_writer(t.dir.path().join("w3")).unwrap();
-    writer.add(b"r", b"a", b"q", 10, b"v").unwrap();
-    assert!(matches!(
-        writer.add(b"r", b"a", b"q", 10, b"w"),
-        Err(Error::BulkCellOutOfOrder { .. })
-    ));
-    writer.abandon();
-    let mut writer = table.bulk_writer(t.dir.path().join("w4")).unwrap();
-    writer.add(b"r", b"a", b"q", 10, b"v").unwrap();
-    assert!(matches!(
-        writer.add(b"r", b"a", b"q", 11, b"w"),
-        Err(Error::BulkCellOutOfOrder { .. })
-    ));
-    writer.abandon();
+    for (dir, second_timestamp) in [("w3", 10), ("w4", 11)] {
+        let mut writer = table.bulk_writer(t.dir.path().join(dir)).unwrap();
+        writer.add(b"r", b"a", b"q", 10, b"v").unwrap();
+        assert!(matches!(
+            writer.add(b"r", b"a", b"q", second_timestamp, b"w"),
+            Err(Error::BulkCellOutOfOrder { .. })
+        ));
+        writer.abandon();
+    }
 }
 
 /// Bad input to a load: a typed error, and the table is unchanged.

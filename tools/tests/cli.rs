@@ -29,9 +29,12 @@ fn shell(data: &Path, statements: &str) -> Output {
 }
 
 fn shell_stdin(data: &Path, script: impl AsRef<[u8]>) -> Output {
-    let mut child = strata()
-        .args(["shell", "--data"])
-        .arg(data)
+    with_stdin(strata().args(["shell", "--data"]).arg(data), script)
+}
+
+/// Runs `command` with `input` on its standard input.
+fn with_stdin(command: &mut Command, input: impl AsRef<[u8]>) -> Output {
+    let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -41,7 +44,7 @@ fn shell_stdin(data: &Path, script: impl AsRef<[u8]>) -> Output {
         .stdin
         .take()
         .unwrap()
-        .write_all(script.as_ref())
+        .write_all(input.as_ref())
         .unwrap();
     child.wait_with_output().unwrap()
 }
@@ -564,23 +567,14 @@ fn bulkload_builds_and_loads_files() {
     let created = shell(&data, "create 't', 'f', {SPLITS => ['m']}");
     assert!(created.status.success(), "{created:?}");
     let bulkload = |args: &[&str], stdin: &str| {
-        let mut child = strata()
-            .args(["bulkload", "--data"])
-            .arg(&data)
-            .args(["--table", "t"])
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
+        with_stdin(
+            strata()
+                .args(["bulkload", "--data"])
+                .arg(&data)
+                .args(["--table", "t"])
+                .args(args),
+            stdin,
+        )
     };
     // Unsorted TSV: sorted in memory; the later of two lines with one key wins.
     let loaded = bulkload(

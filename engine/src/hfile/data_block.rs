@@ -714,18 +714,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    type Owned = (Vec<u8>, Vec<u8>, i64, CellKind, u64, Vec<u8>);
-
-    fn r(c: &Owned) -> CellRef<'_> {
-        CellRef {
-            row: &c.0,
-            qualifier: &c.1,
-            timestamp: c.2,
-            kind: c.3,
-            sequence: c.4,
-            value: &c.5,
-        }
-    }
+    use crate::cell::{OwnedCellFields as Owned, borrowed_fields as r};
 
     fn sorted_cells() -> impl Strategy<Value = Vec<Owned>> {
         proptest::collection::vec(

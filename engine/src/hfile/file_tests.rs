@@ -9,26 +9,15 @@ use super::bloom::row_hash;
 use super::reader::{FileCursor, HFileReader, ReadAheadStop};
 use super::writer::{HFileWriter, WriterOptions};
 use crate::cell::SeekKey;
-use crate::cell::{CellKind, CellRef, compare_keys};
+use crate::cell::{CellKind, compare_keys};
 use crate::error::Error;
 use crate::hfile::cache::BlockCache;
 use crate::io::{Backend, Io};
 use crate::options::{BloomType, Compression};
 
-type Owned = (Vec<u8>, Vec<u8>, i64, CellKind, u64, Vec<u8>);
+use crate::cell::{OwnedCellFields as Owned, borrowed_fields as r, owned_fields};
 /// A seek key's fields: row, qualifier, timestamp, kind, sequence.
 type OwnedKey = (Vec<u8>, Vec<u8>, i64, CellKind, u64);
-
-fn r(c: &Owned) -> CellRef<'_> {
-    CellRef {
-        row: &c.0,
-        qualifier: &c.1,
-        timestamp: c.2,
-        kind: c.3,
-        sequence: c.4,
-        value: &c.5,
-    }
-}
 
 fn cells_strategy(max: usize) -> impl Strategy<Value = Vec<Owned>> {
     proptest::collection::vec(
@@ -94,14 +83,7 @@ fn read_all(cursor: &mut FileCursor) -> Vec<Owned> {
     let mut out = Vec::new();
     cursor.seek_to_first().unwrap();
     while let Some(c) = cursor.current() {
-        out.push((
-            c.row.to_vec(),
-            c.qualifier.to_vec(),
-            c.timestamp,
-            c.kind,
-            c.sequence,
-            c.value.to_vec(),
-        ));
+        out.push(owned_fields(&c));
         cursor.advance().unwrap();
     }
     out

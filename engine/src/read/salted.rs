@@ -102,11 +102,9 @@ impl Iterator for SaltedScan {
     type Item = Result<RowResult>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        match self.next_row() {
-            Ok(Some(view)) => Some(Ok(view.to_row_result())),
-            Ok(None) => None,
-            Err(e) => Some(Err(e)),
-        }
+        self.next_row()
+            .map(|row| row.map(|view| view.to_row_result()))
+            .transpose()
     }
 }
 
