@@ -101,6 +101,7 @@ mod names;
 mod ops;
 mod options;
 mod prefetch;
+mod split_block;
 mod watermark;
 
 pub use cell::{

@@ -33,6 +33,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "ops",
             "keys",
             "prefetch",
+            "split_block",
             "watermark",
             "names",
             "gate",

@@ -1,52 +1,26 @@
 //! Split-block bloom filters over xxh3 (`docs/format.md`, "HFile: bloom").
 //!
-//! The filter is an array of 64-byte blocks (one cache line each). A key's
-//! 64-bit xxh3 hash picks one block (upper 32 bits, by multiply-shift) and
-//! sets one bit in each of the block's eight 64-bit words (the lower 32 bits
-//! multiplied by eight odd constants; the top 6 bits of each product choose
-//! the bit). A probe therefore touches one cache line. The filter is probed
-//! in place in the bytes the reader keeps resident; nothing is decoded.
+//! The filter is an array of 64-byte blocks (one cache line each); which
+//! block and which bits a key's hash sets is `crate::split_block`'s mapping,
+//! shared with the memstore's row filter. A probe therefore touches one
+//! cache line. The filter is probed in place in the bytes the reader keeps
+//! resident; nothing is decoded.
 //!
 //! The hash does not depend on `std::hash::Hash`, so the bytes mean the same
 //! thing on every platform and Rust version.
 
-use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
+use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 /// Bytes per filter block.
 const BLOCK_BYTES: usize = 64;
 
-const SALTS: [u32; 8] = [
-    0x47b6_137b,
-    0x4497_4d91,
-    0x8824_ad5b,
-    0xa2b7_289d,
-    0x7054_95c7,
-    0x2df1_424b,
-    0x9efc_4947,
-    0x5c6b_fb31,
-];
-
 /// The hash of a row, for ROW blooms and as the seed of ROWCOL hashes.
-pub(crate) fn row_hash(row: &[u8]) -> u64 {
-    xxh3_64(row)
-}
+pub(crate) use crate::split_block::row_hash;
+use crate::split_block::{bits, block_index};
 
 /// The hash of a (row, qualifier) pair, for ROWCOL blooms.
 pub(crate) fn cell_hash(row: &[u8], qualifier: &[u8]) -> u64 {
     xxh3_64_with_seed(qualifier, row_hash(row))
-}
-
-fn bits(hash: u64) -> [u64; 8] {
-    let low = hash as u32;
-    let mut words = [0u64; 8];
-    for (word, salt) in words.iter_mut().zip(SALTS) {
-        *word = 1u64 << (low.wrapping_mul(salt) >> 26);
-    }
-    words
-}
-
-fn block_index(hash: u64, blocks: usize) -> usize {
-    (((hash >> 32) * blocks as u64) >> 32) as usize
 }
 
 /// Builds the filter bytes for `hashes` at `bits_per_key`.

@@ -156,14 +156,20 @@ impl MemstoreSource {
         }
     }
 
-    /// A source for a get of `row`, positioned at the row's first cell
-    /// with one descent of the skiplist; `None` when the memstore does not
-    /// hold the row (or the gate rejects it).
+    /// A source for a get of `row` (whose `split_block::row_hash` is
+    /// `row_hash`), positioned at the row's first cell with one descent of
+    /// the skiplist; `None` when the memstore does not hold the row (most
+    /// often known from its row filter, without a descent) or the gate
+    /// rejects it.
     pub(crate) fn for_row(
         memstore: &Arc<Memstore>,
         gate: Option<Arc<RowGate>>,
         row: &[u8],
+        row_hash: u64,
     ) -> Option<Self> {
+        if !memstore.may_hold_row(row_hash) {
+            return None;
+        }
         let gate = gate.filter(|g| g.row_filter);
         if gate.as_ref().is_some_and(|g| !g.row_passes(row)) {
             return None;

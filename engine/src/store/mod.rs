@@ -240,16 +240,19 @@ impl Store {
     }
 
     /// False when a read of `scope.single_row` certainly finds nothing in
-    /// this version: every memstore is empty, and every file's key range,
+    /// this version: every memstore's row filter and every file's key range,
     /// time range or bloom rules the row out. (True for a read of a range.)
-    /// A memstore with cells answers "may" without being searched: the
-    /// scanner searches it anyway, and searching it here too cost reads of
+    /// A memstore whose filter answers "may" is not searched: the scanner
+    /// searches it anyway, and searching it here too cost reads of
     /// memstore-resident rows a second skiplist descent each (readwhilewriting
     /// lost about a fifth).
     pub(crate) fn may_hold_row(version: &StoreVersion, scope: &ReadScope<'_>) -> bool {
         if scope.single_row.is_none()
-            || version.active.cell_count() > 0
-            || version.frozen.iter().any(|f| f.memstore.cell_count() > 0)
+            || version.active.may_hold_row(scope.single_row_hash)
+            || version
+                .frozen
+                .iter()
+                .any(|f| f.memstore.may_hold_row(scope.single_row_hash))
         {
             return true;
         }
@@ -300,7 +303,9 @@ impl Store {
             // One descent per memstore: the source comes back positioned
             // at the row, and the read's first seek (to the row) is skipped.
             for memstore in memstores {
-                if let Some(source) = MemstoreSource::for_row(memstore, gate.cloned(), row) {
+                if let Some(source) =
+                    MemstoreSource::for_row(memstore, gate.cloned(), row, scope.single_row_hash)
+                {
                     sources.push(Source::from(source));
                 }
             }
