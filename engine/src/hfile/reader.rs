@@ -185,16 +185,23 @@ impl HFileReader {
 
     /// The first data block that can hold `row` or a later one.
     pub(crate) fn seek_block(&self, row: &[u8]) -> Result<Option<usize>> {
+        Ok(self.seek_block_handle(row)?.map(|(ordinal, _)| ordinal))
+    }
+
+    /// As [`HFileReader::seek_block`], with the block's handle, found in
+    /// the same walk of the index (a second walk, `handle_of`, searches the
+    /// top level again and looks the leaf up in the cache again).
+    pub(crate) fn seek_block_handle(&self, row: &[u8]) -> Result<Option<(usize, BlockHandle)>> {
         let j = self.top.first_ending_at_or_after(row);
         if j >= self.top.len() {
             return Ok(None);
         }
         if !self.two_level() {
-            return Ok(Some(j));
+            return Ok(Some((j, self.top.handle(j))));
         }
         let leaf = self.leaf(j)?;
         let k = leaf.first_ending_at_or_after(row);
-        Ok((k < leaf.len()).then(|| self.top.ordinal_base(j) as usize + k))
+        Ok((k < leaf.len()).then(|| (self.top.ordinal_base(j) as usize + k, leaf.handle(k))))
     }
 
     /// The last data block that can hold `row` or an earlier one.
@@ -402,12 +409,11 @@ impl HFileReader {
     /// cache keeps them while the caller holds them (`cache::PinWhileHeld`),
     /// so the reads that follow find them however small the cache is.
     pub(crate) fn prefetch(
-        readers_and_blocks: &[(&HFileReader, usize)],
+        readers_and_blocks: &[(&HFileReader, BlockHandle)],
     ) -> Result<Vec<CachedBlock>> {
         let mut held = Vec::new();
         let mut wanted: Vec<(&HFileReader, BlockHandle)> = Vec::new();
-        for &(reader, ordinal) in readers_and_blocks {
-            let handle = reader.handle_of(ordinal)?;
+        for &(reader, handle) in readers_and_blocks {
             if let Some(block) = reader.cached_block(handle) {
                 held.push(block);
             } else if !wanted
@@ -516,6 +522,9 @@ pub(crate) struct FileCursor {
     /// The last row the read can return: read-ahead stops before a block
     /// that starts past it.
     stop: Option<Arc<ReadAheadStop>>,
+    /// The handle of the block the last seek found in the index, so that
+    /// reading it does not walk the index again.
+    found_handle: Option<(usize, BlockHandle)>,
 }
 
 /// Where a read's rows end, for read-ahead: blocks that start past it hold
@@ -567,6 +576,7 @@ impl FileCursor {
             sequential_misses: 0,
             whole_file: false,
             stop: None,
+            found_handle: None,
         }
     }
 
@@ -618,7 +628,10 @@ impl FileCursor {
                 self.ahead.clear();
             }
         }
-        let handle = self.reader.handle_of(ordinal)?;
+        let handle = match self.found_handle {
+            Some((found, handle)) if found == ordinal => handle,
+            _ => self.reader.handle_of(ordinal)?,
+        };
         if let Some(block) = self.reader.cached(handle) {
             return Ok(block);
         }
@@ -839,10 +852,11 @@ impl FileCursor {
             let ordinal = *ordinal;
             return self.settle_forward(ordinal, Some(p));
         }
-        let Some(mut ordinal) = self.reader.seek_block(key.row)? else {
+        let Some((mut ordinal, handle)) = self.reader.seek_block_handle(key.row)? else {
             self.place(None);
             return Ok(());
         };
+        self.found_handle = Some((ordinal, handle));
         loop {
             match self.wanted_from(ordinal)? {
                 Some(wanted) if wanted == ordinal => {}

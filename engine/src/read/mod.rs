@@ -279,8 +279,8 @@ pub(crate) fn get_finds_nothing(state: &TableState, region: &Region, get: &Get) 
         min_timestamp: range.min(),
     };
     for family in state.all_families.iter() {
-        if let Some(version) = region.store_version(family.id)
-            && Store::may_hold_row(&version, &scope)
+        if region.with_store_version(family.id, |version| Store::may_hold_row(version, &scope))
+            == Some(true)
         {
             return Ok(false);
         }

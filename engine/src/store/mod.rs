@@ -111,6 +111,12 @@ impl Store {
         self.version.read().clone()
     }
 
+    /// `f` applied to the current version, under the version's read lock
+    /// (no reference count taken); `f` must not take the lock again.
+    pub(crate) fn read_version<R>(&self, f: impl FnOnce(&StoreVersion) -> R) -> R {
+        f(&self.version.read())
+    }
+
     /// Replaces the version by the one `transition` makes of it (one of
     /// [`StoreVersion`]'s `with_*` transitions), under the version lock so
     /// that no other transition interleaves; returns what the transition

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::Table;
 use crate::cell::{RowResult, validate_timestamp};
 use crate::error::Result;
+use crate::hfile::block::BlockHandle;
 use crate::hfile::reader::HFileReader;
 use crate::ops::{BatchOp, BatchResult, Delete, Get, Put, Scan};
 use crate::read::parallel::{self, Parts};
@@ -123,7 +124,7 @@ impl Table {
         let state = self.state()?;
         let now = self.read_now_ms(&state);
         let read_point = self.services.mvcc.read_point();
-        let mut wanted: Vec<(Arc<HFileReader>, usize)> = Vec::new();
+        let mut wanted: Vec<(Arc<HFileReader>, BlockHandle)> = Vec::new();
         // Each get's sources are chosen once (blooms probed, memstores
         // positioned); the same sources read the row after the prefetch.
         let mut prepared = Vec::with_capacity(gets.len());
@@ -132,13 +133,13 @@ impl Table {
             let region = Self::region(&state, &get.row)?;
             let read = PreparedGet::new(region, &plan);
             for file in read.files() {
-                if let Some(ordinal) = file.seek_block(&get.row)? {
-                    wanted.push((file.clone(), ordinal));
+                if let Some((_, handle)) = file.seek_block_handle(&get.row)? {
+                    wanted.push((file.clone(), handle));
                 }
             }
             prepared.push((plan, read));
         }
-        let batch: Vec<(&HFileReader, usize)> =
+        let batch: Vec<(&HFileReader, BlockHandle)> =
             wanted.iter().map(|(f, o)| (f.as_ref(), *o)).collect();
         // Held until the rows are read: the cache keeps them meanwhile.
         let _held = HFileReader::prefetch(&batch)?;
