@@ -9,8 +9,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use strata::{
-    Db, DbOptions, Delete, Durability, FamilyDescriptor, Get, Put, RowResult, Scan, Table,
-    TableDescriptor,
+    BloomType, Db, DbOptions, Delete, Durability, FamilyDescriptor, Get, Put, RowResult, Scan,
+    Table, TableDescriptor,
 };
 
 /// Counts the allocations of threads that asked for it.
@@ -737,4 +737,140 @@ fn merged_runs_return_what_gets_return(table: &Table) {
             .collect();
         assert_eq!(lent(&table, &scan), want, "start {start}");
     }
+}
+
+/// A table in 1 KiB blocks whose rows carry every kind of version and
+/// delete a get resolves inside one source: versions at three timestamps,
+/// qualifiers of two families (one with a ROWCOL bloom), wide rows that span
+/// blocks, and row, family, family-version, column and version deletes, all
+/// in the memstore or (`flushed`) all flushed together: one source per
+/// family holds each row with its markers, so a get reads it directly from
+/// the memstore or the file's block (or, for a row at a block's end,
+/// through the merge).
+fn one_source_versions_table(dir: &std::path::Path, flushed: bool) -> (Db, Table) {
+    let db = Db::open(dir, DbOptions::default()).unwrap();
+    let table = db
+        .create_table(
+            TableDescriptor::new("versions")
+                .family(
+                    FamilyDescriptor::new("f")
+                        .max_versions(3)
+                        .block_size_bytes(1024),
+                )
+                .family(
+                    FamilyDescriptor::new("g")
+                        .bloom(BloomType::RowCol)
+                        .block_size_bytes(1024),
+                )
+                .durability(Durability::SkipWal),
+        )
+        .unwrap();
+    let puts: Vec<Put> = (0..600)
+        .map(|i| {
+            let mut put = Put::new(row_key(i));
+            for ts in 1..=3 {
+                put = put.add_at("f", "q", ts, format!("q{i}-{ts}")).add_at(
+                    "f",
+                    "r",
+                    ts,
+                    format!("r{i}-{ts}"),
+                );
+            }
+            if i % 3 == 0 {
+                put = put.add_at("g", "s", 5, format!("s{i}"));
+            }
+            if i % 40 == 0 {
+                // Wider than a 1 KiB block.
+                for q in 0..40 {
+                    put = put.add_at("f", format!("w{q:02}"), 2, vec![b'w'; 60]);
+                }
+            }
+            put
+        })
+        .collect();
+    table.put_many(&puts).unwrap();
+    type EveryNthRow = (usize, fn(String) -> Delete);
+    let deletes: [EveryNthRow; 6] = [
+        (7, |row| Delete::new(row).timestamp(2)),
+        (11, |row| Delete::new(row).family("f")),
+        (13, |row| Delete::new(row).family_version("f", 2)),
+        (17, |row| Delete::new(row).column_all_versions("f", "q")),
+        (19, |row| Delete::new(row).column_latest_version("f", "r")),
+        (23, |row| Delete::new(row).family_up_to("f", 2)),
+    ];
+    for (step, delete) in deletes {
+        for i in (0..600).step_by(step) {
+            table.delete(&delete(row_key(i))).unwrap();
+        }
+    }
+    if flushed {
+        table.flush().unwrap();
+    }
+    (db, table)
+}
+
+/// The one-row scan equivalent to a get of `row` with `shape` applied to
+/// both (a scan never takes the get's block path).
+fn one_row_scan(table: &Table, row: &str, shape: &dyn Fn(Scan) -> Scan) -> RowResult {
+    let scan = shape(Scan::new().start(row).stop_with(row, true));
+    let rows = owned(table, &scan);
+    assert!(rows.len() <= 1);
+    rows.into_iter().next().unwrap_or(RowResult {
+        row: row.as_bytes().to_vec(),
+        cells: Vec::new(),
+    })
+}
+
+#[test]
+fn direct_gets_from_a_block_return_what_a_one_row_scan_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, table) = one_source_versions_table(dir.path(), true);
+    gets_return_what_one_row_scans_return(&table);
+}
+
+#[test]
+fn direct_gets_from_a_memstore_return_what_a_one_row_scan_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, table) = one_source_versions_table(dir.path(), false);
+    gets_return_what_one_row_scans_return(&table);
+}
+
+/// Gets (and a multi-get) of every row of `table` in eight shapes return
+/// what one-row scans of the same shapes return.
+fn gets_return_what_one_row_scans_return(table: &Table) {
+    type Shape = (&'static str, fn(Get) -> Get, fn(Scan) -> Scan);
+    let shapes: [Shape; 8] = [
+        ("newest", |g| g, |s| s),
+        ("all versions", |g| g.max_versions(3), |s| s.max_versions(3)),
+        ("two versions", |g| g.max_versions(2), |s| s.max_versions(2)),
+        ("one column", |g| g.column("f", "r"), |s| s.column("f", "r")),
+        (
+            "ROWCOL column",
+            |g| g.column("g", "s"),
+            |s| s.column("g", "s"),
+        ),
+        ("one family", |g| g.family("f"), |s| s.family("f")),
+        (
+            "time range",
+            |g| g.time_range(1, 3).max_versions(3),
+            |s| s.time_range(1, 3).max_versions(3),
+        ),
+        ("timestamp", |g| g.timestamp(2), |s| s.timestamp(2)),
+    ];
+    let mut found = 0;
+    for (name, get_shape, scan_shape) in shapes {
+        let mut wanted = Vec::new();
+        for i in 0..600 {
+            let row = row_key(i);
+            let got = table.get(&get_shape(Get::new(&row))).unwrap();
+            let want = one_row_scan(table, &row, &scan_shape);
+            assert_eq!(got, want, "{name}, row {row}");
+            found += usize::from(!got.cells.is_empty());
+            wanted.push(want);
+        }
+        // A multi-get plans every key's blocks first, then reads them.
+        let gets: Vec<Get> = (0..600).map(|i| get_shape(Get::new(row_key(i)))).collect();
+        assert_eq!(table.get_many(&gets).unwrap(), wanted, "{name}: get_many");
+    }
+    assert!(found > 3000, "the gets find rows ({found})");
 }

@@ -255,6 +255,15 @@ impl HFileReader {
         Ok((leaf.first_row(k).to_vec(), leaf.last_row(k).to_vec()))
     }
 
+    /// The data block at `handle` (from [`HFileReader::seek_block_handle`]),
+    /// from the cache or the file (then cached).
+    pub(crate) fn data_block_at(&self, handle: BlockHandle) -> Result<Arc<DataBlock>> {
+        if let Some(block) = self.cached(handle) {
+            return Ok(block);
+        }
+        self.read_uncached(handle, true)
+    }
+
     /// Data block `ordinal`, from the cache or the file.
     pub(crate) fn data_block(&self, ordinal: usize) -> Result<Arc<DataBlock>> {
         self.data_block_with(ordinal, true)

@@ -21,12 +21,15 @@ use crate::cell::SeekKey;
 use crate::cell::{Cell, RowResult, TimeRange, compare_keys, prefix_successor, validate_row};
 use crate::error::{Error, Result};
 use crate::gate::RowGate;
+use crate::hfile::block::BlockHandle;
 use crate::hfile::data_block::{DataBlock, Position};
+use crate::hfile::reader::HFileReader;
 use crate::iter::merge::{MAX_RUN_BLOCKS, MergedSources};
+use crate::memstore::Memstore;
 use crate::ops::{ColumnSelection, Get, Scan};
 use crate::region::{ActivityCounters, Region};
 use crate::schema::{FamilyPlan, family_plan};
-use crate::store::{ReadScope, Store};
+use crate::store::{ReadScope, SoleSource, Store};
 use cell_gate::{BlockSelection, CellGate, RowVerdict};
 use filtering::{FilterSetup, FilterStage, Verdict};
 use resolve::{QueryRules, Resolver};
@@ -288,6 +291,235 @@ pub(crate) fn get_finds_nothing(state: &TableState, region: &Region, get: &Get) 
     Ok(true)
 }
 
+/// What the direct path ([`read_direct_get`]) made of a get.
+pub(crate) enum DirectGet {
+    /// The row's cells (none: the row is absent).
+    Read(Vec<Cell>),
+    /// Several sources may hold the row, the row may go on in the next
+    /// block, or the get has a filter: the general path reads it.
+    NeedsMerge,
+}
+
+/// The families a get reads: the table's list, borrowed, when it reads all
+/// of them (no reference count taken), or the ones it names.
+pub(crate) enum GetFamilies<'s> {
+    All(&'s [FamilyPlan]),
+    Named(Arc<[FamilyPlan]>),
+}
+
+impl std::ops::Deref for GetFamilies<'_> {
+    type Target = [FamilyPlan];
+
+    fn deref(&self) -> &[FamilyPlan] {
+        match self {
+            GetFamilies::All(families) => families,
+            GetFamilies::Named(families) => families,
+        }
+    }
+}
+
+/// Where the direct path reads one family's cells of the row.
+enum DirectSource {
+    /// The block of the one file that may hold the row, which the row
+    /// starts in.
+    Block(Arc<HFileReader>, BlockHandle),
+    /// The one memstore that may hold the row.
+    Memstore(Arc<Memstore>),
+}
+
+/// A get that one source per family can answer (chosen by
+/// [`plan_direct_get`], read by [`read_direct_get`]; a multi-get reads the
+/// blocks of all its keys in one batch in between).
+pub(crate) struct DirectGetPlan<'s> {
+    families: GetFamilies<'s>,
+    query: QueryRules,
+    /// Per family that may hold the row: its index in `families` and where
+    /// its cells are.
+    sources: SmallVec<[(usize, DirectSource); 2]>,
+}
+
+impl DirectGetPlan<'_> {
+    /// The file blocks the get reads.
+    pub(crate) fn blocks(&self) -> impl Iterator<Item = (&HFileReader, BlockHandle)> {
+        self.sources.iter().filter_map(|(_, source)| match source {
+            DirectSource::Block(file, handle) => Some((file.as_ref(), *handle)),
+            DirectSource::Memstore(_) => None,
+        })
+    }
+}
+
+/// Plans the get `get` of a row of `region` on the direct path: in every
+/// family it reads, one source alone may hold the row (a memstore by its
+/// row filter, or a file by key range, time range and bloom), the usual
+/// state of a read-mostly table after compaction and of recently inserted
+/// rows. `Ok(None)` when the get needs the general path (a filter, or
+/// several sources that may hold the row). Validates the get as
+/// [`plan_get`] does.
+pub(crate) fn plan_direct_get<'s>(
+    state: &'s TableState,
+    region: &Region,
+    get: &Get,
+    now_ms: i64,
+) -> Result<Option<DirectGetPlan<'s>>> {
+    validate_row(&get.row)?;
+    let query = QueryRules {
+        time_range: time_range(get.time_min, get.time_max)?,
+        max_versions: check_versions(get.max_versions)?,
+        raw: false,
+        now_ms,
+    };
+    let families = if get.columns.is_all() {
+        GetFamilies::All(&state.all_families)
+    } else {
+        GetFamilies::Named(family_plans(state, &get.columns)?)
+    };
+    if get.filter.is_some() {
+        return Ok(None);
+    }
+    let row = get.row.as_slice();
+    let single_row_hash = crate::hfile::bloom::row_hash(row);
+    let mut sources = SmallVec::new();
+    for (index, family) in families.iter().enumerate() {
+        let scope = ReadScope {
+            first_row: Some(row),
+            last_row: Some(row),
+            last_row_excluded: false,
+            single_row: Some(row),
+            single_row_hash,
+            single_column: single_column(family),
+            min_timestamp: query.time_range.min(),
+        };
+        // The source is chosen under the store's version lock; a file's
+        // index (and later its block) is read after the lock is released.
+        let Some(sole) = region.with_store_version(family.id, |version| {
+            match Store::sole_source_for_row(version, &scope) {
+                SoleSource::Nothing => Some(None),
+                SoleSource::Memstore(memstore) => Some(Some(Ok(memstore.clone()))),
+                SoleSource::File(file) => Some(Some(Err(file.clone()))),
+                SoleSource::Several => None,
+            }
+        }) else {
+            continue;
+        };
+        match sole {
+            None => return Ok(None),
+            Some(None) => {}
+            Some(Some(Ok(memstore))) => sources.push((index, DirectSource::Memstore(memstore))),
+            Some(Some(Err(file))) => {
+                if let Some((_, handle)) = file.seek_block_handle(row)? {
+                    sources.push((index, DirectSource::Block(file, handle)));
+                }
+            }
+        }
+    }
+    Ok(Some(DirectGetPlan {
+        families,
+        query,
+        sources,
+    }))
+}
+
+/// Reads the row `row` of `region` as `plan` says, at `read_point` (taken
+/// before the plan): each family's cells from its one source, versions,
+/// deletes, TTL and the time range resolved as the merge path resolves them
+/// (a file's inside its block, with `resolve_block_row`). No scan plan,
+/// scanner, source or merge is built: they were most of such a get's
+/// instructions. A row at a block's end may go on in the next block; then
+/// the general path reads it.
+pub(crate) fn read_direct_get(
+    plan: &DirectGetPlan<'_>,
+    region: &Region,
+    row: &[u8],
+    read_point: u64,
+) -> Result<DirectGet> {
+    let mut cells = Vec::new();
+    let mut qualifier_buffer = Vec::new();
+    for (index, source) in &plan.sources {
+        let Some(family) = plan.families.get(*index) else {
+            continue;
+        };
+        match source {
+            DirectSource::Block(file, handle) => {
+                let block = file.data_block_at(*handle)?;
+                let Some(at) = block.seek(&SeekKey::row_start(row)) else {
+                    continue;
+                };
+                if block.row(at.row) != row {
+                    continue;
+                }
+                if at.row + 1 >= block.rows() {
+                    return Ok(DirectGet::NeedsMerge);
+                }
+                resolve_block_row(
+                    BlockRow {
+                        block: &block,
+                        row: at.row,
+                        cells: block.row_cells(at.row),
+                    },
+                    read_point,
+                    family,
+                    plan.query,
+                    &mut qualifier_buffer,
+                    None,
+                    &mut cells,
+                );
+            }
+            DirectSource::Memstore(memstore) => {
+                let Some(mut cursor) = crate::memstore::Cursor::at_row(memstore, row) else {
+                    continue;
+                };
+                let mut resolver = Resolver::new(
+                    family.columns.as_ref(),
+                    family.rules,
+                    plan.query,
+                    std::mem::take(&mut qualifier_buffer),
+                );
+                while let Some(cell) = cursor.current() {
+                    if cell.row != row {
+                        break;
+                    }
+                    // Cells written after the read point are not seen.
+                    if cell.sequence <= read_point && resolver.push(&cell) {
+                        cells.push_cell(&family.name, &cell);
+                    }
+                    cursor.next();
+                }
+                qualifier_buffer = resolver.into_buffer();
+            }
+        }
+    }
+    if !cells.is_empty() {
+        region
+            .activity
+            .rows_read
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    Ok(DirectGet::Read(cells))
+}
+
+/// [`plan_direct_get`] and [`read_direct_get`] in one;
+/// [`DirectGet::NeedsMerge`] sends the rest to the general path.
+pub(crate) fn read_row_directly(
+    state: &TableState,
+    region: &Region,
+    get: &Get,
+    read_point: u64,
+    now_ms: i64,
+) -> Result<DirectGet> {
+    match plan_direct_get(state, region, get, now_ms)? {
+        Some(plan) => read_direct_get(&plan, region, &get.row, read_point),
+        None => Ok(DirectGet::NeedsMerge),
+    }
+}
+
+/// The only qualifier a get reads of `family`, for ROWCOL blooms.
+fn single_column(family: &FamilyPlan) -> Option<&[u8]> {
+    match &family.columns {
+        Some(set) if set.len() == 1 => set.iter().next().map(Vec::as_slice),
+        _ => None,
+    }
+}
+
 impl ScanPlan {
     /// The one row the plan reads, when it is a get's plan.
     fn single_row(&self) -> Option<&[u8]> {
@@ -304,12 +536,7 @@ impl ScanPlan {
             Bound::Unbounded => None,
         };
         let single_row = self.single_row();
-        let single_column = match &family.columns {
-            Some(set) if set.len() == 1 && single_row.is_some() => {
-                set.iter().next().map(Vec::as_slice)
-            }
-            _ => None,
-        };
+        let single_column = single_row.and_then(|_| single_column(family));
         ReadScope {
             first_row: bound(&self.lower),
             last_row: bound(&self.upper),

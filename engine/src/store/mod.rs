@@ -26,7 +26,7 @@ pub(crate) mod bulk;
 pub(crate) mod output;
 mod version;
 use crate::iter::source::{FileSource, LevelSource, MemstoreSource, Source};
-use crate::memstore::NewCell;
+use crate::memstore::{Memstore, NewCell};
 
 /// Number of levels (L0..L6).
 pub(crate) const LEVELS: usize = 7;
@@ -51,6 +51,18 @@ pub(crate) struct ReadScope<'a> {
     pub(crate) single_column: Option<&'a [u8]>,
     /// Files whose newest cell is older than this cannot matter.
     pub(crate) min_timestamp: i64,
+}
+
+/// What [`Store::sole_source_for_row`] found for a single-row read.
+pub(crate) enum SoleSource<'v> {
+    /// No memstore and no file may hold the row.
+    Nothing,
+    /// Only this memstore may hold it.
+    Memstore(&'v Arc<Memstore>),
+    /// Only this file may hold it.
+    File(&'v Arc<HFileReader>),
+    /// Several sources may: their cells need the merge.
+    Several,
 }
 
 /// One family of one region.
@@ -264,6 +276,42 @@ impl Store {
         }
         // Stops at the first candidate file.
         Self::for_each_single_row_candidate(version, scope, |_| Err(())).is_err()
+    }
+
+    /// The one source that alone can answer a read of `scope.single_row`
+    /// in this version: a memstore whose row filter, or a file whose key
+    /// range, time range and bloom, leaves the row, when no other source
+    /// does.
+    pub(crate) fn sole_source_for_row<'v>(
+        version: &'v StoreVersion,
+        scope: &ReadScope<'_>,
+    ) -> SoleSource<'v> {
+        let hash = scope.single_row_hash;
+        if scope.single_row.is_none() {
+            return SoleSource::Several;
+        }
+        let mut sole = SoleSource::Nothing;
+        let memstores =
+            std::iter::once(&version.active).chain(version.frozen.iter().map(|f| &f.memstore));
+        for memstore in memstores {
+            if memstore.may_hold_row(hash) {
+                if !matches!(sole, SoleSource::Nothing) {
+                    return SoleSource::Several;
+                }
+                sole = SoleSource::Memstore(memstore);
+            }
+        }
+        let several = Self::for_each_single_row_candidate(version, scope, |file| {
+            if !matches!(sole, SoleSource::Nothing) {
+                return Err(());
+            }
+            sole = SoleSource::File(file);
+            Ok(())
+        });
+        if several.is_err() {
+            return SoleSource::Several;
+        }
+        sole
     }
 
     /// The one file per level below L0 whose key range can hold

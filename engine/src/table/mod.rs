@@ -20,7 +20,10 @@ use crate::ops::{Delete, Get, Put, Scan};
 use crate::options::TableDescriptor;
 use crate::read::cursor::ScanCursor;
 use crate::read::parallel::{ParallelScan, Parts};
-use crate::read::{RowStream, ScanPlan, Scanner, get_finds_nothing, plan_get, plan_scan, read_row};
+use crate::read::{
+    DirectGet, RowStream, ScanPlan, Scanner, get_finds_nothing, plan_get, plan_scan, read_row,
+    read_row_directly,
+};
 use crate::region::Region;
 use crate::region::RegionActivity;
 use crate::write::{PreparedRow, commit};
@@ -115,27 +118,6 @@ impl Table {
             });
         }
         Ok(state)
-    }
-
-    /// `f` applied to the table's state for reads and writes (as
-    /// [`Table::state`] checks it), borrowed under the state's read lock.
-    /// `f` must be short, must not wait for I/O and must not take the
-    /// state's lock again (a waiting writer would deadlock it).
-    fn with_state<R>(&self, f: impl FnOnce(&TableState) -> Result<R>) -> Result<R> {
-        if self.services.is_closed() {
-            return Err(Error::Closed);
-        }
-        if self.inner.dropped.load(Ordering::Acquire) {
-            return Err(Error::TableNotFound {
-                table: self.inner.name.clone(),
-            });
-        }
-        if !self.inner.enabled.load(Ordering::Acquire) {
-            return Err(Error::TableDisabled {
-                table: self.inner.name.clone(),
-            });
-        }
-        f(&self.inner.state.read())
     }
 
     /// True unless the table is disabled.
@@ -269,7 +251,14 @@ impl Table {
         get: &Get,
         now_ms: i64,
     ) -> Result<RowResult> {
-        let mut plan = plan_get(state, get, self.services.mvcc.read_point(), now_ms)?;
+        let read_point = self.services.mvcc.read_point();
+        if let DirectGet::Read(cells) = read_row_directly(state, region, get, read_point, now_ms)? {
+            return Ok(RowResult {
+                row: get.row.clone(),
+                cells,
+            });
+        }
+        let mut plan = plan_get(state, get, read_point, now_ms)?;
         if let Some(row) = read_row(region, &plan)? {
             return Ok(row);
         }
@@ -287,22 +276,12 @@ impl Table {
 
     /// Reads one row; an absent row gives an empty result.
     pub fn get(&self, get: &Get) -> Result<RowResult> {
-        // A get of an absent row is answered under the state's read lock,
-        // without taking a reference to the state (its count's two atomic
-        // updates were a tenth of such a get). Nothing there waits for I/O:
-        // blooms and row filters are in memory.
-        let absent = self.with_state(|state| {
-            let region = Self::region(state, &get.row)?;
-            get_finds_nothing(state, region, get)
-        })?;
-        if absent {
-            return Ok(RowResult {
-                row: get.row.clone(),
-                cells: Vec::new(),
-            });
-        }
         let state = self.state()?;
         let region = Self::region(&state, &get.row)?;
+        // No `get_finds_nothing` first: the direct path answers absent rows
+        // from the same row filters and blooms, and under a steady writer
+        // every extra pass over the store's locks cost the reader (their
+        // cache lines move between the reader's and the writer's cores).
         self.read_get(&state, region, get, self.read_now_ms(&state))
     }
 
