@@ -219,6 +219,32 @@ impl<'a> CellRef<'a> {
     }
 }
 
+/// Lexicographic byte order, exactly as `<[u8]>::cmp`, without a call to
+/// `memcmp`: eight bytes at a time as big-endian words, then bytes, then
+/// lengths. Keys are short (rows of 8 to 64 bytes, qualifiers shorter), and
+/// a library call per comparison was a fifth of the time of memstore
+/// descents under a steady writer.
+#[inline]
+pub(crate) fn compare_bytes(a: &[u8], b: &[u8]) -> Ordering {
+    let common = a.len().min(b.len());
+    let (a_head, b_head) = (&a[..common], &b[..common]);
+    let mut a_words = a_head.chunks_exact(8);
+    let mut b_words = b_head.chunks_exact(8);
+    for (x, y) in a_words.by_ref().zip(b_words.by_ref()) {
+        let x = <[u8; 8]>::try_from(x).map_or(0, u64::from_be_bytes);
+        let y = <[u8; 8]>::try_from(y).map_or(0, u64::from_be_bytes);
+        if x != y {
+            return x.cmp(&y);
+        }
+    }
+    for (x, y) in a_words.remainder().iter().zip(b_words.remainder()) {
+        if x != y {
+            return x.cmp(y);
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
 /// Compares two cell keys in store order:
 /// row ASC, qualifier ASC, timestamp DESC, kind DESC, sequence DESC.
 #[inline]
@@ -226,8 +252,8 @@ pub(crate) fn compare_keys(
     a: (&[u8], &[u8], i64, CellKind, u64),
     b: (&[u8], &[u8], i64, CellKind, u64),
 ) -> Ordering {
-    a.0.cmp(b.0)
-        .then_with(|| a.1.cmp(b.1))
+    compare_bytes(a.0, b.0)
+        .then_with(|| compare_bytes(a.1, b.1))
         .then_with(|| b.2.cmp(&a.2))
         .then_with(|| b.3.cmp(&a.3))
         .then_with(|| b.4.cmp(&a.4))
@@ -475,5 +501,23 @@ mod tests {
         assert_eq!(prefix_successor(b"a\xff"), Some(b"b".to_vec()));
         assert_eq!(prefix_successor(b"\xff\xff"), None);
         assert_eq!(prefix_successor(b""), None);
+    }
+
+    proptest::proptest! {
+        /// The word-at-a-time comparison is the slices' own order, for
+        /// every length (prefixes, equal heads, tails of 0 to 7 bytes) and
+        /// bytes biased towards ties.
+        #[test]
+        fn byte_comparison_is_slice_order(
+            a in proptest::collection::vec(0u8..3, 0..40),
+            b in proptest::collection::vec(0u8..3, 0..40),
+            shared in proptest::collection::vec(proptest::num::u8::ANY, 0..24),
+        ) {
+            let a: Vec<u8> = shared.iter().chain(&a).copied().collect();
+            let b: Vec<u8> = shared.iter().chain(&b).copied().collect();
+            proptest::prop_assert_eq!(compare_bytes(&a, &b), a.as_slice().cmp(b.as_slice()));
+            proptest::prop_assert_eq!(compare_bytes(&a, &a), Ordering::Equal);
+            proptest::prop_assert_eq!(compare_bytes(&a[..a.len() / 2], &a), (a.len() / 2).cmp(&a.len()));
+        }
     }
 }

@@ -743,11 +743,10 @@ fn merged_runs_return_what_gets_return(table: &Table) {
 /// delete a get resolves inside one source: versions at three timestamps,
 /// qualifiers of two families (one with a ROWCOL bloom), wide rows that span
 /// blocks, and row, family, family-version, column and version deletes, all
-/// in the memstore or (`flushed`) all flushed together: one source per
-/// family holds each row with its markers, so a get reads it directly from
-/// the memstore or the file's block (or, for a row at a block's end,
-/// through the merge).
-fn one_source_versions_table(dir: &std::path::Path, flushed: bool) -> (Db, Table) {
+/// laid out as `layout` says. A get reads each row directly from its
+/// sources (the memstore, a file's block, or both and several files merged
+/// by key), or, for a row at a block's end, through the general merge.
+fn versions_table(dir: &std::path::Path, layout: CellLayout) -> (Db, Table) {
     let db = Db::open(dir, DbOptions::default()).unwrap();
     let table = db
         .create_table(
@@ -803,10 +802,47 @@ fn one_source_versions_table(dir: &std::path::Path, flushed: bool) -> (Db, Table
             table.delete(&delete(row_key(i))).unwrap();
         }
     }
-    if flushed {
-        table.flush().unwrap();
+    match layout {
+        CellLayout::Memstore => {}
+        CellLayout::File => table.flush().unwrap(),
+        CellLayout::ThreeSources => {
+            // The markers in a second file, newer versions of some rows
+            // (and a marker) in the memstore.
+            table.flush().unwrap();
+            for i in (0..600).step_by(5) {
+                table
+                    .put(&Put::new(row_key(i)).add_at("f", "q", 4, format!("q{i}-4")))
+                    .unwrap();
+            }
+            for i in (0..600).step_by(29) {
+                table
+                    .delete(&Delete::new(row_key(i)).column_all_versions("f", "r"))
+                    .unwrap();
+            }
+            // Hot rows: many versions of a column in the memstore, which a
+            // get skips once it has the versions it returns.
+            for i in [1, 2, 30] {
+                for ts in 10..70 {
+                    table
+                        .put(&Put::new(row_key(i)).add_at("f", "q", ts, format!("hot{ts}")))
+                        .unwrap();
+                }
+            }
+        }
     }
     (db, table)
+}
+
+/// Where [`versions_table`] leaves its cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CellLayout {
+    /// Everything in the memstore.
+    Memstore,
+    /// Everything in one file per family.
+    File,
+    /// The puts in one file, the deletes in a second, newer puts and
+    /// deletes in the memstore.
+    ThreeSources,
 }
 
 /// The one-row scan equivalent to a get of `row` with `shape` applied to
@@ -824,14 +860,21 @@ fn one_row_scan(table: &Table, row: &str, shape: &dyn Fn(Scan) -> Scan) -> RowRe
 #[test]
 fn direct_gets_from_a_block_return_what_a_one_row_scan_returns() {
     let dir = tempfile::tempdir().unwrap();
-    let (_db, table) = one_source_versions_table(dir.path(), true);
+    let (_db, table) = versions_table(dir.path(), CellLayout::File);
     gets_return_what_one_row_scans_return(&table);
 }
 
 #[test]
 fn direct_gets_from_a_memstore_return_what_a_one_row_scan_returns() {
     let dir = tempfile::tempdir().unwrap();
-    let (_db, table) = one_source_versions_table(dir.path(), false);
+    let (_db, table) = versions_table(dir.path(), CellLayout::Memstore);
+    gets_return_what_one_row_scans_return(&table);
+}
+
+#[test]
+fn direct_gets_merging_three_sources_return_what_a_one_row_scan_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, table) = versions_table(dir.path(), CellLayout::ThreeSources);
     gets_return_what_one_row_scans_return(&table);
 }
 

@@ -17,19 +17,19 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use crate::catalog::TableState;
-use crate::cell::SeekKey;
 use crate::cell::{Cell, RowResult, TimeRange, compare_keys, prefix_successor, validate_row};
+use crate::cell::{CellRef, SeekKey};
 use crate::error::{Error, Result};
 use crate::gate::RowGate;
 use crate::hfile::block::BlockHandle;
-use crate::hfile::data_block::{DataBlock, Position};
+use crate::hfile::data_block::{DataBlock, DecodedCell, Position};
 use crate::hfile::reader::HFileReader;
 use crate::iter::merge::{MAX_RUN_BLOCKS, MergedSources};
 use crate::memstore::Memstore;
 use crate::ops::{ColumnSelection, Get, Scan};
 use crate::region::{ActivityCounters, Region};
 use crate::schema::{FamilyPlan, family_plan};
-use crate::store::{ReadScope, SoleSource, Store};
+use crate::store::{ReadScope, RowSource, Store};
 use cell_gate::{BlockSelection, CellGate, RowVerdict};
 use filtering::{FilterSetup, FilterStage, Verdict};
 use resolve::{QueryRules, Resolver};
@@ -295,10 +295,14 @@ pub(crate) fn get_finds_nothing(state: &TableState, region: &Region, get: &Get) 
 pub(crate) enum DirectGet {
     /// The row's cells (none: the row is absent).
     Read(Vec<Cell>),
-    /// Several sources may hold the row, the row may go on in the next
-    /// block, or the get has a filter: the general path reads it.
+    /// The row may go on past a block's end, or the get needs what only the
+    /// general path does (a filter, many sources): the general path reads it.
     NeedsMerge,
 }
+
+/// Sources of one family a direct get reads at most; more (a pile of L0
+/// files) go through the general path's merge heap.
+const MAX_DIRECT_SOURCES: usize = 4;
 
 /// The families a get reads: the table's list, borrowed, when it reads all
 /// of them (no reference count taken), or the ones it names.
@@ -318,23 +322,22 @@ impl std::ops::Deref for GetFamilies<'_> {
     }
 }
 
-/// Where the direct path reads one family's cells of the row.
+/// Where the direct path reads some of one family's cells of the row.
 enum DirectSource {
-    /// The block of the one file that may hold the row, which the row
-    /// starts in.
+    /// The block of a file that may hold the row, which the row starts in.
     Block(Arc<HFileReader>, BlockHandle),
-    /// The one memstore that may hold the row.
+    /// A memstore that may hold the row.
     Memstore(Arc<Memstore>),
 }
 
-/// A get that one source per family can answer (chosen by
-/// [`plan_direct_get`], read by [`read_direct_get`]; a multi-get reads the
-/// blocks of all its keys in one batch in between).
+/// A get the direct path reads (chosen by [`plan_direct_get`], read by
+/// [`read_direct_get`]; a multi-get reads the blocks of all its keys in one
+/// batch in between).
 pub(crate) struct DirectGetPlan<'s> {
     families: GetFamilies<'s>,
     query: QueryRules,
-    /// Per family that may hold the row: its index in `families` and where
-    /// its cells are.
+    /// The sources that may hold the row, each with the index of its family
+    /// in `families`, grouped by family in `families`' order.
     sources: SmallVec<[(usize, DirectSource); 2]>,
 }
 
@@ -348,13 +351,12 @@ impl DirectGetPlan<'_> {
     }
 }
 
-/// Plans the get `get` of a row of `region` on the direct path: in every
-/// family it reads, one source alone may hold the row (a memstore by its
-/// row filter, or a file by key range, time range and bloom), the usual
-/// state of a read-mostly table after compaction and of recently inserted
-/// rows. `Ok(None)` when the get needs the general path (a filter, or
-/// several sources that may hold the row). Validates the get as
-/// [`plan_get`] does.
+/// Plans the get `get` of a row of `region` on the direct path: per family,
+/// the memstores whose row filter and the files whose key range, time range
+/// and bloom may hold the row (files with the row's block found in their
+/// index now). `Ok(None)` when the get needs the general path (a filter, or
+/// more than [`MAX_DIRECT_SOURCES`] sources in a family). Validates the get
+/// as [`plan_get`] does.
 pub(crate) fn plan_direct_get<'s>(
     state: &'s TableState,
     region: &Region,
@@ -379,6 +381,7 @@ pub(crate) fn plan_direct_get<'s>(
     let row = get.row.as_slice();
     let single_row_hash = crate::hfile::bloom::row_hash(row);
     let mut sources = SmallVec::new();
+    let mut files: SmallVec<[Arc<HFileReader>; MAX_DIRECT_SOURCES]> = SmallVec::new();
     for (index, family) in families.iter().enumerate() {
         let scope = ReadScope {
             first_row: Some(row),
@@ -389,26 +392,30 @@ pub(crate) fn plan_direct_get<'s>(
             single_column: single_column(family),
             min_timestamp: query.time_range.min(),
         };
-        // The source is chosen under the store's version lock; a file's
-        // index (and later its block) is read after the lock is released.
-        let Some(sole) = region.with_store_version(family.id, |version| {
-            match Store::sole_source_for_row(version, &scope) {
-                SoleSource::Nothing => Some(None),
-                SoleSource::Memstore(memstore) => Some(Some(Ok(memstore.clone()))),
-                SoleSource::File(file) => Some(Some(Err(file.clone()))),
-                SoleSource::Several => None,
-            }
-        }) else {
-            continue;
-        };
-        match sole {
-            None => return Ok(None),
-            Some(None) => {}
-            Some(Some(Ok(memstore))) => sources.push((index, DirectSource::Memstore(memstore))),
-            Some(Some(Err(file))) => {
-                if let Some((_, handle)) = file.seek_block_handle(row)? {
-                    sources.push((index, DirectSource::Block(file, handle)));
+        // Sources are chosen under the store's version lock; the files'
+        // indexes (and later their blocks) are read after it is released.
+        let mut count = 0;
+        let chosen = region.with_store_version(family.id, |version| {
+            Store::for_each_row_source(version, &scope, |source| {
+                count += 1;
+                if count > MAX_DIRECT_SOURCES {
+                    return Err(());
                 }
+                match source {
+                    RowSource::Memstore(memstore) => {
+                        sources.push((index, DirectSource::Memstore(memstore.clone())));
+                    }
+                    RowSource::File(file) => files.push(file.clone()),
+                }
+                Ok(())
+            })
+        });
+        if chosen == Some(Err(())) {
+            return Ok(None);
+        }
+        for file in files.drain(..) {
+            if let Some((_, handle)) = file.seek_block_handle(row)? {
+                sources.push((index, DirectSource::Block(file, handle)));
             }
         }
     }
@@ -419,13 +426,99 @@ pub(crate) fn plan_direct_get<'s>(
     }))
 }
 
+/// The cells of the row one direct source holds, one at a time in store
+/// order, for merging several sources of a family.
+enum RowCells<'r> {
+    Block {
+        block: Arc<DataBlock>,
+        /// The row's index in the block.
+        row: usize,
+        /// The cell under the cursor, decoded; `None` past the row.
+        current: Option<DecodedCell>,
+        /// The next cell's index and the end of the row's cells.
+        next: usize,
+        end: usize,
+    },
+    Memstore {
+        cursor: crate::memstore::Cursor,
+        row: &'r [u8],
+    },
+}
+
+impl RowCells<'_> {
+    fn current(&self) -> Option<CellRef<'_>> {
+        match self {
+            RowCells::Block { block, current, .. } => {
+                current.as_ref().map(|decoded| block.decoded(decoded))
+            }
+            RowCells::Memstore { cursor, row } => cursor.current().filter(|c| c.row == *row),
+        }
+    }
+
+    fn advance(&mut self) {
+        match self {
+            RowCells::Block {
+                block,
+                row,
+                current,
+                next,
+                end,
+            } => {
+                *current = (*next < *end).then(|| {
+                    block.decode_cell(Position {
+                        row: *row,
+                        cell: *next,
+                    })
+                });
+                *next += 1;
+            }
+            RowCells::Memstore { cursor, .. } => cursor.next(),
+        }
+    }
+
+    /// Moves past the rest of column `qualifier` of the row (older
+    /// versions a resolver that has what it needs of the column would only
+    /// drop: a hot row's memstore can hold thousands). A memstore steps a
+    /// few cells, then seeks to the next column's first key (`qualifier`
+    /// + 0x00), built in `seek_key`.
+    fn skip_column(&mut self, qualifier: &[u8], seek_key: &mut Vec<u8>) {
+        for _ in 0..COLUMN_SKIP_STEPS {
+            match self.current() {
+                Some(cell) if cell.qualifier == qualifier => self.advance(),
+                _ => return,
+            }
+        }
+        match self {
+            RowCells::Memstore { cursor, row } => {
+                seek_key.clear();
+                seek_key.extend_from_slice(qualifier);
+                seek_key.push(0);
+                cursor.seek(&SeekKey {
+                    qualifier: seek_key,
+                    ..SeekKey::row_start(row)
+                });
+            }
+            RowCells::Block { .. } => {
+                while self
+                    .current()
+                    .is_some_and(|cell| cell.qualifier == qualifier)
+                {
+                    self.advance();
+                }
+            }
+        }
+    }
+}
+
 /// Reads the row `row` of `region` as `plan` says, at `read_point` (taken
-/// before the plan): each family's cells from its one source, versions,
-/// deletes, TTL and the time range resolved as the merge path resolves them
-/// (a file's inside its block, with `resolve_block_row`). No scan plan,
-/// scanner, source or merge is built: they were most of such a get's
-/// instructions. A row at a block's end may go on in the next block; then
-/// the general path reads it.
+/// before the plan), with the resolution the merge path applies (versions,
+/// deletes, TTL, the time range): a family's cells from a file's block
+/// alone are resolved inside the block (`resolve_block_row`, as a scan's
+/// single-file path does); cells of several sources (a memstore over a
+/// file, overlapping files) are merged by key on the way to the resolver.
+/// No scan plan, scanner, cursor heap or merge heap is built: they were
+/// most of such a get's instructions. A row at a block's end may go on in
+/// the next block; then the general path reads it.
 pub(crate) fn read_direct_get(
     plan: &DirectGetPlan<'_>,
     region: &Region,
@@ -434,59 +527,115 @@ pub(crate) fn read_direct_get(
 ) -> Result<DirectGet> {
     let mut cells = Vec::new();
     let mut qualifier_buffer = Vec::new();
-    for (index, source) in &plan.sources {
-        let Some(family) = plan.families.get(*index) else {
+    let mut seek_key = Vec::new();
+    let mut rest = plan.sources.as_slice();
+    while let Some((family_index, _)) = rest.first() {
+        let in_family = rest
+            .iter()
+            .take_while(|(index, _)| index == family_index)
+            .count();
+        let (group, after) = rest.split_at(in_family);
+        rest = after;
+        let Some(family) = plan.families.get(*family_index) else {
             continue;
         };
-        match source {
-            DirectSource::Block(file, handle) => {
-                let block = file.data_block_at(*handle)?;
-                let Some(at) = block.seek(&SeekKey::row_start(row)) else {
-                    continue;
-                };
-                if block.row(at.row) != row {
-                    continue;
-                }
-                if at.row + 1 >= block.rows() {
-                    return Ok(DirectGet::NeedsMerge);
-                }
-                resolve_block_row(
-                    BlockRow {
-                        block: &block,
+        let mut readers: SmallVec<[RowCells<'_>; MAX_DIRECT_SOURCES]> = SmallVec::new();
+        for (_, source) in group {
+            match source {
+                DirectSource::Block(file, handle) => {
+                    let block = file.data_block_at(*handle)?;
+                    let Some(at) = block.seek(&SeekKey::row_start(row)) else {
+                        continue;
+                    };
+                    if block.row(at.row) != row {
+                        continue;
+                    }
+                    if at.row + 1 >= block.rows() {
+                        // A block's last row may go on in the next block.
+                        return Ok(DirectGet::NeedsMerge);
+                    }
+                    let end = block.row_cells(at.row).end;
+                    if group.len() == 1 {
+                        // The usual state after compaction: one file alone.
+                        resolve_block_row(
+                            BlockRow {
+                                block: &block,
+                                row: at.row,
+                                cells: at.cell..end,
+                            },
+                            read_point,
+                            family,
+                            plan.query,
+                            &mut qualifier_buffer,
+                            None,
+                            &mut cells,
+                        );
+                        continue;
+                    }
+                    let current = Some(block.decode_cell(at));
+                    readers.push(RowCells::Block {
+                        block,
                         row: at.row,
-                        cells: block.row_cells(at.row),
-                    },
-                    read_point,
-                    family,
-                    plan.query,
-                    &mut qualifier_buffer,
-                    None,
-                    &mut cells,
-                );
-            }
-            DirectSource::Memstore(memstore) => {
-                let Some(mut cursor) = crate::memstore::Cursor::at_row(memstore, row) else {
-                    continue;
-                };
-                let mut resolver = Resolver::new(
-                    family.columns.as_ref(),
-                    family.rules,
-                    plan.query,
-                    std::mem::take(&mut qualifier_buffer),
-                );
-                while let Some(cell) = cursor.current() {
-                    if cell.row != row {
-                        break;
-                    }
-                    // Cells written after the read point are not seen.
-                    if cell.sequence <= read_point && resolver.push(&cell) {
-                        cells.push_cell(&family.name, &cell);
-                    }
-                    cursor.next();
+                        current,
+                        next: at.cell + 1,
+                        end,
+                    });
                 }
-                qualifier_buffer = resolver.into_buffer();
+                DirectSource::Memstore(memstore) => {
+                    if let Some(cursor) = crate::memstore::Cursor::at_row(memstore, row) {
+                        readers.push(RowCells::Memstore { cursor, row });
+                    }
+                }
             }
         }
+        if readers.is_empty() {
+            continue;
+        }
+        let mut resolver = Resolver::new(
+            family.columns.as_ref(),
+            family.rules,
+            plan.query,
+            std::mem::take(&mut qualifier_buffer),
+        );
+        // As the merge path: family markers (in the empty qualifier) may
+        // hide every column, so that column is read whole where they may be.
+        let family_markers = group.iter().any(|(_, source)| match source {
+            DirectSource::Memstore(memstore) => memstore.holds_family_markers(),
+            DirectSource::Block(file, _) => file.meta().markers > 0,
+        });
+        // Keys are unique across sources (sequences differ), so the
+        // smallest current cell is the next one in store order.
+        loop {
+            let mut smallest: Option<(usize, CellRef<'_>)> = None;
+            for (i, reader) in readers.iter().enumerate() {
+                if let Some(cell) = reader.current()
+                    && smallest.as_ref().is_none_or(|(_, best)| {
+                        compare_keys(cell.tuple(), best.tuple()) == std::cmp::Ordering::Less
+                    })
+                {
+                    smallest = Some((i, cell));
+                }
+            }
+            let Some((i, cell)) = smallest else {
+                break;
+            };
+            // Cells written after the read point are not seen.
+            let visible = cell.sequence <= read_point;
+            if visible && resolver.push(&cell) {
+                cells.push_cell(&family.name, &cell);
+            }
+            // After a visible cell the resolver's column is the cell's, so
+            // skipping the column moves reader `i` on too.
+            if visible && resolver.column_done(family_markers) {
+                let qualifier = resolver.column_qualifier();
+                for reader in &mut readers {
+                    reader.skip_column(qualifier, &mut seek_key);
+                }
+            } else if let Some(reader) = readers.get_mut(i) {
+                reader.advance();
+            }
+        }
+        qualifier_buffer = resolver.into_buffer();
     }
     if !cells.is_empty() {
         region

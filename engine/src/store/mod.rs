@@ -53,16 +53,13 @@ pub(crate) struct ReadScope<'a> {
     pub(crate) min_timestamp: i64,
 }
 
-/// What [`Store::sole_source_for_row`] found for a single-row read.
-pub(crate) enum SoleSource<'v> {
-    /// No memstore and no file may hold the row.
-    Nothing,
-    /// Only this memstore may hold it.
+/// A source that may hold the row of a single-row read
+/// ([`Store::for_each_row_source`]).
+pub(crate) enum RowSource<'v> {
+    /// A memstore whose row filter may hold the row.
     Memstore(&'v Arc<Memstore>),
-    /// Only this file may hold it.
+    /// A file whose key range, time range and bloom may hold it.
     File(&'v Arc<HFileReader>),
-    /// Several sources may: their cells need the merge.
-    Several,
 }
 
 /// One family of one region.
@@ -278,40 +275,24 @@ impl Store {
         Self::for_each_single_row_candidate(version, scope, |_| Err(())).is_err()
     }
 
-    /// The one source that alone can answer a read of `scope.single_row`
-    /// in this version: a memstore whose row filter, or a file whose key
-    /// range, time range and bloom, leaves the row, when no other source
-    /// does.
-    pub(crate) fn sole_source_for_row<'v>(
+    /// Calls `visit` with each source a read of `scope.single_row` must
+    /// look at in this version: the memstores whose row filter may hold the
+    /// row, then the files [`Store::for_each_single_row_candidate`] leaves.
+    /// Stops at the first error `visit` returns.
+    pub(crate) fn for_each_row_source<'v, E>(
         version: &'v StoreVersion,
         scope: &ReadScope<'_>,
-    ) -> SoleSource<'v> {
+        mut visit: impl FnMut(RowSource<'v>) -> Result<(), E>,
+    ) -> Result<(), E> {
         let hash = scope.single_row_hash;
-        if scope.single_row.is_none() {
-            return SoleSource::Several;
-        }
-        let mut sole = SoleSource::Nothing;
         let memstores =
             std::iter::once(&version.active).chain(version.frozen.iter().map(|f| &f.memstore));
         for memstore in memstores {
             if memstore.may_hold_row(hash) {
-                if !matches!(sole, SoleSource::Nothing) {
-                    return SoleSource::Several;
-                }
-                sole = SoleSource::Memstore(memstore);
+                visit(RowSource::Memstore(memstore))?;
             }
         }
-        let several = Self::for_each_single_row_candidate(version, scope, |file| {
-            if !matches!(sole, SoleSource::Nothing) {
-                return Err(());
-            }
-            sole = SoleSource::File(file);
-            Ok(())
-        });
-        if several.is_err() {
-            return SoleSource::Several;
-        }
-        sole
+        Self::for_each_single_row_candidate(version, scope, |file| visit(RowSource::File(file)))
     }
 
     /// The one file per level below L0 whose key range can hold
