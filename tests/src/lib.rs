@@ -63,9 +63,16 @@ impl TestDb {
 /// closed among them (flock locks follow the open file until exec closes
 /// it), so either side may find the database locked for a moment.
 pub fn open_crash_db(dir: impl AsRef<std::path::Path>, busy_lsm: bool) -> strata::Result<Db> {
+    retry_while_locked(|| Db::open(dir.as_ref(), crash_options(busy_lsm)))
+}
+
+/// Runs `open` until it opens or fails with anything but a locked
+/// database, for up to two seconds (see [`open_crash_db`] for why a crash
+/// test's database can be locked for a moment).
+pub fn retry_while_locked(mut open: impl FnMut() -> strata::Result<Db>) -> strata::Result<Db> {
     let mut attempts = 0;
     loop {
-        match Db::open(dir.as_ref(), crash_options(busy_lsm)) {
+        match open() {
             Err(strata::Error::DatabaseLocked { .. }) if attempts < 200 => {
                 attempts += 1;
                 std::thread::sleep(std::time::Duration::from_millis(10));

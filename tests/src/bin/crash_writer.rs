@@ -173,9 +173,11 @@ fn main() {
         }
     }
     let opened = match &faults {
-        Some(faults) => {
+        // Retried while locked, as the parent's opens are: another crash
+        // test's child may briefly hold the lock file's descriptor.
+        Some(faults) => strata_tests::retry_while_locked(|| {
             Db::open_with_faults(&args.dir, strata_tests::crash_options(args.busy), faults)
-        }
+        }),
         None => strata_tests::open_crash_db(&args.dir, args.busy),
     };
     let db = match opened {
