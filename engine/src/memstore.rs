@@ -312,10 +312,6 @@ struct WriterState {
     rng: u64,
     /// Rows the row filter's newest segment took.
     filter_rows: usize,
-    /// The row inserted last and its hash: the cells of one mutation
-    /// share a row, which is hashed and filtered once.
-    last_row: Vec<u8>,
-    last_row_hash: u64,
 }
 
 /// Sorted in-memory cells of one store.
@@ -372,8 +368,6 @@ impl Memstore {
                 arena: Arena::new(),
                 rng: 0x2545_F491_4F6C_DD1D,
                 filter_rows: 0,
-                last_row: Vec::new(),
-                last_row_hash: 0,
             }),
             rows: RowFilter::new(),
             allocated_bytes: AtomicU64::new(0),
@@ -524,9 +518,21 @@ impl Memstore {
     /// (a flush frees only what was allocated), blocking its writers for good.
     pub(crate) fn insert_all(&self, cells: &[NewCell<'_>]) -> u64 {
         let mut writer = self.writer.lock();
+        // The cells of one mutation share a row: it is hashed once.
+        let mut hashed: Option<(&[u8], u64)> = None;
         cells
             .iter()
-            .map(|cell| self.insert_locked(&mut writer, cell))
+            .map(|cell| {
+                let row_hash = match hashed {
+                    Some((row, hash)) if row == cell.row => hash,
+                    _ => {
+                        let hash = crate::split_block::row_hash(cell.row);
+                        hashed = Some((cell.row, hash));
+                        hash
+                    }
+                };
+                self.insert_locked(&mut writer, cell, row_hash)
+            })
             .sum()
     }
 
@@ -547,8 +553,9 @@ impl Memstore {
         }
     }
 
-    /// Inserts one cell; returns the bytes of arena memory it allocated.
-    fn insert_locked(&self, writer: &mut WriterState, cell: &NewCell<'_>) -> u64 {
+    /// Inserts one cell whose row's `split_block::row_hash` is `row_hash`;
+    /// returns the bytes of arena memory it allocated.
+    fn insert_locked(&self, writer: &mut WriterState, cell: &NewCell<'_>, row_hash: u64) -> u64 {
         let key = SeekKey {
             row: cell.row,
             qualifier: cell.qualifier,
@@ -571,17 +578,7 @@ impl Memstore {
         }
         let (node, mut grown) = Self::alloc_node(&mut writer.arena, cell, height);
         // The row's filter bits are set before the node is published below.
-        if writer.last_row.is_empty() || writer.last_row != cell.row {
-            writer.last_row.clear();
-            writer.last_row.extend_from_slice(cell.row);
-            writer.last_row_hash = crate::split_block::row_hash(cell.row);
-        }
-        let WriterState {
-            filter_rows,
-            last_row_hash,
-            ..
-        } = writer;
-        grown += self.rows.insert(*last_row_hash, filter_rows);
+        grown += self.rows.insert(row_hash, &mut writer.filter_rows);
         if grown > 0 {
             self.allocated_bytes
                 .fetch_add(grown as u64, Ordering::Relaxed);

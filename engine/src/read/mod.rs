@@ -258,39 +258,6 @@ pub(crate) fn plan_get(
     Ok(plan)
 }
 
-/// True when `get` certainly finds nothing in `region`: it reads every
-/// family without a filter, every memstore is empty, and every file's key
-/// range, time range or bloom rules the row out. The get is
-/// validated as [`plan_get`] validates it (the same errors). A get of an
-/// absent row then costs neither a plan nor a scanner; a get that may find
-/// something repeats these checks in its scanner, on hot cache lines.
-pub(crate) fn get_finds_nothing(state: &TableState, region: &Region, get: &Get) -> Result<bool> {
-    validate_row(&get.row)?;
-    check_versions(get.max_versions)?;
-    let range = time_range(get.time_min, get.time_max)?;
-    if get.filter.is_some() || !get.columns.is_all() {
-        return Ok(false);
-    }
-    let row = get.row.as_slice();
-    let scope = ReadScope {
-        first_row: Some(row),
-        last_row: Some(row),
-        last_row_excluded: false,
-        single_row: Some(row),
-        single_row_hash: crate::hfile::bloom::row_hash(row),
-        single_column: None,
-        min_timestamp: range.min(),
-    };
-    for family in state.all_families.iter() {
-        if region.with_store_version(family.id, |version| Store::may_hold_row(version, &scope))
-            == Some(true)
-        {
-            return Ok(false);
-        }
-    }
-    Ok(true)
-}
-
 /// What the direct path ([`read_direct_get`]) made of a get.
 pub(crate) enum DirectGet {
     /// The row's cells (none: the row is absent).

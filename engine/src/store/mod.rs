@@ -254,27 +254,6 @@ impl Store {
         Ok(())
     }
 
-    /// False when a read of `scope.single_row` certainly finds nothing in
-    /// this version: every memstore's row filter and every file's key range,
-    /// time range or bloom rules the row out. (True for a read of a range.)
-    /// A memstore whose filter answers "may" is not searched: the scanner
-    /// searches it anyway, and searching it here too cost reads of
-    /// memstore-resident rows a second skiplist descent each (readwhilewriting
-    /// lost about a fifth).
-    pub(crate) fn may_hold_row(version: &StoreVersion, scope: &ReadScope<'_>) -> bool {
-        if scope.single_row.is_none()
-            || version.active.may_hold_row(scope.single_row_hash)
-            || version
-                .frozen
-                .iter()
-                .any(|f| f.memstore.may_hold_row(scope.single_row_hash))
-        {
-            return true;
-        }
-        // Stops at the first candidate file.
-        Self::for_each_single_row_candidate(version, scope, |_| Err(())).is_err()
-    }
-
     /// Calls `visit` with each source a read of `scope.single_row` must
     /// look at in this version: the memstores whose row filter may hold the
     /// row, then the files [`Store::for_each_single_row_candidate`] leaves.

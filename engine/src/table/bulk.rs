@@ -176,7 +176,9 @@ impl Table {
                                 row: get.row.clone(),
                                 cells,
                             }),
-                            DirectGet::NeedsMerge => self.read_get(&state, region, get, now),
+                            DirectGet::NeedsMerge => {
+                                Self::read_merged(&state, region, get, read_point, now)
+                            }
                         };
                     }
                     PlannedGet::Merge(merge) => {

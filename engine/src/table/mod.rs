@@ -21,8 +21,7 @@ use crate::options::TableDescriptor;
 use crate::read::cursor::ScanCursor;
 use crate::read::parallel::{ParallelScan, Parts};
 use crate::read::{
-    DirectGet, RowStream, ScanPlan, Scanner, get_finds_nothing, plan_get, plan_scan, read_row,
-    read_row_directly,
+    DirectGet, RowStream, ScanPlan, Scanner, plan_get, plan_scan, read_row, read_row_directly,
 };
 use crate::region::Region;
 use crate::region::RegionActivity;
@@ -231,26 +230,13 @@ impl Table {
         self.commit_and_notify(&state, std::slice::from_ref(&prepared))
     }
 
+    /// Reads the row of `get` at the current read point: the direct path
+    /// first (which also answers absent rows from row filters and blooms,
+    /// with no separate check: under a steady writer every extra pass over
+    /// the store's locks cost the reader, their cache lines moving between
+    /// the reader's and the writer's cores), else the merge.
     pub(super) fn get_in(&self, state: &TableState, get: &Get, now_ms: i64) -> Result<RowResult> {
         let region = Self::region(state, &get.row)?;
-        if get_finds_nothing(state, region, get)? {
-            return Ok(RowResult {
-                row: get.row.clone(),
-                cells: Vec::new(),
-            });
-        }
-        self.read_get(state, region, get, now_ms)
-    }
-
-    /// Reads the row of `get` from `region` (which holds it), without first
-    /// asking whether the row can be absent.
-    fn read_get(
-        &self,
-        state: &TableState,
-        region: &Region,
-        get: &Get,
-        now_ms: i64,
-    ) -> Result<RowResult> {
         let read_point = self.services.mvcc.read_point();
         if let DirectGet::Read(cells) = read_row_directly(state, region, get, read_point, now_ms)? {
             return Ok(RowResult {
@@ -258,6 +244,18 @@ impl Table {
                 cells,
             });
         }
+        Self::read_merged(state, region, get, read_point, now_ms)
+    }
+
+    /// Reads the row of `get` from `region` through the general path (a
+    /// scan plan and the merge), at `read_point`.
+    pub(super) fn read_merged(
+        state: &TableState,
+        region: &Region,
+        get: &Get,
+        read_point: u64,
+        now_ms: i64,
+    ) -> Result<RowResult> {
         let mut plan = plan_get(state, get, read_point, now_ms)?;
         if let Some(row) = read_row(region, &plan)? {
             return Ok(row);
@@ -277,12 +275,7 @@ impl Table {
     /// Reads one row; an absent row gives an empty result.
     pub fn get(&self, get: &Get) -> Result<RowResult> {
         let state = self.state()?;
-        let region = Self::region(&state, &get.row)?;
-        // No `get_finds_nothing` first: the direct path answers absent rows
-        // from the same row filters and blooms, and under a steady writer
-        // every extra pass over the store's locks cost the reader (their
-        // cache lines move between the reader's and the writer's cores).
-        self.read_get(&state, region, get, self.read_now_ms(&state))
+        self.get_in(&state, get, self.read_now_ms(&state))
     }
 
     /// The clock reading a read resolves TTLs against. Only TTL expiry
