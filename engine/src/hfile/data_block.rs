@@ -473,6 +473,12 @@ impl DataBlock {
         self.row_keys.get(&self.data, r)
     }
 
+    /// True when every row holds exactly one cell (cell `i` is row `i`'s).
+    #[inline]
+    pub(crate) fn one_cell_per_row(&self) -> bool {
+        self.row_starts.is_none()
+    }
+
     /// The cell indexes of row `r`.
     #[inline]
     pub(crate) fn row_cells(&self, r: usize) -> std::ops::Range<usize> {

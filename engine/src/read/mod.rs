@@ -900,37 +900,46 @@ impl RegionScanner {
                 store.sources.seek(&SeekKey::row_start(&start))?;
             }
         }
-        let mut row = std::mem::take(&mut self.row);
-        let found = loop {
-            match self.step_run(plan, sink) {
-                Ok(Some(true)) => break true,
-                Ok(Some(false)) => continue,
-                Ok(None) => {}
-                Err(e) => {
-                    self.row = row;
-                    return Err(e);
-                }
-            }
-            let smallest = self
-                .stores
-                .iter()
-                .filter_map(|s| s.sources.current().map(|c| c.row))
-                .min();
-            let Some(smallest) = smallest else {
-                break false;
+        loop {
+            let found = match self.step_run(plan, sink)? {
+                Some(found) => found,
+                None => match self.next_merged_row(plan, sink)? {
+                    Some(found) => found,
+                    None => return Ok(false),
+                },
             };
-            if !below_upper(smallest, self.upper.as_ref().unwrap_or(&plan.upper)) {
-                break false;
+            if found {
+                return Ok(true);
             }
-            row.clear();
-            row.extend_from_slice(smallest);
-            self.collect_row(plan, &row, sink)?;
-            if sink.cell_count() > 0 {
-                break true;
-            }
+        }
+    }
+
+    /// Resolves the smallest row the stores' merged sources stand on into
+    /// `sink` (its key then in `self.row`): `Some(true)` when it returns
+    /// cells, `Some(false)` when it returns none, `None` past the last row.
+    fn next_merged_row<S: RowSink>(
+        &mut self,
+        plan: &ScanPlan,
+        sink: &mut S,
+    ) -> Result<Option<bool>> {
+        let smallest = self
+            .stores
+            .iter()
+            .filter_map(|s| s.sources.current().map(|c| c.row))
+            .min();
+        let Some(smallest) = smallest else {
+            return Ok(None);
         };
+        if !below_upper(smallest, self.upper.as_ref().unwrap_or(&plan.upper)) {
+            return Ok(None);
+        }
+        let mut row = std::mem::take(&mut self.row);
+        row.clear();
+        row.extend_from_slice(smallest);
+        let collected = self.collect_row(plan, &row, sink);
         self.row = row;
-        Ok(found)
+        collected?;
+        Ok(Some(sink.cell_count() > 0))
     }
 
     fn next_row_reverse<S: RowSink>(&mut self, plan: &ScanPlan, sink: &mut S) -> Result<bool> {
@@ -1196,6 +1205,36 @@ impl RegionScanner {
         let (Some(run), Some(store)) = (&mut self.run, self.stores.first_mut()) else {
             return Ok(None);
         };
+        if let [side] = run.sides.as_mut_slice()
+            && side.block.one_cell_per_row()
+            && plan.cell_gate.is_none()
+            && !plan.query.raw
+            && side.next < side.end
+            && let Some(family) = plan.families.get(store.family)
+        {
+            // The usual state of a compacted store: one file's block, one
+            // cell per row, no cell gate. The row's lone cell is resolved
+            // without the general path's resolver, selections and run
+            // ranking (half of a cached scan's instructions per row).
+            let block = &side.block;
+            let row = side.next;
+            side.next += 1;
+            let decoded = block.decode_cell(Position { row, cell: row });
+            let cell = block.decoded(&decoded);
+            sink.begin_row(cell.row);
+            if cell.sequence <= store.sources.read_point()
+                && Resolver::lone_cell_returned(
+                    family.columns.as_ref(),
+                    family.rules,
+                    plan.query,
+                    &cell,
+                )
+            {
+                sink.push_block_cell(&family.name, block, &decoded, &cell);
+                return Ok(Some(true));
+            }
+            return Ok(Some(false));
+        }
         let Some(at) = run.next_side() else {
             self.end_run()?;
             return Ok(None);

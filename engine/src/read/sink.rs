@@ -196,6 +196,12 @@ impl RowBuffer {
     /// The source index of `block` (see [`CellSpan`]), holding it if it is
     /// not yet held; `None` when the buffer holds as many as it may.
     fn block_source(&mut self, block: &Arc<DataBlock>) -> Option<usize> {
+        // Usually the block held last (a scan reads a block's rows in turn).
+        if let Some(last) = self.blocks.last()
+            && Arc::ptr_eq(last, block)
+        {
+            return Some(self.blocks.len());
+        }
         if let Some(i) = self.blocks.iter().position(|b| Arc::ptr_eq(b, block)) {
             return Some(i + 1);
         }
