@@ -671,6 +671,18 @@ impl Plan {
         }
     }
 
+    /// The interval of row keys `filter` keeps, when keeping them is all it
+    /// does and that is plain without compiling a plan: a lone
+    /// `PrefixFilter`, HBase's usual prefix scan. `None` says nothing (the
+    /// compiled plan's [`Plan::as_key_interval`] may still find one); a
+    /// `Some` is the interval that method would give for the filter alone.
+    pub fn plain_key_interval(filter: &Filter) -> Option<KeyInterval> {
+        match filter {
+            Filter::Prefix { prefix } => Some(KeyInterval::prefix(prefix)),
+            _ => None,
+        }
+    }
+
     /// The fuzzy rules used as seek hints (empty when none).
     pub fn fuzzy_rules(&self) -> &[FuzzyRule] {
         &self.fuzzy_rules

@@ -524,3 +524,28 @@ fn a_plan_that_only_keeps_one_key_interval_says_which() {
         assert_eq!(interval(text), None, "{text}");
     }
 }
+
+#[test]
+fn a_lone_prefix_filter_is_plainly_the_interval_its_compiled_plan_keeps() {
+    let range = ScanRange::all();
+    for prefix in [&b"ab"[..], b"", b"a\xff", b"\xff\xff", b"\x00"] {
+        let filter = strata_filters::Filter::Prefix {
+            prefix: prefix.to_vec(),
+        };
+        let compiled = Plan::compile(Some(&filter), &range).unwrap();
+        assert_eq!(
+            Plan::plain_key_interval(&filter).as_ref(),
+            compiled.as_key_interval(),
+            "{prefix:?}"
+        );
+    }
+    // Other filters are left to the compiled plan.
+    for text in [
+        "RowFilter(<, 'binary:ab')",
+        "PrefixFilter('ab') AND KeyOnlyFilter()",
+        "WHILE PrefixFilter('ab')",
+    ] {
+        let filter = strata_filters::parse(text).unwrap();
+        assert_eq!(Plan::plain_key_interval(&filter), None, "{text}");
+    }
+}

@@ -244,6 +244,12 @@ pub(crate) struct DecodedCell {
 }
 
 impl DecodedCell {
+    /// Where the row key lies in the block's bytes ([`DataBlock::bytes`]).
+    #[inline]
+    pub(crate) fn row_span(&self) -> (usize, usize) {
+        self.row
+    }
+
     /// Where the qualifier lies in the block's bytes ([`DataBlock::bytes`]).
     #[inline]
     pub(crate) fn qualifier_span(&self) -> (usize, usize) {
@@ -471,6 +477,12 @@ impl DataBlock {
     #[inline]
     pub(crate) fn row(&self, r: usize) -> &[u8] {
         self.row_keys.get(&self.data, r)
+    }
+
+    /// Where row `r`'s key lies in [`DataBlock::bytes`].
+    #[inline]
+    pub(crate) fn row_span(&self, r: usize) -> (usize, usize) {
+        self.row_keys.span(r)
     }
 
     /// True when every row holds exactly one cell (cell `i` is row `i`'s).

@@ -85,13 +85,19 @@ fn attach_filter(
         end: plan.upper.clone(),
         reversed: plan.reversed,
     };
+    // A lone PrefixFilter (an HBase prefix scan) is plainly an interval:
+    // not worth compiling a plan for (that was a fifth of a short prefix
+    // scan's instructions).
+    if let Some(interval) = strata_filters::Plan::plain_key_interval(filter) {
+        narrow_to_interval(plan, &interval);
+        return Ok(());
+    }
     let setup = FilterSetup::compile(filter, &range)?;
     if let Some(interval) = setup.plan.as_key_interval() {
         // The filter only keeps the rows of one key interval (a
         // PrefixFilter, say): the scan reads that interval and nothing
         // else, without a filter stage.
-        plan.lower = max_lower(plan.lower.clone(), interval.start.clone());
-        plan.upper = min_upper(plan.upper.clone(), interval.end.clone());
+        narrow_to_interval(plan, interval);
         return Ok(());
     }
     plan.cell_gate = CellGate::for_plan(&setup.plan).map(Arc::new);
@@ -100,6 +106,12 @@ fn attach_filter(
     plan.query.max_versions = u32::MAX;
     plan.vectorized = vectorized;
     Ok(())
+}
+
+/// Narrows the plan's bounds to the rows of `interval`.
+fn narrow_to_interval(plan: &mut ScanPlan, interval: &strata_filters::ranges::KeyInterval) {
+    plan.lower = max_lower(plan.lower.clone(), interval.start.clone());
+    plan.upper = min_upper(plan.upper.clone(), interval.end.clone());
 }
 
 fn time_range(min: i64, max: i64) -> Result<TimeRange> {
@@ -867,7 +879,61 @@ impl RegionScanner {
 
     /// Reads the next row with at least one returned cell into `sink`
     /// (its key then in `self.row`); false at the end.
+    #[inline]
     pub(crate) fn next_row<S: RowSink>(&mut self, plan: &ScanPlan, sink: &mut S) -> Result<bool> {
+        // Kept small so the usual row costs no more than its own work: the
+        // rest (with its large frame) is out of line.
+        while let Some(returned) = self.step_lone_cell_run(plan, sink) {
+            if returned {
+                self.rows_read += 1;
+                return Ok(true);
+            }
+        }
+        self.next_row_in_general(plan, sink)
+    }
+
+    /// The next row of a block run over one block whose rows each hold one
+    /// cell, when there is one and the plan has no cell gate (the usual
+    /// state of a compacted store): `Some(true)` when the row's cell is
+    /// returned, `Some(false)` when it is not (its row returns nothing),
+    /// `None` when the general path must go on. The lone cell is resolved
+    /// without the general path's resolver, selections and run ranking.
+    #[inline]
+    fn step_lone_cell_run<S: RowSink>(&mut self, plan: &ScanPlan, sink: &mut S) -> Option<bool> {
+        let (Some(run), Some(store), false) =
+            (&mut self.run, self.stores.first_mut(), self.finished)
+        else {
+            return None;
+        };
+        let [side] = run.sides.as_mut_slice() else {
+            return None;
+        };
+        if side.next >= side.end
+            || !side.block.one_cell_per_row()
+            || plan.cell_gate.is_some()
+            || plan.query.raw
+        {
+            return None;
+        }
+        let family = plan.families.get(store.family)?;
+        let block = &side.block;
+        let row = side.next;
+        side.next += 1;
+        let decoded = block.decode_cell(Position { row, cell: row });
+        let cell = block.decoded(&decoded);
+        let returned = cell.sequence <= store.sources.read_point()
+            && Resolver::lone_cell_returned(
+                family.columns.as_ref(),
+                family.rules,
+                plan.query,
+                &cell,
+            );
+        sink.lone_cell_block_row(&family.name, block, row, (&decoded, &cell), returned);
+        Some(returned)
+    }
+
+    #[inline(never)]
+    fn next_row_in_general<S: RowSink>(&mut self, plan: &ScanPlan, sink: &mut S) -> Result<bool> {
         if self.finished {
             return Ok(false);
         }
@@ -1205,36 +1271,6 @@ impl RegionScanner {
         let (Some(run), Some(store)) = (&mut self.run, self.stores.first_mut()) else {
             return Ok(None);
         };
-        if let [side] = run.sides.as_mut_slice()
-            && side.block.one_cell_per_row()
-            && plan.cell_gate.is_none()
-            && !plan.query.raw
-            && side.next < side.end
-            && let Some(family) = plan.families.get(store.family)
-        {
-            // The usual state of a compacted store: one file's block, one
-            // cell per row, no cell gate. The row's lone cell is resolved
-            // without the general path's resolver, selections and run
-            // ranking (half of a cached scan's instructions per row).
-            let block = &side.block;
-            let row = side.next;
-            side.next += 1;
-            let decoded = block.decode_cell(Position { row, cell: row });
-            let cell = block.decoded(&decoded);
-            sink.begin_row(cell.row);
-            if cell.sequence <= store.sources.read_point()
-                && Resolver::lone_cell_returned(
-                    family.columns.as_ref(),
-                    family.rules,
-                    plan.query,
-                    &cell,
-                )
-            {
-                sink.push_block_cell(&family.name, block, &decoded, &cell);
-                return Ok(Some(true));
-            }
-            return Ok(Some(false));
-        }
         let Some(at) = run.next_side() else {
             self.end_run()?;
             return Ok(None);
@@ -1250,7 +1286,7 @@ impl RegionScanner {
         let block_row = side.next;
         side.next += 1;
         let cells = block.row_cells(block_row);
-        sink.begin_row(block.row(block_row));
+        sink.begin_block_row(block, block_row);
         let gate = plan.cell_gate.as_deref();
         if let Some(gate) = gate {
             gate.begin_row(&mut self.verdict);
@@ -1291,7 +1327,7 @@ impl RegionScanner {
             && sink.cell_count() > 0
             && !gate.row_passes(&self.verdict)
         {
-            sink.begin_row(block.row(block_row));
+            sink.begin_block_row(block, block_row);
         }
         Ok(Some(sink.cell_count() > 0))
     }
@@ -1765,7 +1801,39 @@ impl RowStream {
 
     /// Reads the next row the scan returns into `sink` (started afresh);
     /// false at the end of the scan. After an error the stream is finished.
+    #[inline]
     pub(crate) fn next_row<S: RowSink>(&mut self, sink: &mut S) -> Result<bool> {
+        // The usual row of an unfiltered scan: straight from
+        // the region scanner (the rest, with its large frame, out of line).
+        if !self.finished
+            && self.stage.is_none()
+            && let Some(scanner) = &mut self.current
+        {
+            match scanner.next_row(&self.plan, sink) {
+                Ok(true) => {
+                    self.rows_returned += 1;
+                    if self
+                        .plan
+                        .limit
+                        .is_some_and(|limit| self.rows_returned >= limit)
+                    {
+                        self.finished = true;
+                    }
+                    return Ok(true);
+                }
+                // The region is done: on to the next one.
+                Ok(false) => {}
+                Err(e) => {
+                    self.finished = true;
+                    return Err(e);
+                }
+            }
+        }
+        self.next_row_in_general(sink)
+    }
+
+    #[inline(never)]
+    fn next_row_in_general<S: RowSink>(&mut self, sink: &mut S) -> Result<bool> {
         if self.finished {
             return Ok(false);
         }

@@ -18,6 +18,31 @@ use crate::hfile::data_block::{DataBlock, DecodedCell};
 pub(crate) trait RowSink {
     /// Starts a row: drops the cells of the previous one.
     fn begin_row(&mut self, row: &[u8]);
+    /// Starts row `row` of `block` (its key is `block.row(row)`). Sinks
+    /// that can lend from the block point the key into it instead of
+    /// copying it; the others copy.
+    #[inline]
+    fn begin_block_row(&mut self, block: &Arc<DataBlock>, row: usize) {
+        self.begin_row(block.row(row));
+    }
+    /// Starts row `row` of `block`, a row of one cell (`cell`, decoded as
+    /// `decoded`), and appends that cell when `returned`: what
+    /// [`RowSink::begin_block_row`] and [`RowSink::push_block_cell`] do,
+    /// in one call for the rows of a compacted store.
+    #[inline]
+    fn lone_cell_block_row(
+        &mut self,
+        family: &[u8],
+        block: &Arc<DataBlock>,
+        row: usize,
+        (decoded, cell): (&DecodedCell, &CellRef<'_>),
+        returned: bool,
+    ) {
+        self.begin_block_row(block, row);
+        if returned {
+            self.push_block_cell(family, block, decoded, cell);
+        }
+    }
     /// Appends one returned cell of family `family`.
     fn push_cell(&mut self, family: &[u8], cell: &CellRef<'_>);
     /// Cells since the last [`RowSink::begin_row`].
@@ -118,19 +143,34 @@ impl CellSpan {
 /// family, so this is only reached by rows of many families.)
 const MAX_HELD_BLOCKS: usize = 4;
 
-/// A row's key and cells in reused buffers: each cell's family is copied
-/// into `bytes`, and so are its qualifier and value unless they lie in a
+/// A row's key and cells in reused buffers: the key, and each cell's
+/// qualifier and value, are copied into the buffer unless they lie in a
 /// cached block, which the buffer then holds (the cursor API lends slices of
-/// both). Clearing keeps the capacity, so a scan allocates only while its
+/// both); family names are copied into `bytes` once and kept from row to
+/// row. Clearing keeps the capacity, so a scan allocates only while its
 /// rows grow wider than any before; the blocks stay held from row to row
 /// (a scan reads many rows of one block) until a row needs room for others.
 #[derive(Debug, Default)]
 pub(crate) struct RowBuffer {
+    /// The row key, when it is not in a held block.
     row: Vec<u8>,
+    /// The row key's block (its source index, see [`CellSpan`]) and span in
+    /// it, when it lies in one.
+    row_in_block: Option<(usize, (usize, usize))>,
+    /// Family names kept from row to row (`bytes[..families_end]`), then the
+    /// row's copied bytes.
     bytes: Vec<u8>,
+    /// The end of the kept family names in `bytes`.
+    families_end: usize,
+    /// Where each kept family name lies in `bytes`.
+    families: smallvec::SmallVec<[(usize, usize); MAX_KEPT_FAMILIES]>,
     cells: Vec<CellSpan>,
     blocks: Vec<Arc<DataBlock>>,
 }
+
+/// Family names a [`RowBuffer`] keeps from row to row; a row of further
+/// families copies their names for that row only.
+const MAX_KEPT_FAMILIES: usize = 8;
 
 /// The fields of one buffered cell, borrowed from the buffer.
 #[derive(Debug, Clone, Copy)]
@@ -144,8 +184,25 @@ pub(crate) struct BufferedCell<'a> {
 
 impl RowBuffer {
     /// The row key.
+    #[inline]
     pub(crate) fn row(&self) -> &[u8] {
-        &self.row
+        match self.row_in_block {
+            None => &self.row,
+            Some((source, (lo, hi))) => self
+                .blocks
+                .get(source - 1)
+                .and_then(|block| block.bytes().get(lo..hi))
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Drops the previous row's key and cells, keeping the family names
+    /// and (while there is room for more) the held blocks.
+    #[inline]
+    fn clear_row(&mut self) {
+        self.row_in_block = None;
+        self.bytes.truncate(self.families_end);
+        self.cells.clear();
     }
 
     /// Number of cells.
@@ -181,20 +238,45 @@ impl RowBuffer {
 
     /// Where `family` lies in the buffer's bytes: the previous cell's family
     /// when it is the same (a row's cells come family by family), else a
-    /// fresh copy.
+    /// kept name, else a fresh copy (kept when no row bytes follow the kept
+    /// names yet and there is room).
+    #[inline]
     fn family_span(&mut self, family: &[u8]) -> (usize, usize) {
-        if let Some(last) = self.cells.last()
-            && self.bytes.get(last.family.0..last.family.1) == Some(family)
+        let last = match self.cells.last() {
+            Some(cell) => cell.family,
+            // A row's first cell: usually of the first kept family.
+            None => self.families.first().copied().unwrap_or_default(),
+        };
+        if self.bytes.get(last.0..last.1) == Some(family) {
+            return last;
+        }
+        self.other_family_span(family)
+    }
+
+    /// [`RowBuffer::family_span`] for a family other than the previous
+    /// cell's (or the first kept one).
+    #[inline(never)]
+    fn other_family_span(&mut self, family: &[u8]) -> (usize, usize) {
+        if let Some(&kept) = self
+            .families
+            .iter()
+            .find(|&&(lo, hi)| self.bytes.get(lo..hi) == Some(family))
         {
-            return last.family;
+            return kept;
         }
         let start = self.bytes.len();
         self.bytes.extend_from_slice(family);
-        (start, self.bytes.len())
+        let span = (start, self.bytes.len());
+        if start == self.families_end && self.families.len() < MAX_KEPT_FAMILIES {
+            self.families_end = span.1;
+            self.families.push(span);
+        }
+        span
     }
 
     /// The source index of `block` (see [`CellSpan`]), holding it if it is
     /// not yet held; `None` when the buffer holds as many as it may.
+    #[inline]
     fn block_source(&mut self, block: &Arc<DataBlock>) -> Option<usize> {
         // Usually the block held last (a scan reads a block's rows in turn).
         if let Some(last) = self.blocks.last()
@@ -202,6 +284,12 @@ impl RowBuffer {
         {
             return Some(self.blocks.len());
         }
+        self.other_block_source(block)
+    }
+
+    /// [`RowBuffer::block_source`] for a block other than the one held last.
+    #[inline(never)]
+    fn other_block_source(&mut self, block: &Arc<DataBlock>) -> Option<usize> {
         if let Some(i) = self.blocks.iter().position(|b| Arc::ptr_eq(b, block)) {
             return Some(i + 1);
         }
@@ -316,13 +404,33 @@ fn push_span(bytes: &mut Vec<u8>, cells: &mut Vec<CellSpan>, family: &[u8], cell
 
 impl RowSink for RowBuffer {
     fn begin_row(&mut self, row: &[u8]) {
+        self.clear_row();
         self.row.clear();
         self.row.extend_from_slice(row);
-        self.bytes.clear();
-        self.cells.clear();
         if self.blocks.len() >= MAX_HELD_BLOCKS {
-            // No cell points into them any more: make room.
+            // Nothing points into them any more: make room.
             self.blocks.clear();
+        }
+    }
+
+    #[inline]
+    fn begin_block_row(&mut self, block: &Arc<DataBlock>, row: usize) {
+        self.clear_row();
+        if self.blocks.len() >= MAX_HELD_BLOCKS
+            && !self
+                .blocks
+                .last()
+                .is_some_and(|last| Arc::ptr_eq(last, block))
+        {
+            // Nothing points into them any more: make room.
+            self.blocks.clear();
+        }
+        match self.block_source(block) {
+            Some(source) => self.row_in_block = Some((source, block.row_span(row))),
+            None => {
+                self.row.clear();
+                self.row.extend_from_slice(block.row(row));
+            }
         }
     }
 
@@ -364,6 +472,40 @@ impl RowSink for RowBuffer {
             timestamp: cell.timestamp,
             kind: cell.kind,
         });
+    }
+
+    #[inline]
+    fn lone_cell_block_row(
+        &mut self,
+        family: &[u8],
+        block: &Arc<DataBlock>,
+        row: usize,
+        (decoded, cell): (&DecodedCell, &CellRef<'_>),
+        returned: bool,
+    ) {
+        self.clear_row();
+        let source = match self.blocks.last() {
+            Some(last) if Arc::ptr_eq(last, block) => self.blocks.len(),
+            _ => {
+                self.begin_block_row(block, row);
+                if returned {
+                    self.push_block_cell(family, block, decoded, cell);
+                }
+                return;
+            }
+        };
+        self.row_in_block = Some((source, decoded.row_span()));
+        if returned {
+            let family = self.family_span(family);
+            self.cells.push(CellSpan {
+                family,
+                qualifier: decoded.qualifier_span(),
+                value: decoded.value_span(),
+                source,
+                timestamp: cell.timestamp,
+                kind: cell.kind,
+            });
+        }
     }
 
     fn cell_count(&self) -> usize {
@@ -423,6 +565,87 @@ mod tests {
             });
         }
         Arc::new(DataBlock::decode(builder.finish()).unwrap())
+    }
+
+    /// A block of `rows` rows `r<i>` of one cell each (qualifier `q<i>`,
+    /// value `v<i>`).
+    fn rows_block(rows: u8) -> Arc<DataBlock> {
+        let mut builder = crate::hfile::data_block::DataBlockBuilder::default();
+        for i in 0..rows {
+            builder.add(&CellRef {
+                row: &[b'r', i],
+                qualifier: &[b'q', i],
+                timestamp: 1,
+                kind: CellKind::Put,
+                sequence: 1,
+                value: &[b'v', i],
+            });
+        }
+        Arc::new(DataBlock::decode(builder.finish()).unwrap())
+    }
+
+    fn lone_row_from(
+        buffer: &mut RowBuffer,
+        family: &[u8],
+        block: &Arc<DataBlock>,
+        row: usize,
+        returned: bool,
+    ) {
+        let p = crate::hfile::data_block::Position { row, cell: row };
+        let decoded = block.decode_cell(p);
+        let cell = block.decoded(&decoded);
+        buffer.lone_cell_block_row(family, block, row, (&decoded, &cell), returned);
+    }
+
+    #[test]
+    fn row_keys_are_lent_from_blocks_and_family_names_kept_from_row_to_row() {
+        let mut buffer = RowBuffer::default();
+        let first = rows_block(3);
+        let second = rows_block(2);
+        for (row, returned) in [(0, true), (1, true), (2, false)] {
+            lone_row_from(&mut buffer, b"fam", &first, row, returned);
+            assert_eq!(buffer.row(), [b'r', row as u8]);
+            assert_eq!(buffer.len(), usize::from(returned));
+            if returned {
+                let cell = buffer.cell(0).unwrap();
+                assert_eq!(
+                    (cell.family, cell.qualifier, cell.value),
+                    (&b"fam"[..], &[b'q', row as u8][..], &[b'v', row as u8][..])
+                );
+            }
+            // Nothing copied but the family name, once.
+            assert_eq!(buffer.bytes(), b"fam");
+            assert_eq!(buffer.blocks().len(), 1);
+        }
+        // Another block's row, then a row with a copied key and a second
+        // family, which is kept too.
+        lone_row_from(&mut buffer, b"fam", &second, 1, true);
+        assert_eq!(buffer.row(), b"r\x01");
+        assert_eq!(buffer.blocks().len(), 2);
+        buffer.begin_row(b"owned");
+        buffer.push_cell(
+            b"g",
+            &CellRef {
+                row: b"owned",
+                qualifier: b"q",
+                timestamp: 1,
+                kind: CellKind::Put,
+                sequence: 1,
+                value: b"v",
+            },
+        );
+        assert_eq!(buffer.row(), b"owned");
+        assert_eq!(buffer.bytes(), b"famgqv");
+        buffer.begin_row(b"next");
+        assert_eq!(buffer.bytes(), b"famg");
+        // Families past the kept ones are copied for their row only.
+        for family in 0..MAX_KEPT_FAMILIES as u8 + 2 {
+            push_from(&mut buffer, &[b'x', family], &first, 0);
+        }
+        assert_eq!(buffer.cell(0).unwrap().family, b"x\x00");
+        assert_eq!(buffer.cell(9).unwrap().family, b"x\x09");
+        buffer.begin_row(b"last");
+        assert_eq!(buffer.bytes().len(), 4 + 2 * (MAX_KEPT_FAMILIES - 2));
     }
 
     fn push_from(buffer: &mut RowBuffer, family: &[u8], block: &Arc<DataBlock>, i: usize) {
