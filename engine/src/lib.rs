@@ -133,7 +133,7 @@ pub use read::salted::SaltedScan;
 pub use region::RegionActivity;
 pub use store::bulk::{BULK_FILE_SUFFIX, BulkFile, BulkFiles, BulkWriter};
 pub use table::ScanOrder;
-pub use table::{RegionInfo, Table};
+pub use table::{RegionInfo, RowReader, Table};
 pub use wal::WalStats;
 
 /// The filter model, language, kernels and plans (crate `strata-filters`).

@@ -254,6 +254,10 @@ impl RowFilter {
     /// False when no row with `hash` was ever inserted.
     fn may_contain(&self, hash: u64) -> bool {
         let published = self.published.load(Ordering::Acquire);
+        if published == 0 {
+            // Empty (the usual state of a memstore just flushed).
+            return false;
+        }
         let bits = crate::split_block::bits(hash);
         (0..published).any(|index| {
             self.segment(index)

@@ -388,6 +388,12 @@ impl Get {
     pub fn row(&self) -> &[u8] {
         &self.row
     }
+
+    /// Makes this a get of `row` instead, reusing the key's buffer.
+    pub(crate) fn set_row(&mut self, row: &[u8]) {
+        self.row.clear();
+        self.row.extend_from_slice(row);
+    }
 }
 
 /// Reads a range of rows.

@@ -262,6 +262,117 @@ fn a_cached_scan_allocates_nothing_per_row() {
     );
 }
 
+#[test]
+fn cached_point_reads_through_a_row_reader_allocate_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, table) = open_table(dir.path());
+    let puts: Vec<Put> = (0..20_000)
+        .map(|i| Put::new(row_key(i)).add("a", "x", vec![b'v'; 100]))
+        .collect();
+    table.put_many(&puts).unwrap();
+    table.flush().unwrap();
+    table.major_compact().unwrap();
+    // Some rows rewritten (the memstore holds them over the file), some
+    // absent rows written and deleted.
+    let puts: Vec<Put> = (0..20_000)
+        .step_by(100)
+        .map(|i| Put::new(row_key(i)).add("a", "x", vec![b'n'; 100]))
+        .collect();
+    table.put_many(&puts).unwrap();
+    for i in (1..20_000).step_by(1000) {
+        table.delete(&Delete::new(row_key(i))).unwrap();
+    }
+    // Warm the block cache.
+    assert_eq!(table.count(&Scan::new()).unwrap(), 20_000 - 20);
+
+    let mut reader = table.row_reader();
+    let keys: Vec<String> = (0..30_000).map(|i| row_key(i * 7919 % 30_000)).collect();
+    let mut read_rows = |count: usize| {
+        allocations_during(|| {
+            let (mut found, mut bytes) = (0, 0);
+            for key in keys.iter().take(count) {
+                if let Some(view) = reader.get_row(key.as_bytes()).unwrap() {
+                    found += 1;
+                    bytes += view.cells().map(|c| c.value().len()).sum::<usize>();
+                }
+            }
+            (found, bytes)
+        })
+    };
+    // The first reads grow the reader's buffers.
+    let ((found_short, _), short) = read_rows(1_000);
+    let ((found_long, bytes_long), long) = read_rows(30_000);
+    assert!(found_short > 0);
+    assert_eq!(found_long, 20_000 - 20);
+    assert_eq!(bytes_long, found_long * 100);
+    assert!(
+        long <= short + 2,
+        "1,000 gets: {short} allocations; 30,000 gets: {long}"
+    );
+}
+
+/// A row reader keeps the table's state from read to read; a split, a
+/// merge, an alter, a disable or a flush in between must show in its next read.
+#[test]
+fn a_row_reader_sees_what_changed_between_its_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, table) = open_table(dir.path());
+    let mut reader = table.row_reader();
+    let value_of = |reader: &mut strata::RowReader, row: &str| {
+        reader
+            .get_row(row.as_bytes())
+            .unwrap()
+            .map(|view| view.cells().map(|c| c.value().to_vec()).collect::<Vec<_>>())
+    };
+    table.put(&Put::new("m").add("a", "x", "1")).unwrap();
+    assert_eq!(value_of(&mut reader, "m"), Some(vec![b"1".to_vec()]));
+    assert_eq!(value_of(&mut reader, "z"), None);
+
+    // A split: writes go to the daughters.
+    table.split(Some(b"n".as_slice())).unwrap();
+    table.put(&Put::new("z").add("a", "x", "2")).unwrap();
+    assert_eq!(value_of(&mut reader, "z"), Some(vec![b"2".to_vec()]));
+
+    // A flush between reads (the memstore the reader saw is now a file).
+    table.put(&Put::new("m").add("a", "x", "3")).unwrap();
+    table.flush().unwrap();
+    assert_eq!(value_of(&mut reader, "m"), Some(vec![b"3".to_vec()]));
+
+    // A merge of the daughters.
+    let regions = table.regions().unwrap();
+    assert_eq!(regions.len(), 2);
+    table.merge_regions(regions[0].id, regions[1].id).unwrap();
+    table.put(&Put::new("z").add("a", "x", "4")).unwrap();
+    assert_eq!(value_of(&mut reader, "z"), Some(vec![b"4".to_vec()]));
+
+    // An alter that adds a family: its cells are read at once.
+    db.alter_table(
+        TableDescriptor::new("t")
+            .family(FamilyDescriptor::new("a").max_versions(3))
+            .family(FamilyDescriptor::new("b"))
+            .family(FamilyDescriptor::new("c"))
+            .durability(Durability::SkipWal),
+    )
+    .unwrap();
+    table.put(&Put::new("m").add("c", "y", "5")).unwrap();
+    assert_eq!(
+        value_of(&mut reader, "m"),
+        Some(vec![b"3".to_vec(), b"5".to_vec()])
+    );
+
+    // Disabled: the reader's next read fails as a get does.
+    db.disable_table("t").unwrap();
+    assert!(matches!(
+        reader.get_row(b"m"),
+        Err(strata::Error::TableDisabled { .. })
+    ));
+    db.enable_table("t").unwrap();
+    assert_eq!(
+        value_of(&mut reader, "m"),
+        Some(vec![b"3".to_vec(), b"5".to_vec()])
+    );
+}
+
 /// Cell filters that alone decide rows run while rows resolve (kernels over
 /// cached blocks, jumping over rows with no passing cell): they return what
 /// the unfiltered scan returns, less the cells that fail.
@@ -878,11 +989,12 @@ fn direct_gets_merging_three_sources_return_what_a_one_row_scan_returns() {
     gets_return_what_one_row_scans_return(&table);
 }
 
-/// Gets (and a multi-get) of every row of `table` in eight shapes return
+/// Gets (a multi-get, and reads through a row reader) of every row of
+/// `table` in nine shapes (one with a filter) return
 /// what one-row scans of the same shapes return.
 fn gets_return_what_one_row_scans_return(table: &Table) {
     type Shape = (&'static str, fn(Get) -> Get, fn(Scan) -> Scan);
-    let shapes: [Shape; 8] = [
+    let shapes: [Shape; 9] = [
         ("newest", |g| g, |s| s),
         ("all versions", |g| g.max_versions(3), |s| s.max_versions(3)),
         ("two versions", |g| g.max_versions(2), |s| s.max_versions(2)),
@@ -899,15 +1011,40 @@ fn gets_return_what_one_row_scans_return(table: &Table) {
             |s| s.time_range(1, 3).max_versions(3),
         ),
         ("timestamp", |g| g.timestamp(2), |s| s.timestamp(2)),
+        (
+            "filtered",
+            |g| g.filter_string("ValueFilter(=, 'substring:-2')").unwrap(),
+            |s| s.filter_string("ValueFilter(=, 'substring:-2')").unwrap(),
+        ),
     ];
     let mut found = 0;
+    let mut reader = table.row_reader();
     for (name, get_shape, scan_shape) in shapes {
         let mut wanted = Vec::new();
         for i in 0..600 {
             let row = row_key(i);
-            let got = table.get(&get_shape(Get::new(&row))).unwrap();
+            let get = get_shape(Get::new(&row));
+            let got = table.get(&get).unwrap();
             let want = one_row_scan(table, &row, &scan_shape);
             assert_eq!(got, want, "{name}, row {row}");
+            // The reader lends the same row (or none for an empty result).
+            let lent = reader.get(&get).unwrap().map(|view| view.to_row_result());
+            assert_eq!(
+                lent.as_ref(),
+                (!want.cells.is_empty()).then_some(&want),
+                "{name}, row {row}: row reader"
+            );
+            if name == "newest" {
+                let lent = reader
+                    .get_row(row.as_bytes())
+                    .unwrap()
+                    .map(|view| view.to_row_result());
+                assert_eq!(
+                    lent.as_ref(),
+                    (!want.cells.is_empty()).then_some(&want),
+                    "row {row}: get_row"
+                );
+            }
             found += usize::from(!got.cells.is_empty());
             wanted.push(want);
         }

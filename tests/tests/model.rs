@@ -384,6 +384,9 @@ fn everything() -> Query {
 /// Fields drop in order: the database before its directory.
 struct Harness {
     table: Table,
+    /// A row reader kept across operations (flushes, compactions, splits,
+    /// merges between its reads), made afresh at each reopen.
+    reader: strata::RowReader,
     db: Db,
     clock: Arc<ManualClock>,
     model: Model,
@@ -514,6 +517,7 @@ impl Harness {
             dir,
             clock,
             db,
+            reader: table.row_reader(),
             table,
             model: Model::default(),
             loads: 0,
@@ -879,16 +883,25 @@ impl Harness {
                 })?;
             }
             Op::Get { row, query } => {
-                let got = self
-                    .table
-                    .get(&apply_query_to_get(Get::new(ROWS[*row]), query));
+                let get = apply_query_to_get(Get::new(ROWS[*row]), query);
+                let got = self.table.get(&get);
                 let Some(got) = self.engine(got, "get")? else {
                     return Ok(());
                 };
+                let want = self.model.get(*row, query, now);
+                prop_assert_eq!(&as_tuples(&got), &want, "get {} {:?}", ROWS[*row], query);
+                // The same get through the kept row reader, which lends it.
+                let lent = self
+                    .reader
+                    .get(&get)
+                    .map(|view| view.map(|v| as_tuples(&v.to_row_result())));
+                let Some(lent) = self.engine(lent, "row reader get")? else {
+                    return Ok(());
+                };
                 prop_assert_eq!(
-                    as_tuples(&got),
-                    self.model.get(*row, query, now),
-                    "get {} {:?}",
+                    lent.unwrap_or_default(),
+                    want,
+                    "row reader get {} {:?}",
                     ROWS[*row],
                     query
                 );
@@ -969,6 +982,7 @@ impl Harness {
                 };
                 self.db = db;
                 self.table = self.db.table("m").unwrap();
+                self.reader = self.table.row_reader();
             }
             Op::Flush => {
                 let flushed = self.table.flush();
@@ -1065,6 +1079,7 @@ fn power_loss_case(
     faults.crash_now();
     let Harness {
         table,
+        reader,
         db,
         clock,
         model,
@@ -1072,6 +1087,7 @@ fn power_loss_case(
         durable_floor,
         ..
     } = h;
+    drop(reader);
     drop(table);
     drop(db);
     let mode = torn.map_or(PowerLoss::drop_unsynced(), PowerLoss::torn);

@@ -3,9 +3,9 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use parking_lot::RwLock;
+use parking_lot::{RwLock, RwLockReadGuard};
 
 use crate::error::{Error, Result};
 use crate::hfile::reader::HFileReader;
@@ -83,11 +83,62 @@ impl TableState {
     }
 }
 
+/// A table's current [`TableState`], replaced whole, and a count of the
+/// replacements: a reader that keeps a state from one read to the next
+/// (a [`RowReader`](crate::RowReader)) knows with one atomic load whether
+/// it is still current, instead of taking the lock and a reference count
+/// for every read.
+///
+/// The generation is raised inside the write lock, after the new state is
+/// in place. So a write that reads the new state (under the read lock)
+/// happens after the raise, and a reader that learns of that write (it was
+/// acknowledged) sees the raised generation and takes the new state.
+pub(crate) struct StateCell {
+    current: RwLock<Arc<TableState>>,
+    generation: AtomicU64,
+}
+
+impl StateCell {
+    /// A cell holding `state`, at generation 0.
+    pub(crate) fn new(state: TableState) -> StateCell {
+        StateCell {
+            current: RwLock::new(Arc::new(state)),
+            generation: AtomicU64::new(0),
+        }
+    }
+
+    /// The current state, under the read lock.
+    pub(crate) fn read(&self) -> RwLockReadGuard<'_, Arc<TableState>> {
+        self.current.read()
+    }
+
+    /// Replaces the state by what `next` makes of it (under the write lock,
+    /// so replacements do not interleave).
+    pub(crate) fn replace(&self, next: impl FnOnce(&TableState) -> TableState) {
+        let mut current = self.current.write();
+        *current = Arc::new(next(&current));
+        self.generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// How many times the state was replaced.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// The current state and a generation no newer than it: when
+    /// [`StateCell::generation`] still returns that generation later, the
+    /// state is still current.
+    pub(crate) fn snapshot(&self) -> (u64, Arc<TableState>) {
+        let generation = self.generation();
+        (generation, self.current.read().clone())
+    }
+}
+
 /// The shared part of a table, behind every [`Table`] handle.
 pub(crate) struct TableInner {
     pub(crate) id: u64,
     pub(crate) name: String,
-    pub(crate) state: RwLock<Arc<TableState>>,
+    pub(crate) state: StateCell,
     pub(crate) dropped: AtomicBool,
     pub(crate) enabled: AtomicBool,
     /// Mutations hold it shared from reading the state to committing; a

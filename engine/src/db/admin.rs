@@ -9,7 +9,6 @@
 //! live in the manifest, next to the tables they hold, so they survive
 //! reopening and a table and its namespace change under the same lock.
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::Db;
@@ -160,8 +159,9 @@ impl Db {
                 }
             }
         }
-        *table.state.write() =
-            Arc::new(TableState::new(descriptor, family_ids, old.regions.clone()));
+        table
+            .state
+            .replace(|_| TableState::new(descriptor, family_ids, old.regions.clone()));
         for store in removed {
             for (_, file) in store.version().files() {
                 let _ = self.inner.services.io.remove_file(file.path());

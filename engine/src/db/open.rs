@@ -17,7 +17,7 @@ use std::sync::atomic::AtomicBool;
 use parking_lot::RwLock;
 
 use super::{Db, DbInner, RecoveryReport};
-use crate::catalog::{Catalog, TableInner, TableState};
+use crate::catalog::{Catalog, StateCell, TableInner, TableState};
 use crate::core::Services;
 use crate::error::{Error, Result};
 use crate::hfile::cache::BlockCache;
@@ -296,11 +296,11 @@ pub(super) fn build_table(
     Ok(Arc::new(TableInner {
         id: record.id,
         name: record.descriptor.name().to_owned(),
-        state: RwLock::new(Arc::new(TableState::new(
+        state: StateCell::new(TableState::new(
             record.descriptor.clone(),
             record.family_ids.clone(),
             regions,
-        ))),
+        )),
         dropped: AtomicBool::new(false),
         enabled: AtomicBool::new(record.enabled),
         split_gate: RwLock::new(()),

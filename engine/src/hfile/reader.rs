@@ -204,6 +204,27 @@ impl HFileReader {
         Ok((k < leaf.len()).then(|| (self.top.ordinal_base(j) as usize + k, leaf.handle(k))))
     }
 
+    /// The handle of the block a get of `row` reads (the one
+    /// [`HFileReader::seek_block_handle`] finds), and whether `row` may go
+    /// on in the block after it: the block ends with `row` and the next one
+    /// starts with it, or the next one is listed in another leaf of the
+    /// index (not read to tell; the answer is then yes).
+    pub(crate) fn seek_row_block(&self, row: &[u8]) -> Result<Option<(BlockHandle, bool)>> {
+        let j = self.top.first_ending_at_or_after(row);
+        if j >= self.top.len() {
+            return Ok(None);
+        }
+        if !self.two_level() {
+            return Ok(Some((
+                self.top.handle(j),
+                row_goes_on(&self.top, j, row, false),
+            )));
+        }
+        let leaf = self.leaf(j)?;
+        let k = leaf.first_ending_at_or_after(row);
+        Ok((k < leaf.len()).then(|| (leaf.handle(k), row_goes_on(&leaf, k, row, true))))
+    }
+
     /// The last data block that can hold `row` or an earlier one.
     pub(crate) fn seek_block_before(&self, row: &[u8]) -> Result<Option<usize>> {
         let Some(j) = self.top.last_starting_at_or_before(row) else {
@@ -491,6 +512,22 @@ impl HFileReader {
             }
         }
         damage
+    }
+}
+
+/// Whether `row`, found in the block of entry `i` of `index`, may go on in
+/// the next block: the block ends with `row` and the next entry starts with
+/// it. Past the index's last entry the answer is `past_end` (yes for a leaf
+/// of a two-level index, whose successor lies in the next leaf; no for the
+/// top level of a one-level index, which lists the file's last block).
+fn row_goes_on(index: &IndexBlock, i: usize, row: &[u8], past_end: bool) -> bool {
+    if index.last_row(i) != row {
+        return false;
+    }
+    if i + 1 < index.len() {
+        index.first_row(i + 1) == row
+    } else {
+        past_end
     }
 }
 

@@ -145,20 +145,15 @@ fn merged_region(
 
 /// Step 4: the merged region replaces both in the table's state.
 fn install(table: &TableInner, first: &Arc<Region>, second: &Arc<Region>, merged: &Arc<Region>) {
-    {
-        let mut state = table.state.write();
+    table.state.replace(|state| {
         let mut regions = state.regions.clone();
         if let Some(at) = regions.iter().position(|r| Arc::ptr_eq(r, first))
             && regions.get(at + 1).is_some_and(|r| Arc::ptr_eq(r, second))
         {
             regions.splice(at..=at + 1, [merged.clone()]);
         }
-        *state = Arc::new(TableState::new(
-            state.descriptor.clone(),
-            state.family_ids.clone(),
-            regions,
-        ));
-    }
+        TableState::new(state.descriptor.clone(), state.family_ids.clone(), regions)
+    });
     first.schedule.retire();
     second.schedule.retire();
 }

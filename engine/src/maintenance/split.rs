@@ -130,18 +130,13 @@ fn daughters(table: &TableInner, region: &Region, records: &[RegionRecord]) -> V
 
 /// Step 4: the daughters replace the parent in the table's state.
 fn install(table: &TableInner, region: &Arc<Region>, daughters: &[Arc<Region>]) {
-    {
-        let mut state = table.state.write();
+    table.state.replace(|state| {
         let mut regions = state.regions.clone();
         if let Some(at) = regions.iter().position(|r| Arc::ptr_eq(r, region)) {
             regions.splice(at..=at, daughters.iter().cloned());
         }
-        *state = Arc::new(TableState::new(
-            state.descriptor.clone(),
-            state.family_ids.clone(),
-            regions,
-        ));
-    }
+        TableState::new(state.descriptor.clone(), state.family_ids.clone(), regions)
+    });
     region.schedule.retire();
 }
 

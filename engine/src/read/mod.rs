@@ -271,12 +271,38 @@ pub(crate) fn plan_get(
 }
 
 /// What the direct path ([`read_direct_get`]) made of a get.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum DirectGet {
-    /// The row's cells (none: the row is absent).
-    Read(Vec<Cell>),
+    /// The row's cells are in the sink (none: the row is absent).
+    Read,
+    /// No source may hold the row (memstore row filters, file key ranges,
+    /// time ranges and blooms ruled them all out): the row is absent, and
+    /// the sink was left untouched (not even begun).
+    Absent,
     /// The row may go on past a block's end, or the get needs what only the
     /// general path does (a filter, many sources): the general path reads it.
     NeedsMerge,
+}
+
+/// Buffers a direct get works in, kept from get to get by readers that
+/// read many rows (a fresh one allocates only when a row needs it).
+#[derive(Default)]
+pub(crate) struct GetScratch {
+    /// The resolver's copy of the column being resolved.
+    qualifier_buffer: Vec<u8>,
+    /// A memstore's key to the column after a finished one.
+    seek_key: Vec<u8>,
+    /// The sources chosen for the get being read (empty between gets).
+    sources: DirectSources,
+}
+
+impl std::fmt::Debug for GetScratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GetScratch")
+            .field("qualifier_buffer_bytes", &self.qualifier_buffer.capacity())
+            .field("seek_key_bytes", &self.seek_key.capacity())
+            .finish()
+    }
 }
 
 /// Sources of one family a direct get reads at most; more (a pile of L0
@@ -303,8 +329,9 @@ impl std::ops::Deref for GetFamilies<'_> {
 
 /// Where the direct path reads some of one family's cells of the row.
 enum DirectSource {
-    /// The block of a file that may hold the row, which the row starts in.
-    Block(Arc<HFileReader>, BlockHandle),
+    /// The block of a file that may hold the row, which the row starts in,
+    /// and whether the row may go on in the file's next block.
+    Block(Arc<HFileReader>, BlockHandle, bool),
     /// A memstore that may hold the row.
     Memstore(Arc<Memstore>),
 }
@@ -315,16 +342,20 @@ enum DirectSource {
 pub(crate) struct DirectGetPlan<'s> {
     families: GetFamilies<'s>,
     query: QueryRules,
-    /// The sources that may hold the row, each with the index of its family
-    /// in `families`, grouped by family in `families`' order.
+    /// As [`DirectSources`], with less room inline: a multi-get keeps one
+    /// plan per key.
     sources: SmallVec<[(usize, DirectSource); 2]>,
 }
+
+/// The sources that may hold a get's row, each with the index of its
+/// family in the get's families, grouped by family in their order.
+type DirectSources = SmallVec<[(usize, DirectSource); MAX_DIRECT_SOURCES]>;
 
 impl DirectGetPlan<'_> {
     /// The file blocks the get reads.
     pub(crate) fn blocks(&self) -> impl Iterator<Item = (&HFileReader, BlockHandle)> {
         self.sources.iter().filter_map(|(_, source)| match source {
-            DirectSource::Block(file, handle) => Some((file.as_ref(), *handle)),
+            DirectSource::Block(file, handle, _) => Some((file.as_ref(), *handle)),
             DirectSource::Memstore(_) => None,
         })
     }
@@ -342,6 +373,26 @@ pub(crate) fn plan_direct_get<'s>(
     get: &Get,
     now_ms: i64,
 ) -> Result<Option<DirectGetPlan<'s>>> {
+    let mut sources = DirectSources::new();
+    let chosen = choose_direct_sources(state, region, get, now_ms, &mut sources)?;
+    Ok(chosen.map(|(families, query)| DirectGetPlan {
+        families,
+        query,
+        sources: sources.into_iter().collect(),
+    }))
+}
+
+/// What [`plan_direct_get`] plans, with the sources put in `sources` (which
+/// must be empty): a single get keeps them in its [`GetScratch`] rather
+/// than moving a plan of several hundred bytes from call to call.
+fn choose_direct_sources<'s>(
+    state: &'s TableState,
+    region: &Region,
+    get: &Get,
+    now_ms: i64,
+    sources: &mut DirectSources,
+) -> Result<Option<(GetFamilies<'s>, QueryRules)>> {
+    debug_assert!(sources.is_empty());
     validate_row(&get.row)?;
     let query = QueryRules {
         time_range: time_range(get.time_min, get.time_max)?,
@@ -359,7 +410,6 @@ pub(crate) fn plan_direct_get<'s>(
     }
     let row = get.row.as_slice();
     let single_row_hash = crate::hfile::bloom::row_hash(row);
-    let mut sources = SmallVec::new();
     let mut files: SmallVec<[Arc<HFileReader>; MAX_DIRECT_SOURCES]> = SmallVec::new();
     for (index, family) in families.iter().enumerate() {
         let scope = ReadScope {
@@ -393,16 +443,12 @@ pub(crate) fn plan_direct_get<'s>(
             return Ok(None);
         }
         for file in files.drain(..) {
-            if let Some((_, handle)) = file.seek_block_handle(row)? {
-                sources.push((index, DirectSource::Block(file, handle)));
+            if let Some((handle, goes_on)) = file.seek_row_block(row)? {
+                sources.push((index, DirectSource::Block(file, handle, goes_on)));
             }
         }
     }
-    Ok(Some(DirectGetPlan {
-        families,
-        query,
-        sources,
-    }))
+    Ok(Some((families, query)))
 }
 
 /// The cells of the row one direct source holds, one at a time in store
@@ -498,16 +544,53 @@ impl RowCells<'_> {
 /// No scan plan, scanner, cursor heap or merge heap is built: they were
 /// most of such a get's instructions. A row at a block's end may go on in
 /// the next block; then the general path reads it.
-pub(crate) fn read_direct_get(
+pub(crate) fn read_direct_get<S: RowSink>(
     plan: &DirectGetPlan<'_>,
     region: &Region,
     row: &[u8],
     read_point: u64,
+    cells: &mut S,
+    scratch: &mut GetScratch,
 ) -> Result<DirectGet> {
-    let mut cells = Vec::new();
-    let mut qualifier_buffer = Vec::new();
-    let mut seek_key = Vec::new();
-    let mut rest = plan.sources.as_slice();
+    let sources = DirectRead {
+        families: &plan.families,
+        query: plan.query,
+        sources: &plan.sources,
+    };
+    read_direct_sources(
+        sources,
+        region,
+        row,
+        read_point,
+        cells,
+        &mut scratch.qualifier_buffer,
+        &mut scratch.seek_key,
+    )
+}
+
+/// A direct get's plan, borrowed.
+#[derive(Clone, Copy)]
+struct DirectRead<'a> {
+    families: &'a [FamilyPlan],
+    query: QueryRules,
+    sources: &'a [(usize, DirectSource)],
+}
+
+/// [`read_direct_get`], over the plan's parts.
+fn read_direct_sources<S: RowSink>(
+    plan: DirectRead<'_>,
+    region: &Region,
+    row: &[u8],
+    read_point: u64,
+    cells: &mut S,
+    qualifier_buffer: &mut Vec<u8>,
+    seek_key: &mut Vec<u8>,
+) -> Result<DirectGet> {
+    if plan.sources.is_empty() {
+        return Ok(DirectGet::Absent);
+    }
+    cells.begin_row(row);
+    let mut rest = plan.sources;
     while let Some((family_index, _)) = rest.first() {
         let in_family = rest
             .iter()
@@ -521,7 +604,7 @@ pub(crate) fn read_direct_get(
         let mut readers: SmallVec<[RowCells<'_>; MAX_DIRECT_SOURCES]> = SmallVec::new();
         for (_, source) in group {
             match source {
-                DirectSource::Block(file, handle) => {
+                DirectSource::Block(file, handle, goes_on) => {
                     let block = file.data_block_at(*handle)?;
                     let Some(at) = block.seek(&SeekKey::row_start(row)) else {
                         continue;
@@ -529,8 +612,8 @@ pub(crate) fn read_direct_get(
                     if block.row(at.row) != row {
                         continue;
                     }
-                    if at.row + 1 >= block.rows() {
-                        // A block's last row may go on in the next block.
+                    if *goes_on && at.row + 1 >= block.rows() {
+                        // The row goes on in the next block.
                         return Ok(DirectGet::NeedsMerge);
                     }
                     let end = block.row_cells(at.row).end;
@@ -545,9 +628,9 @@ pub(crate) fn read_direct_get(
                             read_point,
                             family,
                             plan.query,
-                            &mut qualifier_buffer,
+                            qualifier_buffer,
                             None,
-                            &mut cells,
+                            cells,
                         );
                         continue;
                     }
@@ -574,13 +657,13 @@ pub(crate) fn read_direct_get(
             family.columns.as_ref(),
             family.rules,
             plan.query,
-            std::mem::take(&mut qualifier_buffer),
+            std::mem::take(qualifier_buffer),
         );
         // As the merge path: family markers (in the empty qualifier) may
         // hide every column, so that column is read whole where they may be.
         let family_markers = group.iter().any(|(_, source)| match source {
             DirectSource::Memstore(memstore) => memstore.holds_family_markers(),
-            DirectSource::Block(file, _) => file.meta().markers > 0,
+            DirectSource::Block(file, ..) => file.meta().markers > 0,
         });
         // Keys are unique across sources (sequences differ), so the
         // smallest current cell is the next one in store order.
@@ -608,36 +691,62 @@ pub(crate) fn read_direct_get(
             if visible && resolver.column_done(family_markers) {
                 let qualifier = resolver.column_qualifier();
                 for reader in &mut readers {
-                    reader.skip_column(qualifier, &mut seek_key);
+                    reader.skip_column(qualifier, seek_key);
                 }
             } else if let Some(reader) = readers.get_mut(i) {
                 reader.advance();
             }
         }
-        qualifier_buffer = resolver.into_buffer();
+        *qualifier_buffer = resolver.into_buffer();
     }
-    if !cells.is_empty() {
+    if cells.cell_count() > 0 {
         region
             .activity
             .rows_read
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
-    Ok(DirectGet::Read(cells))
+    Ok(DirectGet::Read)
 }
 
 /// [`plan_direct_get`] and [`read_direct_get`] in one;
 /// [`DirectGet::NeedsMerge`] sends the rest to the general path.
-pub(crate) fn read_row_directly(
+pub(crate) fn read_row_directly<S: RowSink>(
     state: &TableState,
     region: &Region,
     get: &Get,
     read_point: u64,
     now_ms: i64,
+    sink: &mut S,
+    scratch: &mut GetScratch,
 ) -> Result<DirectGet> {
-    match plan_direct_get(state, region, get, now_ms)? {
-        Some(plan) => read_direct_get(&plan, region, &get.row, read_point),
-        None => Ok(DirectGet::NeedsMerge),
-    }
+    let GetScratch {
+        qualifier_buffer,
+        seek_key,
+        sources,
+    } = scratch;
+    let read = match choose_direct_sources(state, region, get, now_ms, sources) {
+        Ok(Some((families, query))) => {
+            let plan = DirectRead {
+                families: &families,
+                query,
+                sources,
+            };
+            read_direct_sources(
+                plan,
+                region,
+                &get.row,
+                read_point,
+                sink,
+                qualifier_buffer,
+                seek_key,
+            )
+        }
+        Ok(None) => Ok(DirectGet::NeedsMerge),
+        Err(e) => Err(e),
+    };
+    // The sources hold memstores and files: not kept past the get.
+    sources.clear();
+    read
 }
 
 /// The only qualifier a get reads of `family`, for ROWCOL blooms.
@@ -714,16 +823,38 @@ impl PreparedGet {
 
 fn read_row_with(mut scanner: RegionScanner, plan: &ScanPlan) -> Result<Option<RowResult>> {
     let mut cells = Vec::new();
+    if !read_row_into(&mut scanner, plan, &mut cells)? {
+        return Ok(None);
+    }
+    // The scanner's row buffer becomes the result's key: no second copy.
+    Ok(Some(RowResult {
+        row: std::mem::take(&mut scanner.row),
+        cells,
+    }))
+}
+
+/// Reads the one row of a get plan from `region` into `sink`, through the
+/// filter: true when it returns cells (the sink then holds them).
+pub(crate) fn read_row_to<S: RowSink>(
+    region: &Region,
+    plan: &ScanPlan,
+    sink: &mut S,
+) -> Result<bool> {
+    read_row_into(&mut RegionScanner::open(region, plan), plan, sink)
+}
+
+/// The row of `scanner` (opened with the get plan `plan`) into `sink`.
+fn read_row_into<S: RowSink>(
+    scanner: &mut RegionScanner,
+    plan: &ScanPlan,
+    sink: &mut S,
+) -> Result<bool> {
     match &plan.filter {
-        None => {
-            if !scanner.next_row(plan, &mut cells)? {
-                return Ok(None);
-            }
-        }
+        None => scanner.next_row(plan, sink),
         Some(setup) => {
             let mut visible = RowBuffer::default();
             if !scanner.next_row(plan, &mut visible)? {
-                return Ok(None);
+                return Ok(false);
             }
             let mut stage = FilterStage::new(
                 setup,
@@ -731,16 +862,12 @@ fn read_row_with(mut scanner: RegionScanner, plan: &ScanPlan) -> Result<Option<R
                 plan.filter_max_versions,
                 plan.families.iter().map(|family| family.name.as_slice()),
             )?;
-            if !matches!(stage.process(&visible, &mut cells), Verdict::Return { .. }) {
-                return Ok(None);
-            }
+            Ok(matches!(
+                stage.process(&visible, sink),
+                Verdict::Return { .. }
+            ))
         }
     }
-    // The scanner's row buffer becomes the result's key: no second copy.
-    Ok(Some(RowResult {
-        row: std::mem::take(&mut scanner.row),
-        cells,
-    }))
 }
 
 fn above_lower(row: &[u8], lower: &Bound<Vec<u8>>) -> bool {

@@ -23,6 +23,7 @@ use std::collections::BTreeSet;
 
 use crate::cell::{CellKind, CellRef, TimeRange};
 pub(crate) use crate::schema::FamilyRules;
+use smallvec::SmallVec;
 
 /// Per-query rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +35,9 @@ pub(crate) struct QueryRules {
     pub(crate) now_ms: i64,
 }
 
+/// Family markers of each kind a [`Resolver`] keeps without allocating.
+const INLINE_FAMILY_MARKERS: usize = 4;
+
 /// Resolves the cells of one (row, family).
 pub(crate) struct Resolver<'a> {
     columns: Option<&'a BTreeSet<Vec<u8>>>,
@@ -41,10 +45,12 @@ pub(crate) struct Resolver<'a> {
     query: QueryRules,
     /// Cells with a timestamp below this are expired.
     oldest_unexpired_ms: i64,
-    /// `(timestamp, sequence)` of DeleteFamily markers seen in this row.
-    family_range_markers: Vec<(i64, u64)>,
+    /// `(timestamp, sequence)` of DeleteFamily markers seen in this row
+    /// (inline: a row rarely has more than a few, and a get of a deleted
+    /// row should not allocate for them).
+    family_range_markers: SmallVec<[(i64, u64); INLINE_FAMILY_MARKERS]>,
     /// `(timestamp, sequence)` of DeleteFamilyVersion markers seen.
-    family_point_markers: Vec<(i64, u64)>,
+    family_point_markers: SmallVec<[(i64, u64); INLINE_FAMILY_MARKERS]>,
     column: Column,
 }
 
@@ -84,8 +90,8 @@ impl<'a> Resolver<'a> {
             window: rules.max_versions,
             query,
             oldest_unexpired_ms,
-            family_range_markers: Vec::new(),
-            family_point_markers: Vec::new(),
+            family_range_markers: SmallVec::new(),
+            family_point_markers: SmallVec::new(),
             column: Column {
                 qualifier: qualifier_buffer,
                 ..Column::default()

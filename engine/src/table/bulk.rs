@@ -10,7 +10,8 @@ use crate::ops::{BatchOp, BatchResult, Delete, Get, Put, Scan};
 use crate::read::parallel::{self, Parts};
 use crate::read::sink::RowBuffer;
 use crate::read::{
-    DirectGet, DirectGetPlan, PreparedGet, ScanPlan, plan_direct_get, plan_get, read_direct_get,
+    DirectGet, DirectGetPlan, GetScratch, PreparedGet, ScanPlan, plan_direct_get, plan_get,
+    read_direct_get,
 };
 use crate::region::Region;
 
@@ -166,13 +167,22 @@ impl Table {
         // Held until the rows are read: the cache keeps them meanwhile.
         let _held = HFileReader::prefetch(&wanted)?;
         drop(wanted);
+        let mut scratch = GetScratch::default();
         gets.iter()
             .zip(planned)
             .map(|(get, read)| {
                 let found = match read {
                     PlannedGet::Direct(region, plan) => {
-                        return match read_direct_get(&plan, region, &get.row, read_point)? {
-                            DirectGet::Read(cells) => Ok(RowResult {
+                        let mut cells = Vec::new();
+                        return match read_direct_get(
+                            &plan,
+                            region,
+                            &get.row,
+                            read_point,
+                            &mut cells,
+                            &mut scratch,
+                        )? {
+                            DirectGet::Read | DirectGet::Absent => Ok(RowResult {
                                 row: get.row.clone(),
                                 cells,
                             }),

@@ -20,8 +20,10 @@ use crate::ops::{Delete, Get, Put, Scan};
 use crate::options::TableDescriptor;
 use crate::read::cursor::ScanCursor;
 use crate::read::parallel::{ParallelScan, Parts};
+use crate::read::sink::RowSink;
 use crate::read::{
-    DirectGet, RowStream, ScanPlan, Scanner, plan_get, plan_scan, read_row, read_row_directly,
+    DirectGet, GetScratch, RowStream, ScanPlan, Scanner, plan_get, plan_scan, read_row,
+    read_row_directly, read_row_to,
 };
 use crate::region::Region;
 use crate::region::RegionActivity;
@@ -111,11 +113,47 @@ impl Table {
     /// The table's state for reads and writes (fails while disabled).
     pub(crate) fn state(&self) -> Result<Arc<TableState>> {
         let state = self.metadata()?;
+        self.check_enabled()?;
+        Ok(state)
+    }
+
+    /// Fails while the table is disabled.
+    fn check_enabled(&self) -> Result<()> {
         if !self.inner.enabled.load(Ordering::Acquire) {
             return Err(Error::TableDisabled {
                 table: self.inner.name.clone(),
             });
         }
+        Ok(())
+    }
+
+    /// [`Table::state`] through `kept`, a state a reader keeps from one
+    /// read to the next with the generation it was taken at: it is taken
+    /// afresh only when the table's state was replaced since (a split, a
+    /// merge, an alter), so the usual read takes no lock and no reference
+    /// count.
+    pub(crate) fn state_kept<'k>(
+        &self,
+        kept: &'k mut Option<(u64, Arc<TableState>)>,
+    ) -> Result<&'k TableState> {
+        if self.services.is_closed() {
+            return Err(Error::Closed);
+        }
+        if self.inner.dropped.load(Ordering::Acquire) {
+            return Err(Error::TableNotFound {
+                table: self.inner.name.clone(),
+            });
+        }
+        self.check_enabled()?;
+        let generation = self.inner.state.generation();
+        if kept
+            .as_ref()
+            .is_some_and(|(kept_generation, _)| *kept_generation != generation)
+        {
+            // Replaced since: dropped here, taken afresh below.
+            *kept = None;
+        }
+        let (_, state) = kept.get_or_insert_with(|| self.inner.state.snapshot());
         Ok(state)
     }
 
@@ -238,13 +276,47 @@ impl Table {
     pub(super) fn get_in(&self, state: &TableState, get: &Get, now_ms: i64) -> Result<RowResult> {
         let region = Self::region(state, &get.row)?;
         let read_point = self.services.mvcc.read_point();
-        if let DirectGet::Read(cells) = read_row_directly(state, region, get, read_point, now_ms)? {
+        let mut cells = Vec::new();
+        let mut scratch = GetScratch::default();
+        let direct = read_row_directly(
+            state,
+            region,
+            get,
+            read_point,
+            now_ms,
+            &mut cells,
+            &mut scratch,
+        )?;
+        if direct != DirectGet::NeedsMerge {
             return Ok(RowResult {
                 row: get.row.clone(),
                 cells,
             });
         }
         Self::read_merged(state, region, get, read_point, now_ms)
+    }
+
+    /// Reads the row of `get` into `sink`: true when the get returns cells
+    /// (the sink then holds the row, begun afresh; when false, what the
+    /// sink holds means nothing). What [`Table::get_in`] does, for sinks
+    /// that lend.
+    pub(super) fn get_into<S: RowSink>(
+        &self,
+        state: &TableState,
+        get: &Get,
+        now_ms: i64,
+        sink: &mut S,
+        scratch: &mut GetScratch,
+    ) -> Result<bool> {
+        let region = Self::region(state, &get.row)?;
+        let read_point = self.services.mvcc.read_point();
+        match read_row_directly(state, region, get, read_point, now_ms, sink, scratch)? {
+            DirectGet::Read => return Ok(sink.cell_count() > 0),
+            DirectGet::Absent => return Ok(false),
+            DirectGet::NeedsMerge => {}
+        }
+        let plan = plan_get(state, get, read_point, now_ms)?;
+        read_row_to(region, &plan, sink)
     }
 
     /// Reads the row of `get` from `region` through the general path (a
@@ -413,4 +485,6 @@ mod atomic;
 mod bulk;
 mod ingest;
 mod mutation;
+mod reader;
 mod salted;
+pub use reader::RowReader;
