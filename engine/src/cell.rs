@@ -245,6 +245,13 @@ pub(crate) fn compare_bytes(a: &[u8], b: &[u8]) -> Ordering {
     a.len().cmp(&b.len())
 }
 
+/// `a == b` for the short slices of keys, without a library call per
+/// comparison (see [`compare_bytes`]).
+#[inline]
+pub(crate) fn bytes_equal(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && compare_bytes(a, b) == Ordering::Equal
+}
+
 /// Compares two cell keys in store order:
 /// row ASC, qualifier ASC, timestamp DESC, kind DESC, sequence DESC.
 #[inline]

@@ -380,7 +380,7 @@ pub fn data_block(payload: &[u8]) -> Outcome {
     let reencoded = if builder.is_empty() {
         None
     } else {
-        Some(builder.finish())
+        Some(builder.finish_block(false))
     };
     if let Some(reencoded) = reencoded {
         let again = match DataBlock::decode(reencoded) {
@@ -776,7 +776,7 @@ fn sample_block() -> Vec<u8> {
             });
         }
     }
-    builder.finish()
+    builder.finish_block(false)
 }
 
 fn one_cell_per_row_block() -> Vec<u8> {
@@ -791,7 +791,7 @@ fn one_cell_per_row_block() -> Vec<u8> {
             value: &[row; 3],
         });
     }
-    builder.finish()
+    builder.finish_block(false)
 }
 
 fn sample_file_meta() -> FileMeta {

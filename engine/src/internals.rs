@@ -114,7 +114,7 @@ pub fn encode_data_block(cells: &[BlockCell<'_>]) -> Vec<u8> {
             value: c.value,
         });
     }
-    builder.finish()
+    builder.finish_block(false)
 }
 
 /// A decoded data block.

@@ -156,7 +156,7 @@ mod tests {
             sequence: 1,
             value: &value,
         });
-        Arc::new(DataBlock::decode(builder.finish()).unwrap())
+        Arc::new(DataBlock::decode(builder.finish_block(false)).unwrap())
     }
 
     /// Capacity of the test caches: a 4,000-byte block is well under its

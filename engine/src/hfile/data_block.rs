@@ -22,11 +22,15 @@ use std::cmp::Ordering;
 
 use super::block::{BytesColumn, IntColumn, encode_bytes, encode_ints, width_for};
 use crate::cell::SeekKey;
-use crate::cell::{CellKind, CellRef, compare_keys};
+use crate::cell::{CellKind, CellRef, bytes_equal, compare_bytes, compare_keys};
 use crate::codec::{DecodeError, Decoder, Encode};
 
 /// Flag: every row has exactly one cell (the row-starts column is absent).
 const FLAG_ONE_CELL_PER_ROW: u32 = 1;
+/// Flag: the block's last row has no cells in the next block of its file
+/// (set by the writer, which knows the next cell when it cuts a block).
+/// Without it a reader must assume the last row may go on.
+const FLAG_LAST_ROW_ENDS: u32 = 2;
 
 /// Collects cells (in store order) into one block's payload.
 #[derive(Default)]
@@ -182,19 +186,25 @@ impl DataBlockBuilder {
         self.value_ends.push(self.values.len());
     }
 
-    /// Encodes the block payload and resets the builder.
-    pub(crate) fn finish(&mut self) -> Vec<u8> {
+    /// Encodes the block payload and resets the builder. `last_row_ends`
+    /// says the block's last row has no cells in the next block of the file
+    /// (readers may then treat it like any other row: a scan's block run
+    /// reads it without the merge); false when that is not known.
+    pub(crate) fn finish_block(&mut self, last_row_ends: bool) -> Vec<u8> {
         let rows = self.row_key_ends.len();
         let cells = self.timestamps.len();
         let one_cell_per_row = rows == cells;
         let mut out = Vec::with_capacity(self.estimated_bytes() + 64);
         out.put_u32(rows as u32);
         out.put_u32(cells as u32);
-        out.put_u32(if one_cell_per_row {
-            FLAG_ONE_CELL_PER_ROW
-        } else {
-            0
-        });
+        let mut flags = 0;
+        if one_cell_per_row {
+            flags |= FLAG_ONE_CELL_PER_ROW;
+        }
+        if last_row_ends {
+            flags |= FLAG_LAST_ROW_ENDS;
+        }
+        out.put_u32(flags);
         encode_bytes(slices(&self.row_keys, &self.row_key_ends), &mut out);
         if !one_cell_per_row {
             let mut starts = self.row_starts.clone();
@@ -223,6 +233,9 @@ pub(crate) struct DataBlock {
     row_keys: BytesColumn,
     /// `None` when every row has exactly one cell.
     row_starts: Option<IntColumn>,
+    /// The last row has no cells in the file's next block
+    /// ([`FLAG_LAST_ROW_ENDS`]).
+    last_row_ends: bool,
     qualifiers: BytesColumn,
     timestamps: IntColumn,
     kinds: IntColumn,
@@ -354,6 +367,7 @@ impl DataBlock {
             cells,
             row_keys,
             row_starts,
+            last_row_ends: flags & FLAG_LAST_ROW_ENDS != 0,
             qualifiers,
             timestamps,
             kinds,
@@ -491,6 +505,17 @@ impl DataBlock {
         self.row_starts.is_none()
     }
 
+    /// Rows whose cells all lie in this block: every row, or all but the
+    /// last when it may go on in the next block.
+    #[inline]
+    pub(crate) fn whole_rows(&self) -> usize {
+        if self.last_row_ends {
+            self.rows
+        } else {
+            self.rows.saturating_sub(1)
+        }
+    }
+
     /// The cell indexes of row `r`.
     #[inline]
     pub(crate) fn row_cells(&self, r: usize) -> std::ops::Range<usize> {
@@ -619,7 +644,7 @@ impl DataBlock {
         let (mut lo, mut hi) = (0, self.rows);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if self.row(mid) < row {
+            if compare_bytes(self.row(mid), row) == Ordering::Less {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -637,13 +662,13 @@ impl DataBlock {
         if r >= self.rows {
             return None;
         }
-        if self.row(r) != key.row {
+        if !bytes_equal(self.row(r), key.row) {
             // The key's row is after row r: gallop to a row at or past it,
             // then search the last step.
             let mut lo = r + 1;
             let mut step = 1;
             let mut hi = lo;
-            while hi < self.rows && self.row(hi) < key.row {
+            while hi < self.rows && compare_bytes(self.row(hi), key.row) == Ordering::Less {
                 lo = hi + 1;
                 hi = hi.saturating_add(step);
                 step = step.saturating_mul(2);
@@ -651,7 +676,7 @@ impl DataBlock {
             let mut hi = hi.min(self.rows);
             while lo < hi {
                 let mid = lo + (hi - lo) / 2;
-                if self.row(mid) < key.row {
+                if compare_bytes(self.row(mid), key.row) == Ordering::Less {
                     lo = mid + 1;
                 } else {
                     hi = mid;
@@ -661,7 +686,7 @@ impl DataBlock {
             if r >= self.rows {
                 return None;
             }
-            if self.row(r) != key.row {
+            if !bytes_equal(self.row(r), key.row) {
                 return Some(Position {
                     row: r,
                     cell: self.row_cells(r).start,
@@ -682,7 +707,7 @@ impl DataBlock {
         if r >= self.rows {
             return None;
         }
-        if self.row(r) != key.row {
+        if !bytes_equal(self.row(r), key.row) {
             // Every cell of row r is after the key.
             return Some(Position {
                 row: r,
@@ -768,7 +793,7 @@ mod tests {
                 prop_assert_eq!(b.estimated_bytes(), predicted);
             }
             let predicted = b.estimated_bytes();
-            let payload = b.finish();
+            let payload = b.finish_block(false);
             prop_assert_eq!(payload.len(), predicted);
             let block = DataBlock::decode(payload).unwrap();
             prop_assert_eq!(block.cells(), cells.len());
@@ -816,7 +841,7 @@ mod tests {
                 && cells
                     .windows(2)
                     .all(|w| w[0].0 != w[1].0 || compare_keys(r(&w[0]).tuple(), r(&w[1]).tuple()) == Ordering::Less);
-            prop_assert_eq!(DataBlock::decode(b.finish()).is_ok(), want_ok);
+            prop_assert_eq!(DataBlock::decode(b.finish_block(false)).is_ok(), want_ok);
         }
 
         #[test]
@@ -825,7 +850,7 @@ mod tests {
             for c in &cells {
                 b.add(&r(c));
             }
-            let mut payload = b.finish();
+            let mut payload = b.finish_block(false);
             let at = at % payload.len();
             payload[at] = byte;
             // Either an error or a consistent block; never a panic.
@@ -872,7 +897,7 @@ mod tests {
                 value: &[7u8; 100],
             });
         }
-        let payload = b.finish();
+        let payload = b.finish_block(false);
         // 16-byte keys + 100-byte values + 1 byte each of timestamp and sequence delta.
         assert!(
             payload.len() < 100 * (16 + 100 + 2) + 100,

@@ -471,3 +471,32 @@ fn seek_before_crosses_blocks_of_a_wide_row() {
         }
     }
 }
+
+proptest! {
+    /// A block's flag and the index agree with the cells: a block's last
+    /// row is whole in it exactly when the next block starts another row
+    /// (or there is no next block).
+    #[test]
+    fn blocks_and_the_index_say_whether_a_last_row_goes_on(
+        cells in cells_strategy(300),
+        block_size in 48usize..400,
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let reader = write(dir.path(), &cells, block_size, Compression::None, BloomType::Row);
+        let blocks: Vec<_> = (0..reader.block_count())
+            .map(|k| reader.data_block(k).unwrap())
+            .collect();
+        for (k, block) in blocks.iter().enumerate() {
+            let last = block.row(block.rows() - 1);
+            let goes_on = blocks.get(k + 1).is_some_and(|next| next.row(0) == last);
+            let want = if goes_on { block.rows() - 1 } else { block.rows() };
+            prop_assert_eq!(block.whole_rows(), want, "block {}", k);
+            // The index tells a get the same (the block it finds for the
+            // row is the first holding it).
+            if block.rows() > 1 || k == 0 || blocks[k - 1].row(blocks[k - 1].rows() - 1) != last {
+                let (_, index_goes_on) = reader.seek_row_block(last).unwrap().unwrap();
+                prop_assert_eq!(index_goes_on, goes_on, "block {} index", k);
+            }
+        }
+    }
+}

@@ -14,7 +14,10 @@
 //! index lists the leaves, each with the ordinal of its first data block so
 //! that "data block number k" can be found without reading every leaf.
 
+use std::cmp::Ordering;
+
 use super::block::{BlockHandle, BytesColumn, IntColumn, encode_bytes, encode_ints};
+use crate::cell::compare_bytes;
 use crate::codec::{DecodeError, Decoder, Encode};
 
 /// One entry of an index block.
@@ -146,7 +149,7 @@ impl IndexBlock {
         let (mut lo, mut hi) = (0, self.count);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if self.last_row(mid) < row {
+            if compare_bytes(self.last_row(mid), row) == Ordering::Less {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -161,7 +164,7 @@ impl IndexBlock {
         let (mut lo, mut hi) = (0, self.count);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if self.first_row(mid) <= row {
+            if compare_bytes(self.first_row(mid), row) != Ordering::Greater {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -175,7 +178,7 @@ impl IndexBlock {
         let (mut lo, mut hi) = (0, self.count);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if self.first_row(mid) < row {
+            if compare_bytes(self.first_row(mid), row) == Ordering::Less {
                 lo = mid + 1;
             } else {
                 hi = mid;

@@ -142,7 +142,8 @@ impl HFileWriter {
             && self.builder.estimated_bytes_with(cell) + BLOCK_TRAILER_BYTES
                 > self.options.block_size
         {
-            self.finish_block()?;
+            let last_row_ends = self.builder.last_row() != cell.row;
+            self.finish_block(last_row_ends)?;
         }
         let new_row = self.meta.cells == 0 || self.meta.last_row.as_slice() != cell.row;
         if new_row {
@@ -195,10 +196,12 @@ impl HFileWriter {
         Ok(())
     }
 
-    fn finish_block(&mut self) -> Result<()> {
+    /// Writes the block being built; `last_row_ends` says its last row
+    /// has no cells in the next block.
+    fn finish_block(&mut self, last_row_ends: bool) -> Result<()> {
         let first_row = self.builder.first_row().to_vec();
         let last_row = self.builder.last_row().to_vec();
-        let payload = self.builder.finish();
+        let payload = self.builder.finish_block(last_row_ends);
         let handle = self.push_block(&payload, self.options.compression)?;
         self.index.push(IndexEntry {
             first_row,
@@ -231,7 +234,8 @@ impl HFileWriter {
             ));
         }
         if !self.builder.is_empty() {
-            self.finish_block()?;
+            // The file's last block: its last row ends with the file.
+            self.finish_block(true)?;
         }
         let data_blocks = self.index.len() as u32;
         let bloom = if self.options.bloom == BloomType::None {

@@ -254,7 +254,7 @@ impl MergedSources {
     }
 
     /// The sources other than the winner that read a file and stand inside
-    /// a cached block (not on its last row, which may go on in the next
+    /// a cached block (not on a last row that may go on in the next
     /// block), at most [`MAX_RUN_BLOCKS`] - 1 of them, and the smallest row
     /// of every other source (`None` when none has cells left). Rows of the
     /// winner's block and of those blocks before that row are theirs alone:
@@ -310,6 +310,7 @@ impl MergedSources {
         let _ = cells;
         for &source in moved {
             if let Some(source) = self.sources.get_mut(source) {
+                source.cursor_moved()?;
                 Self::skip_invisible(source, self.read_point)?;
             }
         }
@@ -331,6 +332,7 @@ impl MergedSources {
             return Ok(());
         };
         if let Some(source) = self.sources.get_mut(winner) {
+            source.cursor_moved()?;
             Self::skip_invisible(source, self.read_point)?;
         }
         self.restore_after_winner_moved();

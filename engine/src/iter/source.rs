@@ -99,13 +99,25 @@ impl Source {
         }
     }
 
-    /// [`Source::file_cursor`], to move.
+    /// [`Source::file_cursor`], to move. A caller that moved it must call
+    /// [`Source::cursor_moved`] before reading the source again.
     #[inline]
     pub(crate) fn file_cursor_mut(&mut self) -> Option<&mut FileCursor> {
         match self {
             Source::Memstore(_) => None,
             Source::File(file) => Some(&mut file.cursor),
             Source::Level(level) => level.cursor.as_mut(),
+        }
+    }
+
+    /// Restores the source after its file cursor was moved directly: a
+    /// level's cursor moved past the end of its file goes on to the level's
+    /// next file (a file alone simply ends).
+    #[inline]
+    pub(crate) fn cursor_moved(&mut self) -> Result<()> {
+        match self {
+            Source::Level(level) => level.cursor_moved(),
+            Source::Memstore(_) | Source::File(_) => Ok(()),
         }
     }
 }
@@ -368,6 +380,14 @@ impl LevelSource {
             });
         }
         self.cursor.as_mut()
+    }
+
+    /// See [`Source::cursor_moved`].
+    fn cursor_moved(&mut self) -> Result<()> {
+        if self.cursor.as_ref().is_some_and(|c| c.current().is_none()) {
+            self.first_from(self.file + 1)?;
+        }
+        Ok(())
     }
 
     /// Positions at the first cell of `file` or, if it has none, of a later one.

@@ -444,7 +444,7 @@ mod tests {
                 value,
             });
         }
-        Some(DataBlock::decode(builder.finish()).unwrap())
+        Some(DataBlock::decode(builder.finish_block(false)).unwrap())
     }
 
     fn gate(filter: &str) -> CellGate {

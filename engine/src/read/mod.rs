@@ -12,12 +12,15 @@ pub(crate) mod resolve;
 pub(crate) mod salted;
 pub(crate) mod sink;
 
+use std::cmp::Ordering;
 use std::collections::VecDeque;
 use std::ops::Bound;
 use std::sync::Arc;
 
 use crate::catalog::TableState;
-use crate::cell::{Cell, RowResult, TimeRange, compare_keys, prefix_successor, validate_row};
+use crate::cell::{
+    Cell, RowResult, TimeRange, compare_bytes, compare_keys, prefix_successor, validate_row,
+};
 use crate::cell::{CellRef, SeekKey};
 use crate::error::{Error, Result};
 use crate::gate::RowGate;
@@ -880,8 +883,8 @@ fn above_lower(row: &[u8], lower: &Bound<Vec<u8>>) -> bool {
 
 fn below_upper(row: &[u8], upper: &Bound<Vec<u8>>) -> bool {
     match upper {
-        Bound::Included(u) => row <= u.as_slice(),
-        Bound::Excluded(u) => row < u.as_slice(),
+        Bound::Included(u) => compare_bytes(row, u) != Ordering::Greater,
+        Bound::Excluded(u) => compare_bytes(row, u) == Ordering::Less,
         Bound::Unbounded => true,
     }
 }
@@ -1549,8 +1552,14 @@ impl RunSide {
         if self.next == self.start_row {
             return Ok(0);
         }
-        // `next < end < rows`: the row exists in the block.
-        let moved = self.block.row_cells(self.next).start - self.from_cell;
+        // `next <= end <= rows`: past the block's last row, every cell of
+        // the block was moved past.
+        let next_cell = if self.next < self.block.rows() {
+            self.block.row_cells(self.next).start
+        } else {
+            self.block.cells()
+        };
+        let moved = next_cell - self.from_cell;
         if let Some(cursor) = sources.file_cursor_at(self.source) {
             cursor.jump_to_row(self.next)?;
         }
@@ -1650,18 +1659,19 @@ fn merged_run(
 }
 
 /// The row at or after `from` of `block` where rows that the block's
-/// cursor alone holds stop: the block's last row (it may go on in the next
-/// block), the first row at or after `next_row` (the runner-up's: another
-/// source holds it), or the first row past `upper`.
+/// cursor alone holds stop: the block's end, or its last row when that row
+/// may go on in the next block ([`DataBlock::whole_rows`]), the first row
+/// at or after `next_row` (the runner-up's: another source holds it), or
+/// the first row past `upper`.
 fn run_end(
     block: &DataBlock,
     from: usize,
     next_row: Option<&[u8]>,
     upper: &Bound<Vec<u8>>,
 ) -> usize {
-    let mut end = block.rows().saturating_sub(1);
+    let mut end = block.whole_rows();
     if from >= end
-        || next_row.is_some_and(|next| block.row(from) >= next)
+        || next_row.is_some_and(|next| compare_bytes(block.row(from), next) != Ordering::Less)
         || !below_upper(block.row(from), upper)
     {
         // No row to run over (a get, a run's last row): one comparison
@@ -1669,11 +1679,15 @@ fn run_end(
         return from;
     }
     if let Some(next) = next_row {
-        end = end.min(block.first_row_where(from, |r| r >= next));
+        end = end.min(block.first_row_where(from, |r| compare_bytes(r, next) != Ordering::Less));
     }
     match upper {
-        Bound::Included(u) => end.min(block.first_row_where(from, |r| r > u.as_slice())),
-        Bound::Excluded(u) => end.min(block.first_row_where(from, |r| r >= u.as_slice())),
+        Bound::Included(u) => {
+            end.min(block.first_row_where(from, |r| compare_bytes(r, u) == Ordering::Greater))
+        }
+        Bound::Excluded(u) => {
+            end.min(block.first_row_where(from, |r| compare_bytes(r, u) != Ordering::Less))
+        }
         Bound::Unbounded => end,
     }
 }

@@ -11,7 +11,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::cell::{Cell, CellKind, CellRef};
+use crate::cell::{Cell, CellKind, CellRef, bytes_equal};
 use crate::hfile::data_block::{DataBlock, DecodedCell};
 
 /// Receives the returned cells of one row, in order.
@@ -247,7 +247,11 @@ impl RowBuffer {
             // A row's first cell: usually of the first kept family.
             None => self.families.first().copied().unwrap_or_default(),
         };
-        if self.bytes.get(last.0..last.1) == Some(family) {
+        if self
+            .bytes
+            .get(last.0..last.1)
+            .is_some_and(|kept| bytes_equal(kept, family))
+        {
             return last;
         }
         self.other_family_span(family)
@@ -564,7 +568,7 @@ mod tests {
                 value: &[b'v', i, tag],
             });
         }
-        Arc::new(DataBlock::decode(builder.finish()).unwrap())
+        Arc::new(DataBlock::decode(builder.finish_block(false)).unwrap())
     }
 
     /// A block of `rows` rows `r<i>` of one cell each (qualifier `q<i>`,
@@ -581,7 +585,7 @@ mod tests {
                 value: &[b'v', i],
             });
         }
-        Arc::new(DataBlock::decode(builder.finish()).unwrap())
+        Arc::new(DataBlock::decode(builder.finish_block(false)).unwrap())
     }
 
     fn lone_row_from(
