@@ -1048,6 +1048,13 @@ impl RegionScanner {
         let family = plan.families.get(store.family)?;
         let block = &side.block;
         let row = side.next;
+        if run.check_upper
+            && !below_upper(block.row(row), self.upper.as_ref().unwrap_or(&plan.upper))
+        {
+            // Past the scan's end: the run ends here.
+            side.end = row;
+            return None;
+        }
         side.next += 1;
         let decoded = block.decode_cell(Position { row, cell: row });
         let cell = block.decoded(&decoded);
@@ -1253,7 +1260,7 @@ impl RegionScanner {
                         let target =
                             next_selected.map_or(block.rows() - 1, |i| block.row_of_cell(i));
                         let to_row = target
-                            .min(run_end(block, block_row + 1, next_row, &Bound::Unbounded))
+                            .min(run_end(block, block_row + 1, next_row, &Bound::Unbounded).0)
                             .max(block_row + 1);
                         let skipped =
                             block.row_cells(to_row.min(block.rows() - 1)).start - cells.start;
@@ -1305,7 +1312,7 @@ impl RegionScanner {
                 );
                 if may_run && !cursor.filters_rows() {
                     let upper = self.upper.as_ref().unwrap_or(&plan.upper);
-                    let end = run_end(block, block_row + 1, next_row, upper);
+                    let (end, check_upper) = run_end(block, block_row + 1, next_row, upper);
                     if end > block_row + 1 {
                         // The rows up to `end` are this cursor's alone and
                         // inside the scan: read them from the block without
@@ -1319,6 +1326,7 @@ impl RegionScanner {
                                 start_row: block_row,
                                 from_cell,
                             }],
+                            check_upper,
                         });
                         continue;
                     }
@@ -1405,6 +1413,18 @@ impl RegionScanner {
             self.end_run()?;
             return Ok(None);
         };
+        let upper = self.upper.as_ref().unwrap_or(&plan.upper);
+        if run.check_upper
+            && run
+                .sides
+                .get(at)
+                .is_some_and(|side| !below_upper(side.block.row(side.next), upper))
+        {
+            // Past the scan's end (the run's rows come in key order, so
+            // every later one is too): the run ends here.
+            self.end_run()?;
+            return Ok(None);
+        }
         let Some(family) = plan.families.get(store.family) else {
             return Ok(None);
         };
@@ -1499,6 +1519,9 @@ impl RegionScanner {
 struct BlockRun {
     /// The first is the winning source's block, where the run began.
     sides: SmallVec<[RunSide; MAX_RUN_BLOCKS]>,
+    /// The scan's upper bound may fall inside the run: each row is checked
+    /// against it as the run reaches it (see [`run_end`]).
+    check_upper: bool,
 }
 
 impl BlockRun {
@@ -1516,7 +1539,7 @@ impl BlockRun {
                 return None;
             }
             let row = side.block.row(side.next);
-            match row.cmp(best_row) {
+            match compare_bytes(row, best_row) {
                 std::cmp::Ordering::Less => {
                     best = i + 1;
                     best_row = row;
@@ -1628,7 +1651,7 @@ fn merged_run(
 ) -> Option<BlockRun> {
     let lead_source = sources.winner()?;
     let found = sources.block_run_sources()?;
-    let lead_end = run_end(&lead_block, lead_row + 1, found.bound, upper);
+    let (lead_end, mut check_upper) = run_end(&lead_block, lead_row + 1, found.bound, upper);
     if lead_end <= lead_row + 1 {
         return None;
     }
@@ -1642,10 +1665,11 @@ fn merged_run(
         from_cell,
     });
     for other in &found.blocks {
-        let end = run_end(other.block, other.row, found.bound, upper);
+        let (end, upper_inside) = run_end(other.block, other.row, found.bound, upper);
         if end <= other.row {
             return None;
         }
+        check_upper |= upper_inside;
         sides.push(RunSide {
             source: other.source,
             block: other.block.clone(),
@@ -1655,41 +1679,38 @@ fn merged_run(
             from_cell: other.cell,
         });
     }
-    Some(BlockRun { sides })
+    Some(BlockRun { sides, check_upper })
 }
 
-/// The row at or after `from` of `block` where rows that the block's
-/// cursor alone holds stop: the block's end, or its last row when that row
-/// may go on in the next block ([`DataBlock::whole_rows`]), the first row
-/// at or after `next_row` (the runner-up's: another source holds it), or
-/// the first row past `upper`.
+/// Where rows that `block`'s cursor alone holds stop, from row `from` on:
+/// the block's end, or its last row when that row may go on in the next
+/// block ([`DataBlock::whole_rows`]), or the first row at or after
+/// `next_row` (the runner-up's: another source holds it); and whether the
+/// scan's upper bound `upper` falls before that end. The bound is not
+/// searched for: a block found by a seek is cold in the CPU caches, and a
+/// binary search misses once per halving, where the run reads its rows in
+/// order anyway; a run whose bound falls inside it checks each row as it
+/// reaches it ([`BlockRun::check_upper`]).
 fn run_end(
     block: &DataBlock,
     from: usize,
     next_row: Option<&[u8]>,
     upper: &Bound<Vec<u8>>,
-) -> usize {
+) -> (usize, bool) {
     let mut end = block.whole_rows();
     if from >= end
         || next_row.is_some_and(|next| compare_bytes(block.row(from), next) != Ordering::Less)
         || !below_upper(block.row(from), upper)
     {
         // No row to run over (a get, a run's last row): one comparison
-        // instead of the searches below.
-        return from;
+        // instead of the search below.
+        return (from, false);
     }
     if let Some(next) = next_row {
         end = end.min(block.first_row_where(from, |r| compare_bytes(r, next) != Ordering::Less));
     }
-    match upper {
-        Bound::Included(u) => {
-            end.min(block.first_row_where(from, |r| compare_bytes(r, u) == Ordering::Greater))
-        }
-        Bound::Excluded(u) => {
-            end.min(block.first_row_where(from, |r| compare_bytes(r, u) != Ordering::Less))
-        }
-        Bound::Unbounded => end,
-    }
+    let upper_inside = end > from + 1 && !below_upper(block.row(end - 1), upper);
+    (end, upper_inside)
 }
 
 /// What the plan's cell gate computes over `block` (`None` without a gate),
