@@ -1,6 +1,10 @@
 //! [`FileMeta`]: the summary of an HFile that its meta block holds and the
 //! manifest records for every file of every store. It sits below both.
 
+use std::cmp::Ordering;
+
+use crate::cell::compare_bytes;
+
 /// What a file holds, as its meta block and the manifest record it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct FileMeta {
@@ -22,7 +26,7 @@ pub(crate) struct FileMeta {
 impl FileMeta {
     /// True when the file's rows may intersect `[lo, hi]` (inclusive; `None` = unbounded).
     pub(crate) fn overlaps(&self, lo: Option<&[u8]>, hi: Option<&[u8]>) -> bool {
-        lo.is_none_or(|lo| self.last_row.as_slice() >= lo)
-            && hi.is_none_or(|hi| self.first_row.as_slice() <= hi)
+        lo.is_none_or(|lo| compare_bytes(&self.last_row, lo) != Ordering::Less)
+            && hi.is_none_or(|hi| compare_bytes(&self.first_row, hi) != Ordering::Greater)
     }
 }

@@ -12,6 +12,7 @@ use crate::hfile::reader::HFileReader;
 use crate::options::{FamilyDescriptor, TableDescriptor, canonical_table_name};
 use crate::region::Region;
 use crate::schema::{FamilyPlan, all_family_plans};
+use crate::store::Store;
 
 /// A table's schema and regions at one moment; replaced as a whole on alter.
 pub(crate) struct TableState {
@@ -24,6 +25,11 @@ pub(crate) struct TableState {
     /// The plan of every family, sorted by name: what a read of all columns
     /// shares instead of building its own.
     pub(crate) all_families: Arc<[FamilyPlan]>,
+    /// Each region's stores (as `regions`), as they were when the state was
+    /// made: a region's stores change only by an alter, which replaces the
+    /// state afterwards, so a read finds a store here without taking the
+    /// region's store lock.
+    region_stores: Vec<Vec<Arc<Store>>>,
 }
 
 impl TableState {
@@ -35,11 +41,13 @@ impl TableState {
         regions: Vec<Arc<Region>>,
     ) -> TableState {
         let all_families = all_family_plans(&descriptor, &family_ids);
+        let region_stores = regions.iter().map(|region| region.stores()).collect();
         TableState {
             descriptor,
             family_ids,
             regions,
             all_families,
+            region_stores,
         }
     }
 
@@ -80,6 +88,12 @@ impl TableState {
     /// The region holding `row`.
     pub(crate) fn region_for(&self, row: &[u8]) -> Option<&Arc<Region>> {
         self.regions.get(self.region_index_for(row))
+    }
+
+    /// The region holding `row`, with its stores.
+    pub(crate) fn region_with_stores(&self, row: &[u8]) -> Option<(&Arc<Region>, &[Arc<Store>])> {
+        let index = self.region_index_for(row);
+        Some((self.regions.get(index)?, self.region_stores.get(index)?))
     }
 }
 

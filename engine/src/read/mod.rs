@@ -372,12 +372,12 @@ impl DirectGetPlan<'_> {
 /// as [`plan_get`] does.
 pub(crate) fn plan_direct_get<'s>(
     state: &'s TableState,
-    region: &Region,
+    stores: &[Arc<Store>],
     get: &Get,
     now_ms: i64,
 ) -> Result<Option<DirectGetPlan<'s>>> {
     let mut sources = DirectSources::new();
-    let chosen = choose_direct_sources(state, region, get, now_ms, &mut sources)?;
+    let chosen = choose_direct_sources(state, stores, get, now_ms, &mut sources)?;
     Ok(chosen.map(|(families, query)| DirectGetPlan {
         families,
         query,
@@ -390,7 +390,7 @@ pub(crate) fn plan_direct_get<'s>(
 /// than moving a plan of several hundred bytes from call to call.
 fn choose_direct_sources<'s>(
     state: &'s TableState,
-    region: &Region,
+    stores: &[Arc<Store>],
     get: &Get,
     now_ms: i64,
     sources: &mut DirectSources,
@@ -427,19 +427,22 @@ fn choose_direct_sources<'s>(
         // Sources are chosen under the store's version lock; the files'
         // indexes (and later their blocks) are read after it is released.
         let mut count = 0;
-        let chosen = region.with_store_version(family.id, |version| {
-            Store::for_each_row_source(version, &scope, |source| {
-                count += 1;
-                if count > MAX_DIRECT_SOURCES {
-                    return Err(());
-                }
-                match source {
-                    RowSource::Memstore(memstore) => {
-                        sources.push((index, DirectSource::Memstore(memstore.clone())));
+        let store = stores.iter().find(|store| store.family_id() == family.id);
+        let chosen = store.map(|store| {
+            store.read_version(|version| {
+                Store::for_each_row_source(version, &scope, |source| {
+                    count += 1;
+                    if count > MAX_DIRECT_SOURCES {
+                        return Err(());
                     }
-                    RowSource::File(file) => files.push(file.clone()),
-                }
-                Ok(())
+                    match source {
+                        RowSource::Memstore(memstore) => {
+                            sources.push((index, DirectSource::Memstore(memstore.clone())));
+                        }
+                        RowSource::File(file) => files.push(file.clone()),
+                    }
+                    Ok(())
+                })
             })
         });
         if chosen == Some(Err(())) {
@@ -715,7 +718,7 @@ fn read_direct_sources<S: RowSink>(
 /// [`DirectGet::NeedsMerge`] sends the rest to the general path.
 pub(crate) fn read_row_directly<S: RowSink>(
     state: &TableState,
-    region: &Region,
+    (region, stores): (&Region, &[Arc<Store>]),
     get: &Get,
     read_point: u64,
     now_ms: i64,
@@ -727,7 +730,7 @@ pub(crate) fn read_row_directly<S: RowSink>(
         seek_key,
         sources,
     } = scratch;
-    let read = match choose_direct_sources(state, region, get, now_ms, sources) {
+    let read = match choose_direct_sources(state, stores, get, now_ms, sources) {
         Ok(Some((families, query))) => {
             let plan = DirectRead {
                 families: &families,

@@ -176,18 +176,6 @@ impl Region {
         self.with_store(family_id, |s| s.version())
     }
 
-    /// `f` applied to the current version of the store of `family_id`,
-    /// borrowed under the store's version lock: no reference count changes
-    /// hands, which a get of an absent row (a few dozen nanoseconds in all)
-    /// would notice. `f` must be short and must not take these locks again.
-    pub(crate) fn with_store_version<R>(
-        &self,
-        family_id: u32,
-        f: impl FnOnce(&StoreVersion) -> R,
-    ) -> Option<R> {
-        self.with_store(family_id, |s| s.read_version(f))
-    }
-
     /// `f` applied to the store of `family_id`, under the stores' read lock.
     fn with_store<R>(&self, family_id: u32, f: impl FnOnce(&Arc<Store>) -> R) -> Option<R> {
         self.stores

@@ -14,10 +14,12 @@
 //!   higher level (smaller index) have larger sequences than cells in a lower
 //!   one, and memstores hold larger sequences than files.
 
+use std::cmp::Ordering;
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
+use crate::cell::{bytes_equal, compare_bytes};
 use crate::gate::RowGate;
 use crate::hfile::reader::{HFileReader, ReadAheadStop};
 pub(crate) use version::StoreVersion;
@@ -210,7 +212,10 @@ impl Store {
     fn wanted(file: &HFileReader, scope: &ReadScope<'_>) -> bool {
         let meta = file.meta();
         meta.overlaps(scope.first_row, scope.last_row)
-            && !(scope.last_row_excluded && scope.last_row == Some(meta.first_row.as_slice()))
+            && !(scope.last_row_excluded
+                && scope
+                    .last_row
+                    .is_some_and(|last| bytes_equal(last, &meta.first_row)))
             && meta.max_timestamp >= scope.min_timestamp
             && match (scope.single_row, scope.single_column) {
                 (Some(row), Some(q)) => file.may_contain_column(row, scope.single_row_hash, q),
@@ -290,7 +295,8 @@ impl Store {
             // Sorted and disjoint: the first file ending at or after the
             // first row is the only one that can hold it.
             let first = scope.first_row.map_or(0, |lo| {
-                level_files.partition_point(|f| f.meta().last_row.as_slice() < lo)
+                level_files
+                    .partition_point(|f| compare_bytes(&f.meta().last_row, lo) == Ordering::Less)
             });
             *slot = level_files
                 .get(first)

@@ -142,8 +142,8 @@ impl Table {
         // one batch, and the same plans read the rows.
         let mut planned = Vec::with_capacity(gets.len());
         for get in gets {
-            let region = Self::region(&state, &get.row)?;
-            let read = match plan_direct_get(&state, region, get, now)? {
+            let (region, stores) = Self::region_with_stores(&state, &get.row)?;
+            let read = match plan_direct_get(&state, stores, get, now)? {
                 Some(plan) => PlannedGet::Direct(region, plan),
                 None => {
                     let plan = plan_get(&state, get, read_point, now)?;

@@ -207,6 +207,18 @@ impl Table {
         })
     }
 
+    /// [`Table::region`], with the region's stores as the state has them.
+    pub(super) fn region_with_stores<'s>(
+        state: &'s TableState,
+        row: &[u8],
+    ) -> Result<(&'s Arc<Region>, &'s [Arc<crate::store::Store>])> {
+        state
+            .region_with_stores(row)
+            .ok_or_else(|| Error::TableNotFound {
+                table: state.descriptor.name().to_owned(),
+            })
+    }
+
     pub(super) fn lock_row(&self, row: &[u8]) -> crate::mvcc::RowLockGuard<'_> {
         self.services.row_locks.lock(self.inner.id, [row])
     }
@@ -274,13 +286,13 @@ impl Table {
     /// the store's locks cost the reader, their cache lines moving between
     /// the reader's and the writer's cores), else the merge.
     pub(super) fn get_in(&self, state: &TableState, get: &Get, now_ms: i64) -> Result<RowResult> {
-        let region = Self::region(state, &get.row)?;
+        let (region, stores) = Self::region_with_stores(state, &get.row)?;
         let read_point = self.services.mvcc.read_point();
         let mut cells = Vec::new();
         let mut scratch = GetScratch::default();
         let direct = read_row_directly(
             state,
-            region,
+            (region, stores),
             get,
             read_point,
             now_ms,
@@ -308,9 +320,17 @@ impl Table {
         sink: &mut S,
         scratch: &mut GetScratch,
     ) -> Result<bool> {
-        let region = Self::region(state, &get.row)?;
+        let (region, stores) = Self::region_with_stores(state, &get.row)?;
         let read_point = self.services.mvcc.read_point();
-        match read_row_directly(state, region, get, read_point, now_ms, sink, scratch)? {
+        match read_row_directly(
+            state,
+            (region, stores),
+            get,
+            read_point,
+            now_ms,
+            sink,
+            scratch,
+        )? {
             DirectGet::Read => return Ok(sink.cell_count() > 0),
             DirectGet::Absent => return Ok(false),
             DirectGet::NeedsMerge => {}
