@@ -572,6 +572,34 @@ mod tests {
         }
     }
 
+    #[test]
+    #[cfg(debug_assertions)]
+    fn a_selective_value_filter_over_interleaved_files_skips_failing_rows_by_the_block() {
+        // Rows alternate between three files; the filter passes 11 of
+        // 20,000 rows (values v1999 and v19990..v19999). Runs over the
+        // files' blocks jump every side past the rows no file has a
+        // passing cell of, a block at a time: the rows they step through
+        // are a small part of the table.
+        let rows = 20_000;
+        let dir = tempfile::tempdir().unwrap();
+        let (_db, table) = interleaved_table(dir.path(), 3, rows, 0);
+        let scan = Scan::new()
+            .filter_string("ValueFilter(=, 'binaryprefix:v1999')")
+            .unwrap();
+        crate::read::reset_run_rows_stepped();
+        let got: Vec<_> = table.scan(&scan).unwrap().map(|r| r.unwrap()).collect();
+        let stepped = crate::read::run_rows_stepped();
+        let want: Vec<Vec<u8>> = std::iter::once(1999)
+            .chain(19_990..20_000)
+            .map(|i| format!("row{i:06}").into_bytes())
+            .collect();
+        assert_eq!(got.iter().map(|r| r.row.clone()).collect::<Vec<_>>(), want);
+        assert!(
+            stepped < rows as u64 / 10,
+            "block runs stepped through {stepped} of {rows} rows"
+        );
+    }
+
     fn comparisons_per_cell(table: &crate::Table) -> f64 {
         reset_merge_counts();
         let rows = table.scan(&Scan::new()).unwrap().count();

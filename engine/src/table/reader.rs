@@ -29,9 +29,11 @@ use super::Table;
 ///
 /// A reader sees exactly what [`Table::get`] sees for the same [`Get`]:
 /// every write acknowledged before the read starts, the same versions,
-/// deletes, time range, column selection and filter. It holds the cached
-/// blocks its last rows were lent from (at most a few) until later reads
-/// need the room or the reader is dropped.
+/// deletes, time range, column selection and filter. Between reads it
+/// holds the cached blocks its last rows were lent from (at most a few),
+/// and the table's regions as its last read found them: after a split or
+/// a merge, the retired regions stay in memory until the reader's next read
+/// or its drop.
 #[derive(Debug)]
 pub struct RowReader {
     table: Table,
