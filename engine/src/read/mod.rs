@@ -1670,24 +1670,51 @@ fn skip_to_passing_rows(
         .iter()
         .map(|side| side.next_passing_row(gate, family, &mut store.block_cells))
         .collect();
-    // A side with no passing row may end past its block's last row (a
-    // block that says its last row ends in it): what its file holds after
-    // that row is not known here, so the side bounds the skip at its last
-    // row, as a side that ends on it would.
-    let Some((key_block, key_row)) = sides
+    // Each side bounds the skip: at its first passing row (rows before it
+    // may be skipped), or, when it has none and its run reaches the end of
+    // its block (a block that says its last row ends in it), at its last
+    // row: what its file holds after that row is not known here, but that
+    // row itself has no passing cell in this file.
+    let bounds: SmallVec<[(usize, bool); MAX_RUN_BLOCKS]> = sides
         .iter()
         .zip(&passing)
-        .map(|(side, &row)| (side, row.min(side.block.rows().saturating_sub(1))))
-        .min_by(|(a, a_row), (b, b_row)| compare_bytes(a.block.row(*a_row), b.block.row(*b_row)))
-        .map(|(side, row)| (side.block.clone(), row))
+        .map(|(side, &row)| {
+            let rows = side.block.rows();
+            if row < rows {
+                (row, true)
+            } else {
+                (rows.saturating_sub(1), false)
+            }
+        })
+        .collect();
+    // The smallest bound; at equal rows a passing row wins (its row must
+    // be read).
+    let Some((key_block, key_row, key_passes)) = sides
+        .iter()
+        .zip(&bounds)
+        .min_by(|(a, (a_row, a_passes)), (b, (b_row, b_passes))| {
+            compare_bytes(a.block.row(*a_row), b.block.row(*b_row))
+                .then_with(|| b_passes.cmp(a_passes))
+        })
+        .map(|(side, &(row, passes))| (side.block.clone(), row, passes))
     else {
         return;
     };
     let key = key_block.row(key_row);
+    // Rows before the key have no passing cell in any file, and no file
+    // holds them beyond its block (every bound is at or before its block's
+    // last row). When the key is a last row without a passing cell, and no
+    // file has a passing cell of it (a passing row at it would have won),
+    // it is skipped too.
+    let skipped = if key_passes {
+        Ordering::Less
+    } else {
+        Ordering::Equal
+    };
     for (side, &row) in sides.iter_mut().zip(&passing) {
         side.next = side
             .block
-            .first_row_where(side.next, |r| compare_bytes(r, key) != Ordering::Less)
+            .first_row_where(side.next, |r| compare_bytes(r, key) > skipped)
             .min(row);
     }
 }
