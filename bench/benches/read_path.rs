@@ -8,6 +8,10 @@
 //!   ways;
 //! - `full_scan_with_memstore`: the full scan with every 100th row written
 //!   again, so two sources merge;
+//! - `full_scan_three_files`: the full scan of the rows written in three
+//!   flushes, row `i` in flush `i % 3`, not compacted: three overlapping
+//!   files whose rows alternate (a table filled in random order before its
+//!   files compact), read as merged block runs;
 //! - `uncached_scan`: the full scan with a 1 MiB block cache, so every pass
 //!   reads, checks and decodes its blocks again (from the page cache);
 //! - `value_filter_scan`: the full scan through `ValueFilter(=,
@@ -142,6 +146,45 @@ fn full_scan(c: &mut Criterion) {
     }
 }
 
+/// A table whose rows lie in three overlapping files: row `i` is written
+/// in flush `i % 3`; the files are not compacted.
+fn three_file_table(dir: &std::path::Path) -> (Db, Table) {
+    let db = Db::open(dir, DbOptions::default()).expect("open");
+    let table = db
+        .create_table(
+            TableDescriptor::new("bench")
+                .family(FamilyDescriptor::new("f"))
+                .durability(Durability::SkipWal),
+        )
+        .expect("create table");
+    for file in 0..3 {
+        let puts: Vec<Put> = (file..ROWS)
+            .step_by(3)
+            .map(|i| Put::new(row_key(i)).add("f", "", value(i)))
+            .collect();
+        table.put_many(&puts).expect("put");
+        table.flush().expect("flush");
+    }
+    db.wait_for_background_work().expect("settle");
+    assert_eq!(db.stats().files, 3, "the three flushes stay three files");
+    let rows = table.scan(&Scan::new()).expect("scan").count() as u64;
+    assert_eq!(rows, ROWS);
+    (db, table)
+}
+
+fn three_file_scan(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (_db, table) = three_file_table(dir.path());
+    let mut group = c.benchmark_group("full_scan_three_files");
+    group.sample_size(20);
+    group.throughput(Throughput::Elements(ROWS));
+    let scan = Scan::new();
+    group.bench_function("cursor", |b| {
+        b.iter(|| black_box(cursor_scan(&table, &scan)))
+    });
+    group.finish();
+}
+
 fn uncached_scan(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("temp dir");
     // A block cache far smaller than the table (about 24 MiB of blocks):
@@ -226,6 +269,7 @@ fn short_scan(c: &mut Criterion) {
 criterion_group!(
     read_path,
     full_scan,
+    three_file_scan,
     uncached_scan,
     value_filter_scan,
     parallel_scan,

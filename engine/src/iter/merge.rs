@@ -298,6 +298,31 @@ impl MergedSources {
         Some(BlockRunSources { blocks, bound })
     }
 
+    /// Where source `source` stands after the caller moved its file cursor
+    /// past the last row of its block (a block run read every row of it):
+    /// a level's cursor goes on to the level's next file and invisible
+    /// cells are skipped, as [`MergedSources::sources_moved`] would, without
+    /// ranking the sources (the run goes on; its end ranks them). Returns
+    /// the cached block, row and cell the cursor then stands at when that
+    /// row ends in the block (`None`: the source has no more cells, stands
+    /// on a last row that may go on, or filters rows).
+    pub(crate) fn moved_on_block(&mut self, source: usize) -> Result<Option<RunBlockOwned>> {
+        let Some(moved) = self.sources.get_mut(source) else {
+            return Ok(None);
+        };
+        moved.cursor_moved()?;
+        Self::skip_invisible(moved, self.read_point)?;
+        Ok(moved
+            .file_cursor()
+            .filter(|cursor| !cursor.filters_rows())
+            .and_then(FileCursor::rest_of_row_in_block)
+            .map(|(block, row, cells)| RunBlockOwned {
+                block: block.clone(),
+                row,
+                cell: cells.start,
+            }))
+    }
+
     /// Restores the merge's invariants after the caller moved the file
     /// cursors of sources `moved` forward (past `cells` cells in all) over
     /// rows no other source holds: ranks every source afresh.
@@ -383,6 +408,17 @@ pub(crate) struct RunBlock<'a> {
     /// The cached block its cursor stands in.
     pub(crate) block: &'a Arc<DataBlock>,
     /// The row of that block the cursor is on (never the block's last).
+    pub(crate) row: usize,
+    /// The cell of the block the cursor stands at (in that row).
+    pub(crate) cell: usize,
+}
+
+/// Where a source's file cursor stands in a cached block, the block held
+/// ([`MergedSources::moved_on_block`]).
+pub(crate) struct RunBlockOwned {
+    /// The cached block its cursor stands in.
+    pub(crate) block: Arc<DataBlock>,
+    /// The row of that block the cursor is on (one that ends in it).
     pub(crate) row: usize,
     /// The cell of the block the cursor stands at (in that row).
     pub(crate) cell: usize,
@@ -478,6 +514,18 @@ mod tests {
         rows: usize,
         last_every: usize,
     ) -> (Db, crate::Table) {
+        interleaved_padded_table(dir, files, rows, last_every, 0)
+    }
+
+    /// [`interleaved_table`] with each file's values padded to `pad` bytes
+    /// (more blocks per file).
+    fn interleaved_padded_table(
+        dir: &std::path::Path,
+        files: usize,
+        rows: usize,
+        last_every: usize,
+        pad: usize,
+    ) -> (Db, crate::Table) {
         let options = DbOptions {
             l0_compaction_trigger: 64,
             l0_slowdown_files: 100,
@@ -495,7 +543,11 @@ mod tests {
         for file in 0..files {
             let puts: Vec<Put> = (0..rows)
                 .filter(|i| i % files == file)
-                .map(|i| Put::new(format!("row{i:06}")).add("f", "q", format!("v{i}")))
+                .map(|i| {
+                    let value = format!("v{i}:{}", "-".repeat(pad));
+                    let value = if pad == 0 { format!("v{i}") } else { value };
+                    Put::new(format!("row{i:06}")).add("f", "q", value)
+                })
                 .collect();
             table.put_many(&puts).unwrap();
             table.flush().unwrap();
@@ -598,6 +650,104 @@ mod tests {
             stepped < rows as u64 / 10,
             "block runs stepped through {stepped} of {rows} rows"
         );
+    }
+
+    fn row_keys(table: &crate::Table, scan: &Scan) -> Vec<Vec<u8>> {
+        table.scan(scan).unwrap().map(|r| r.unwrap().row).collect()
+    }
+
+    fn keys_of(rows: std::ops::Range<usize>) -> Vec<Vec<u8>> {
+        rows.map(|i| format!("row{i:06}").into_bytes()).collect()
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    fn block_runs_go_on_across_block_ends() {
+        // Three interleaved files, 20,000 rows of 100-byte values (about 50
+        // blocks in each file): with no other source, one run reads the
+        // whole table, its sides moving on from block to block; scans
+        // ending inside a later block stop at their end.
+        let rows = 20_000;
+        let dir = tempfile::tempdir().unwrap();
+        let (_db, table) = interleaved_padded_table(dir.path(), 3, rows, 0, 100);
+        crate::read::reset_run_rows_stepped();
+        assert_eq!(row_keys(&table, &Scan::new()), keys_of(0..rows));
+        let runs = crate::read::runs_begun();
+        assert!(runs <= 2, "{runs} runs for one unbounded scan");
+        for (start, stop) in [(0, 7_777), (1_234, 1_235), (5_000, 15_001), (19_990, rows)] {
+            let scan = Scan::new()
+                .start(format!("row{start:06}"))
+                .stop(format!("row{stop:06}"));
+            assert_eq!(row_keys(&table, &scan), keys_of(start..stop));
+        }
+        let limited = Scan::new().start("row000100").limit(5_000);
+        assert_eq!(row_keys(&table, &limited), keys_of(100..5_100));
+
+        // One compacted file: one run too.
+        let dir = tempfile::tempdir().unwrap();
+        let table = compacted_table(dir.path(), rows, 0);
+        crate::read::reset_run_rows_stepped();
+        assert_eq!(row_keys(&table, &Scan::new()), keys_of(0..rows));
+        let runs = crate::read::runs_begun();
+        assert!(runs <= 2, "{runs} runs for one compacted file");
+
+        // Memstore rows (every 5,000th) bound the runs before the last of
+        // them: those end at block ends again (about 45 of them), and the
+        // rows still come out right.
+        let dir = tempfile::tempdir().unwrap();
+        let (_db, table) = interleaved_padded_table(dir.path(), 3, rows, 5_000, 100);
+        crate::read::reset_run_rows_stepped();
+        assert_eq!(row_keys(&table, &Scan::new()), keys_of(0..rows));
+        let runs = crate::read::runs_begun();
+        assert!(runs > 30, "{runs} runs");
+    }
+
+    #[test]
+    fn runs_go_on_from_file_to_file_of_a_level() {
+        // Small target files: the compacted level is many files, so a
+        // run's side moves on from a file's last block to the next file.
+        let dir = tempfile::tempdir().unwrap();
+        let options = DbOptions {
+            target_file_bytes: 64 << 10,
+            ..DbOptions::default()
+        };
+        let db = Db::open(dir.path(), options).unwrap();
+        let table = db
+            .create_table(
+                TableDescriptor::new("t")
+                    .family(FamilyDescriptor::new("f"))
+                    .durability(Durability::SkipWal),
+            )
+            .unwrap();
+        let rows = 20_000;
+        let puts: Vec<Put> = (0..rows)
+            .map(|i| Put::new(format!("row{i:06}")).add("f", "q", format!("v{i}")))
+            .collect();
+        table.put_many(&puts).unwrap();
+        table.flush().unwrap();
+        table.major_compact().unwrap();
+        db.wait_for_background_work().unwrap();
+        assert!(db.stats().files > 3, "the level is several files");
+        assert_eq!(row_keys(&table, &Scan::new()), keys_of(0..rows));
+        let scan = Scan::new().start("row003333").stop("row017777");
+        assert_eq!(row_keys(&table, &scan), keys_of(3_333..17_777));
+        // Newer writes past the scan's read point: a snapshot scan started
+        // before them skips their cells as the run moves on.
+        let mut cursor = table.scan_cursor(&Scan::new()).unwrap();
+        let first = cursor.next_row().unwrap().map(|r| r.row().to_vec());
+        assert_eq!(first, Some(b"row000000".to_vec()));
+        let newer: Vec<Put> = (0..rows)
+            .step_by(7)
+            .map(|i| Put::new(format!("row{i:06}")).add("f", "q", "newer"))
+            .collect();
+        table.put_many(&newer).unwrap();
+        table.flush().unwrap();
+        let mut seen = 1;
+        while let Some(row) = cursor.next_row().unwrap() {
+            assert!(row.cells().all(|c| c.value() != b"newer"));
+            seen += 1;
+        }
+        assert_eq!(seen, rows);
     }
 
     fn comparisons_per_cell(table: &crate::Table) -> f64 {

@@ -902,11 +902,40 @@ mod run_counts {
 
     thread_local! {
         pub(super) static ROWS_STEPPED: Cell<u64> = const { Cell::new(0) };
+        pub(super) static RUNS_BEGUN: Cell<u64> = const { Cell::new(0) };
     }
 
     #[inline]
     pub(super) fn add_row() {
         ROWS_STEPPED.with(|c| c.set(c.get() + 1));
+    }
+
+    #[inline]
+    pub(super) fn add_run() {
+        RUNS_BEGUN.with(|c| c.set(c.get() + 1));
+    }
+}
+
+/// `Some(run)`, counted among the runs begun (debug builds).
+#[inline]
+fn begun(run: BlockRun) -> Option<BlockRun> {
+    #[cfg(debug_assertions)]
+    run_counts::add_run();
+    Some(run)
+}
+
+/// Block runs this thread began since the last [`reset_run_rows_stepped`]
+/// (debug builds; 0 in release builds): a run that goes on across its
+/// blocks' ends is one run.
+#[cfg(test)]
+pub(crate) fn runs_begun() -> u64 {
+    #[cfg(debug_assertions)]
+    {
+        run_counts::RUNS_BEGUN.with(std::cell::Cell::get)
+    }
+    #[cfg(not(debug_assertions))]
+    {
+        0
     }
 }
 
@@ -924,11 +953,15 @@ pub(crate) fn run_rows_stepped() -> u64 {
     }
 }
 
-/// Zeroes this thread's count of rows stepped through by block runs.
+/// Zeroes this thread's counts of rows stepped through by block runs and
+/// of runs begun.
 #[cfg(test)]
 pub(crate) fn reset_run_rows_stepped() {
     #[cfg(debug_assertions)]
-    run_counts::ROWS_STEPPED.with(|c| c.set(0));
+    {
+        run_counts::ROWS_STEPPED.with(|c| c.set(0));
+        run_counts::RUNS_BEGUN.with(|c| c.set(0));
+    }
 }
 
 /// One store of a region scan.
@@ -1064,9 +1097,10 @@ impl RegionScanner {
         self.next_row_in_general(plan, sink)
     }
 
-    /// The next row of a block run over one block whose rows each hold one
-    /// cell, when there is one and the plan has no cell gate (the usual
-    /// state of a compacted store): `Some(true)` when the row's cell is
+    /// The next row of a block run whose blocks hold one cell per row,
+    /// when there is one and the plan has no cell gate (the usual state of
+    /// a compacted store, or of overlapping files of such rows, each row in
+    /// one of them): `Some(true)` when the row's cell is
     /// returned, `Some(false)` when it is not (its row returns nothing),
     /// `None` when the general path must go on. The lone cell is resolved
     /// without the general path's resolver, selections and run ranking.
@@ -1077,16 +1111,19 @@ impl RegionScanner {
         else {
             return None;
         };
-        let [side] = run.sides.as_mut_slice() else {
-            return None;
-        };
-        if side.next >= side.end
-            || !side.block.one_cell_per_row()
-            || plan.cell_gate.is_some()
-            || plan.query.raw
-        {
+        if !run.lone_cells || plan.cell_gate.is_some() || plan.query.raw {
             return None;
         }
+        // `None` when the run is over or two files hold the next row: the
+        // general path ends it (or extends it).
+        let side = match run.sides.as_mut_slice() {
+            [side] if side.next < side.end => side,
+            [_] => return None,
+            sides => {
+                let at = BlockRun::next_of(sides)?;
+                sides.get_mut(at)?
+            }
+        };
         let family = plan.families.get(store.family)?;
         let block = &side.block;
         let row = side.next;
@@ -1324,7 +1361,7 @@ impl RegionScanner {
                             if let Some(run) =
                                 merged_run(sources, lead_block, block_row, from_cell, upper)
                             {
-                                self.run = Some(run);
+                                self.run = begun(run);
                                 continue;
                             }
                             if let Some(cursor) = sources.file_cursor_at(winner) {
@@ -1361,7 +1398,7 @@ impl RegionScanner {
                         // The rows up to `end` are this cursor's alone and
                         // inside the scan: read them from the block without
                         // moving the cursor row by row.
-                        self.run = Some(BlockRun {
+                        self.run = begun(BlockRun {
                             sides: smallvec::smallvec![RunSide {
                                 source: winner,
                                 block: block.clone(),
@@ -1371,6 +1408,9 @@ impl RegionScanner {
                                 from_cell,
                             }],
                             check_upper,
+                            unbounded: next_row.is_none(),
+                            moved: 0,
+                            lone_cells: block.one_cell_per_row(),
                         });
                         continue;
                     }
@@ -1382,7 +1422,7 @@ impl RegionScanner {
                         if let Some(run) =
                             merged_run(sources, lead_block, block_row, from_cell, upper)
                         {
-                            self.run = Some(run);
+                            self.run = begun(run);
                             continue;
                         }
                         if let Some(cursor) = sources.file_cursor_at(winner) {
@@ -1453,11 +1493,16 @@ impl RegionScanner {
         let (Some(run), Some(store)) = (&mut self.run, self.stores.first_mut()) else {
             return Ok(None);
         };
-        let Some(at) = run.next_side() else {
-            self.end_run()?;
-            return Ok(None);
-        };
         let upper = self.upper.as_ref().unwrap_or(&plan.upper);
+        let at = loop {
+            if let Some(at) = run.next_side() {
+                break at;
+            }
+            if !extend_run(run, &mut store.sources, upper)? {
+                self.end_run()?;
+                return Ok(None);
+            }
+        };
         if run.check_upper
             && run
                 .sides
@@ -1534,7 +1579,7 @@ impl RegionScanner {
         let (Some(run), Some(store)) = (self.run.take(), self.stores.first_mut()) else {
             return Ok(());
         };
-        let mut moved = 0;
+        let mut moved = run.moved;
         for side in &run.sides {
             moved += side.move_cursor(&mut store.sources)?;
         }
@@ -1568,15 +1613,36 @@ struct BlockRun {
     /// The scan's upper bound may fall inside the run: each row is checked
     /// against it as the run reaches it (see [`run_end`]).
     check_upper: bool,
+    /// No source outside the run had a row when it began (the usual state:
+    /// a compacted store, or overlapping files, with an empty memstore), so
+    /// a side that read its block to the end may go on into its file's next
+    /// block ([`extend_run`]) instead of ending the run.
+    unbounded: bool,
+    /// Cells that sides moved on past (into their files' next blocks) have
+    /// moved their cursors past, for the merge's debug counts.
+    moved: usize,
+    /// Every side's block holds one cell per row (see
+    /// [`RegionScanner::step_lone_cell_run`]).
+    lone_cells: bool,
 }
 
 impl BlockRun {
     /// The side whose row comes next; `None` when the run is over.
     #[inline]
     fn next_side(&self) -> Option<usize> {
-        let (first, rest) = self.sides.split_first()?;
+        Self::next_of(&self.sides)
+    }
+
+    /// [`BlockRun::next_side`] of `sides`.
+    #[inline]
+    fn next_of(sides: &[RunSide]) -> Option<usize> {
+        let (first, rest) = sides.split_first()?;
         if first.next >= first.end {
             return None;
+        }
+        if rest.is_empty() {
+            // One block: no key to compare.
+            return Some(0);
         }
         let mut best = 0;
         let mut best_row = first.block.row(first.next);
@@ -1719,6 +1785,54 @@ fn skip_to_passing_rows(
     }
 }
 
+/// Goes on with a run one of whose sides has read its block to the end:
+/// that side's cursor moves past the block into its file's next block (a
+/// level's into its next file) and the side reads on from there, so the
+/// run does not end at every block's end (with overlapping files, each
+/// run's end and restart went through the general path and the merge).
+/// Only for an unbounded run (no other source's rows to stop before) whose
+/// side ended at its block's end, not at another side's row or at a last
+/// row that may go on. `false` when the run cannot go on: the caller ends
+/// it; the side's cursor then already stands where it moved.
+fn extend_run(
+    run: &mut BlockRun,
+    sources: &mut MergedSources,
+    upper: &Bound<Vec<u8>>,
+) -> Result<bool> {
+    if !run.unbounded {
+        return Ok(false);
+    }
+    let Some(side) = run.sides.iter_mut().find(|side| side.next >= side.end) else {
+        // Two files hold the next row: its cells need the merge.
+        return Ok(false);
+    };
+    if side.end != side.block.rows() {
+        return Ok(false);
+    }
+    run.moved += side.move_cursor(sources)?;
+    // The cursor stands past the rows the side read: ending the run now
+    // must not move it again.
+    side.start_row = side.next;
+    let Some(next) = sources.moved_on_block(side.source)? else {
+        return Ok(false);
+    };
+    let (end, upper_inside) = run_end(&next.block, next.row, None, upper);
+    if end <= next.row {
+        return Ok(false);
+    }
+    *side = RunSide {
+        source: side.source,
+        block: next.block,
+        next: next.row,
+        end,
+        start_row: next.row,
+        from_cell: next.cell,
+    };
+    run.check_upper |= upper_inside;
+    run.lone_cells = run.sides.iter().all(|side| side.block.one_cell_per_row());
+    Ok(true)
+}
+
 /// A run over several files' blocks from a row the winner's cursor alone
 /// held (row `lead_row` of `lead_block`, from cell `from_cell`, just
 /// resolved) when other sources stand in cached blocks too and every block
@@ -1760,7 +1874,16 @@ fn merged_run(
             from_cell: other.cell,
         });
     }
-    Some(BlockRun { sides, check_upper })
+    let lone_cells = sides
+        .iter()
+        .all(|side: &RunSide| side.block.one_cell_per_row());
+    Some(BlockRun {
+        sides,
+        check_upper,
+        unbounded: found.bound.is_none(),
+        moved: 0,
+        lone_cells,
+    })
 }
 
 /// Where rows that `block`'s cursor alone holds stop, from row `from` on:
