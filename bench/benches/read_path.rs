@@ -53,6 +53,20 @@ fn value(i: u64) -> Vec<u8> {
     value
 }
 
+/// The benchmark table (family `f`, no WAL), empty, in a database opened
+/// with `options`.
+fn empty_table(dir: &std::path::Path, options: DbOptions) -> (Db, Table) {
+    let db = Db::open(dir, options).expect("open");
+    let table = db
+        .create_table(
+            TableDescriptor::new("bench")
+                .family(FamilyDescriptor::new("f"))
+                .durability(Durability::SkipWal),
+        )
+        .expect("create table");
+    (db, table)
+}
+
 /// A compacted, fully cached table; with `rewrite_every`, every such row is
 /// written again afterwards (it stays in the memstore).
 fn table(dir: &std::path::Path, rewrite_every: Option<u64>) -> (Db, Table) {
@@ -75,14 +89,7 @@ fn table_with_options(
     regions: u64,
     options: DbOptions,
 ) -> (Db, Table) {
-    let db = Db::open(dir, options).expect("open");
-    let table = db
-        .create_table(
-            TableDescriptor::new("bench")
-                .family(FamilyDescriptor::new("f"))
-                .durability(Durability::SkipWal),
-        )
-        .expect("create table");
+    let (db, table) = empty_table(dir, options);
     for i in 1..regions {
         table
             .split(Some(&row_key(ROWS * i / regions)))
@@ -149,14 +156,7 @@ fn full_scan(c: &mut Criterion) {
 /// A table whose rows lie in three overlapping files: row `i` is written
 /// in flush `i % 3`; the files are not compacted.
 fn three_file_table(dir: &std::path::Path) -> (Db, Table) {
-    let db = Db::open(dir, DbOptions::default()).expect("open");
-    let table = db
-        .create_table(
-            TableDescriptor::new("bench")
-                .family(FamilyDescriptor::new("f"))
-                .durability(Durability::SkipWal),
-        )
-        .expect("create table");
+    let (db, table) = empty_table(dir, DbOptions::default());
     for file in 0..3 {
         let puts: Vec<Put> = (file..ROWS)
             .step_by(3)

@@ -85,11 +85,6 @@ impl TableState {
             .saturating_sub(1)
     }
 
-    /// The region holding `row`.
-    pub(crate) fn region_for(&self, row: &[u8]) -> Option<&Arc<Region>> {
-        self.regions.get(self.region_index_for(row))
-    }
-
     /// The region holding `row`, with its stores.
     pub(crate) fn region_with_stores(&self, row: &[u8]) -> Option<(&Arc<Region>, &[Arc<Store>])> {
         let index = self.region_index_for(row);

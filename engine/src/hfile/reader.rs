@@ -995,8 +995,8 @@ impl FileCursor {
 
     /// The rest of the current row when it ends inside the current block
     /// (it is not the block's last row, which may continue in the next
-    /// block, unless the block says that row ends in it): the block, the row's index in it, and the cells from the
-    /// cursor's to the row's last. A scan reads such a row straight from the
+    /// block, unless the block says that row ends in it): the block, the
+    /// row's index in it, and the cells from the cursor's to the row's last. A scan reads such a row straight from the
     /// block's columns, then calls [`FileCursor::step_past_row`].
     #[inline]
     pub(crate) fn rest_of_row_in_block(&self) -> Option<(&Arc<DataBlock>, usize, Range<usize>)> {

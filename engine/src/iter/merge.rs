@@ -306,7 +306,7 @@ impl MergedSources {
     /// the cached block, row and cell the cursor then stands at when that
     /// row ends in the block (`None`: the source has no more cells, stands
     /// on a last row that may go on, or filters rows).
-    pub(crate) fn moved_on_block(&mut self, source: usize) -> Result<Option<RunBlockOwned>> {
+    pub(crate) fn moved_on_block(&mut self, source: usize) -> Result<Option<RunBlock<'_>>> {
         let Some(moved) = self.sources.get_mut(source) else {
             return Ok(None);
         };
@@ -316,8 +316,9 @@ impl MergedSources {
             .file_cursor()
             .filter(|cursor| !cursor.filters_rows())
             .and_then(FileCursor::rest_of_row_in_block)
-            .map(|(block, row, cells)| RunBlockOwned {
-                block: block.clone(),
+            .map(|(block, row, cells)| RunBlock {
+                source,
+                block,
                 row,
                 cell: cells.start,
             }))
@@ -407,18 +408,7 @@ pub(crate) struct RunBlock<'a> {
     pub(crate) source: usize,
     /// The cached block its cursor stands in.
     pub(crate) block: &'a Arc<DataBlock>,
-    /// The row of that block the cursor is on (never the block's last).
-    pub(crate) row: usize,
-    /// The cell of the block the cursor stands at (in that row).
-    pub(crate) cell: usize,
-}
-
-/// Where a source's file cursor stands in a cached block, the block held
-/// ([`MergedSources::moved_on_block`]).
-pub(crate) struct RunBlockOwned {
-    /// The cached block its cursor stands in.
-    pub(crate) block: Arc<DataBlock>,
-    /// The row of that block the cursor is on (one that ends in it).
+    /// The row of that block the cursor is on (one whose cells all lie in it).
     pub(crate) row: usize,
     /// The cell of the block the cursor stands at (in that row).
     pub(crate) cell: usize,
@@ -480,7 +470,17 @@ mod tests {
     /// `update_every`-th row written again (into the memstore) when that is
     /// not zero.
     fn compacted_table(dir: &std::path::Path, rows: usize, update_every: usize) -> crate::Table {
-        let db = Db::open(dir, DbOptions::default()).unwrap();
+        compacted_table_with(dir, rows, update_every, DbOptions::default()).1
+    }
+
+    /// [`compacted_table`] in a database opened with `options`.
+    fn compacted_table_with(
+        dir: &std::path::Path,
+        rows: usize,
+        update_every: usize,
+        options: DbOptions,
+    ) -> (Db, crate::Table) {
+        let db = Db::open(dir, options).unwrap();
         let table = db
             .create_table(
                 TableDescriptor::new("t")
@@ -501,7 +501,7 @@ mod tests {
                 .collect();
             table.put_many(&updates).unwrap();
         }
-        table
+        (db, table)
     }
 
     /// `files` flushed files whose rows interleave (row `i` is in file
@@ -517,8 +517,8 @@ mod tests {
         interleaved_padded_table(dir, files, rows, last_every, 0)
     }
 
-    /// [`interleaved_table`] with each file's values padded to `pad` bytes
-    /// (more blocks per file).
+    /// [`interleaved_table`] with `pad` filler bytes after each file's
+    /// values (more blocks per file).
     fn interleaved_padded_table(
         dir: &std::path::Path,
         files: usize,
@@ -544,8 +544,7 @@ mod tests {
             let puts: Vec<Put> = (0..rows)
                 .filter(|i| i % files == file)
                 .map(|i| {
-                    let value = format!("v{i}:{}", "-".repeat(pad));
-                    let value = if pad == 0 { format!("v{i}") } else { value };
+                    let value = format!("v{i}{}", "-".repeat(pad));
                     Put::new(format!("row{i:06}")).add("f", "q", value)
                 })
                 .collect();
@@ -711,21 +710,8 @@ mod tests {
             target_file_bytes: 64 << 10,
             ..DbOptions::default()
         };
-        let db = Db::open(dir.path(), options).unwrap();
-        let table = db
-            .create_table(
-                TableDescriptor::new("t")
-                    .family(FamilyDescriptor::new("f"))
-                    .durability(Durability::SkipWal),
-            )
-            .unwrap();
         let rows = 20_000;
-        let puts: Vec<Put> = (0..rows)
-            .map(|i| Put::new(format!("row{i:06}")).add("f", "q", format!("v{i}")))
-            .collect();
-        table.put_many(&puts).unwrap();
-        table.flush().unwrap();
-        table.major_compact().unwrap();
+        let (db, table) = compacted_table_with(dir.path(), rows, 0, options);
         db.wait_for_background_work().unwrap();
         assert!(db.stats().files > 3, "the level is several files");
         assert_eq!(row_keys(&table, &Scan::new()), keys_of(0..rows));

@@ -27,7 +27,7 @@ use crate::gate::RowGate;
 use crate::hfile::block::BlockHandle;
 use crate::hfile::data_block::{DataBlock, DecodedCell, Position};
 use crate::hfile::reader::HFileReader;
-use crate::iter::merge::{MAX_RUN_BLOCKS, MergedSources};
+use crate::iter::merge::{MAX_RUN_BLOCKS, MergedSources, RunBlock};
 use crate::memstore::Memstore;
 use crate::ops::{ColumnSelection, Get, Scan};
 use crate::region::{ActivityCounters, Region};
@@ -1398,8 +1398,8 @@ impl RegionScanner {
                         // The rows up to `end` are this cursor's alone and
                         // inside the scan: read them from the block without
                         // moving the cursor row by row.
-                        self.run = begun(BlockRun {
-                            sides: smallvec::smallvec![RunSide {
+                        self.run = begun(BlockRun::new(
+                            smallvec::smallvec![RunSide {
                                 source: winner,
                                 block: block.clone(),
                                 next: block_row + 1,
@@ -1408,10 +1408,8 @@ impl RegionScanner {
                                 from_cell,
                             }],
                             check_upper,
-                            unbounded: next_row.is_none(),
-                            moved: 0,
-                            lone_cells: block.one_cell_per_row(),
-                        });
+                            next_row.is_none(),
+                        ));
                         continue;
                     }
                     if next_row.is_some() && block_row + 2 < block.rows() {
@@ -1627,6 +1625,22 @@ struct BlockRun {
 }
 
 impl BlockRun {
+    /// A run over `sides` that has moved no cursor yet.
+    fn new(
+        sides: SmallVec<[RunSide; MAX_RUN_BLOCKS]>,
+        check_upper: bool,
+        unbounded: bool,
+    ) -> BlockRun {
+        let lone_cells = lone_cells(&sides);
+        BlockRun {
+            sides,
+            check_upper,
+            unbounded,
+            moved: 0,
+            lone_cells,
+        }
+    }
+
     /// The side whose row comes next; `None` when the run is over.
     #[inline]
     fn next_side(&self) -> Option<usize> {
@@ -1680,7 +1694,26 @@ struct RunSide {
     from_cell: usize,
 }
 
+/// True when every side's block holds one cell per row
+/// ([`BlockRun::lone_cells`]).
+fn lone_cells(sides: &[RunSide]) -> bool {
+    sides.iter().all(|side| side.block.one_cell_per_row())
+}
+
 impl RunSide {
+    /// A side from where a source's cursor stands (`at`), reading its
+    /// block's rows up to `end`.
+    fn standing_at(at: &RunBlock<'_>, end: usize) -> RunSide {
+        RunSide {
+            source: at.source,
+            block: at.block.clone(),
+            next: at.row,
+            end,
+            start_row: at.row,
+            from_cell: at.cell,
+        }
+    }
+
     /// Moves the source's cursor to the first row the run did not read;
     /// returns the cells it moved past.
     fn move_cursor(&self, sources: &mut MergedSources) -> Result<usize> {
@@ -1816,20 +1849,13 @@ fn extend_run(
     let Some(next) = sources.moved_on_block(side.source)? else {
         return Ok(false);
     };
-    let (end, upper_inside) = run_end(&next.block, next.row, None, upper);
+    let (end, upper_inside) = run_end(next.block, next.row, None, upper);
     if end <= next.row {
         return Ok(false);
     }
-    *side = RunSide {
-        source: side.source,
-        block: next.block,
-        next: next.row,
-        end,
-        start_row: next.row,
-        from_cell: next.cell,
-    };
+    *side = RunSide::standing_at(&next, end);
     run.check_upper |= upper_inside;
-    run.lone_cells = run.sides.iter().all(|side| side.block.one_cell_per_row());
+    run.lone_cells = lone_cells(&run.sides);
     Ok(true)
 }
 
@@ -1865,25 +1891,9 @@ fn merged_run(
             return None;
         }
         check_upper |= upper_inside;
-        sides.push(RunSide {
-            source: other.source,
-            block: other.block.clone(),
-            next: other.row,
-            end,
-            start_row: other.row,
-            from_cell: other.cell,
-        });
+        sides.push(RunSide::standing_at(other, end));
     }
-    let lone_cells = sides
-        .iter()
-        .all(|side: &RunSide| side.block.one_cell_per_row());
-    Some(BlockRun {
-        sides,
-        check_upper,
-        unbounded: found.bound.is_none(),
-        moved: 0,
-        lone_cells,
-    })
+    Some(BlockRun::new(sides, check_upper, found.bound.is_none()))
 }
 
 /// Where rows that `block`'s cursor alone holds stop, from row `from` on:

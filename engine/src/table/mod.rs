@@ -202,9 +202,7 @@ impl Table {
     }
 
     pub(super) fn region<'s>(state: &'s TableState, row: &[u8]) -> Result<&'s Arc<Region>> {
-        state.region_for(row).ok_or_else(|| Error::TableNotFound {
-            table: state.descriptor.name().to_owned(),
-        })
+        Self::region_with_stores(state, row).map(|(region, _)| region)
     }
 
     /// [`Table::region`], with the region's stores as the state has them.
