@@ -39,20 +39,28 @@ pub(crate) struct BlockHandle {
 /// Appends `payload`, framed (and compressed when that helps), to `out`.
 pub(crate) fn frame_block(payload: &[u8], compression: Compression, out: &mut Vec<u8>) {
     let start = out.len();
+    out.extend_from_slice(payload);
+    frame_in_place(out, start, compression);
+}
+
+/// Frames the payload that `out` holds from `start` on, in place: compresses
+/// it when the family asks and that saves space, then appends the trailer.
+/// A writer that encodes a block straight into its file buffer frames it
+/// here instead of copying it through [`frame_block`].
+pub(crate) fn frame_in_place(out: &mut Vec<u8>, start: usize, compression: Compression) {
+    let payload_len = out.len().saturating_sub(start);
     let mut code = COMPRESSION_NONE;
     if let Compression::Zstd { level } = compression
-        && let Ok(compressed) = zstd::bulk::compress(payload, level)
-        && compressed.len() < payload.len()
+        && let Ok(compressed) = zstd::bulk::compress(out.get(start..).unwrap_or_default(), level)
+        && compressed.len() < payload_len
     {
+        out.truncate(start);
         out.extend_from_slice(&compressed);
         code = COMPRESSION_ZSTD;
     }
-    if code == COMPRESSION_NONE {
-        out.extend_from_slice(payload);
-    }
     out.put_u8(code);
     // Payloads are bounded by the block size options, far below u32::MAX.
-    out.put_u32(payload.len() as u32);
+    out.put_u32(payload_len as u32);
     let checksum = xxh3_64(out.get(start..).unwrap_or_default());
     out.put_u64(checksum);
 }
@@ -135,20 +143,52 @@ pub(crate) fn width_for(span: u64) -> u8 {
 
 /// Appends a frame-of-reference integer column: base u64, width u8, values.
 pub(crate) fn encode_ints(values: &[u64], out: &mut Vec<u8>) {
-    let base = values.iter().copied().min().unwrap_or(0);
-    let max = values.iter().copied().max().unwrap_or(0);
+    let range = values
+        .iter()
+        .fold(None, |range: Option<(u64, u64)>, &v| match range {
+            Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+            None => Some((v, v)),
+        });
+    encode_ints_in_range(values.iter().copied(), values.len(), range, out);
+}
+
+/// Appends the integer column of `count` values whose smallest and largest
+/// value are `range` (`None` for no values), as [`encode_ints`] would: a
+/// builder that tracked the range as values came need not scan them again.
+/// `values` must yield exactly `count` values inside `range`.
+pub(crate) fn encode_ints_in_range(
+    values: impl Iterator<Item = u64>,
+    count: usize,
+    range: Option<(u64, u64)>,
+    out: &mut Vec<u8>,
+) {
+    let (base, max) = range.unwrap_or((0, 0));
     let width = width_for(max - base);
     out.put_u64(base);
     out.put_u8(width);
-    out.reserve(values.len() * usize::from(width));
-    for &v in values {
-        let delta = v - base;
-        match width {
-            0 => {}
-            1 => out.push(delta as u8),
-            2 => out.extend_from_slice(&(delta as u16).to_le_bytes()),
-            4 => out.extend_from_slice(&(delta as u32).to_le_bytes()),
-            _ => out.extend_from_slice(&delta.to_le_bytes()),
+    // One resize, then the values written into it: a push per value
+    // checked the capacity on every one.
+    let start = out.len();
+    let width_bytes = usize::from(width);
+    out.resize(start + count * width_bytes, 0);
+    let packed = out.get_mut(start..).unwrap_or_default();
+    let deltas = values.map(|v| v - base);
+    match width {
+        0 => {}
+        1 => pack(packed, deltas, |d| [d as u8]),
+        2 => pack(packed, deltas, |d| (d as u16).to_le_bytes()),
+        4 => pack(packed, deltas, |d| (d as u32).to_le_bytes()),
+        _ => pack(packed, deltas, u64::to_le_bytes),
+    }
+
+    /// Writes each delta as `N` little-endian bytes (the width holds it).
+    fn pack<const N: usize>(
+        packed: &mut [u8],
+        deltas: impl Iterator<Item = u64>,
+        bytes: impl Fn(u64) -> [u8; N],
+    ) {
+        for (slot, delta) in packed.chunks_exact_mut(N).zip(deltas) {
+            slot.copy_from_slice(&bytes(delta));
         }
     }
 }

@@ -20,7 +20,7 @@
 
 use std::cmp::Ordering;
 
-use super::block::{BytesColumn, IntColumn, encode_bytes, encode_ints, width_for};
+use super::block::{BytesColumn, IntColumn, encode_ints_in_range, width_for};
 use crate::cell::SeekKey;
 use crate::cell::{CellKind, CellRef, bytes_equal, compare_bytes, compare_keys};
 use crate::codec::{DecodeError, Decoder, Encode};
@@ -83,13 +83,6 @@ impl ColumnRanges {
     }
 }
 
-fn slices<'a>(data: &'a [u8], ends: &'a [usize]) -> impl Iterator<Item = &'a [u8]> + Clone + 'a {
-    ends.iter().enumerate().map(move |(i, &end)| {
-        let start = if i == 0 { 0 } else { ends[i - 1] };
-        data.get(start..end).unwrap_or_default()
-    })
-}
-
 impl DataBlockBuilder {
     /// True when no cell was added since the last `finish`.
     pub(crate) fn is_empty(&self) -> bool {
@@ -124,15 +117,22 @@ impl DataBlockBuilder {
         )
     }
 
-    /// Bytes the payload would take with `cell` added.
-    pub(crate) fn estimated_bytes_with(&self, cell: &CellRef<'_>) -> usize {
-        let new_row = self.row_key_ends.is_empty() || self.last_row() != cell.row;
+    /// Bytes the payload would take with `cell` added. `new_row` says the
+    /// cell starts a row of the block ([`DataBlockBuilder::starts_row`]).
+    pub(crate) fn estimated_bytes_with(&self, cell: &CellRef<'_>, new_row: bool) -> usize {
         let mut ranges = self.ranges;
         ranges.include(cell, new_row);
         let rows = self.row_key_ends.len() + usize::from(new_row);
         let added =
             cell.qualifier.len() + cell.value.len() + if new_row { cell.row.len() } else { 0 };
         self.payload_bytes(&ranges, rows, self.timestamps.len() + 1, added)
+    }
+
+    /// True when `cell` would start a row of the block: the block is empty
+    /// or its last row is another. A writer that knows this already (it
+    /// compares each cell with the file's last row) passes that on instead.
+    pub(crate) fn starts_row(&self, cell: &CellRef<'_>) -> bool {
+        self.row_key_ends.is_empty() || self.last_row() != cell.row
     }
 
     /// The payload size of `rows` rows and `cells` cells whose integer
@@ -169,7 +169,15 @@ impl DataBlockBuilder {
 
     /// Adds a cell; cells must come in store order.
     pub(crate) fn add(&mut self, cell: &CellRef<'_>) {
-        let new_row = self.row_key_ends.is_empty() || self.last_row() != cell.row;
+        let new_row = self.starts_row(cell);
+        self.add_known(cell, new_row);
+    }
+
+    /// Adds a cell that starts a row of the block exactly when `new_row`
+    /// (as [`DataBlockBuilder::starts_row`] would say); cells must come in
+    /// store order.
+    pub(crate) fn add_known(&mut self, cell: &CellRef<'_>, new_row: bool) {
+        debug_assert_eq!(new_row, self.starts_row(cell));
         self.ranges.include(cell, new_row);
         if new_row {
             self.row_keys.extend_from_slice(cell.row);
@@ -191,10 +199,20 @@ impl DataBlockBuilder {
     /// (readers may then treat it like any other row: a scan's block run
     /// reads it without the merge); false when that is not known.
     pub(crate) fn finish_block(&mut self, last_row_ends: bool) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.estimated_bytes() + 64);
+        self.finish_block_into(last_row_ends, &mut out);
+        out
+    }
+
+    /// As [`DataBlockBuilder::finish_block`], appending the payload to
+    /// `out` (a writer's file buffer, where it is then framed in place).
+    /// The builder keeps its buffers' capacity for the next block: a
+    /// fresh builder per block regrew eleven vectors every 14 KiB.
+    pub(crate) fn finish_block_into(&mut self, last_row_ends: bool, out: &mut Vec<u8>) {
         let rows = self.row_key_ends.len();
         let cells = self.timestamps.len();
         let one_cell_per_row = rows == cells;
-        let mut out = Vec::with_capacity(self.estimated_bytes() + 64);
+        out.reserve(self.estimated_bytes());
         out.put_u32(rows as u32);
         out.put_u32(cells as u32);
         let mut flags = 0;
@@ -205,20 +223,62 @@ impl DataBlockBuilder {
             flags |= FLAG_LAST_ROW_ENDS;
         }
         out.put_u32(flags);
-        encode_bytes(slices(&self.row_keys, &self.row_key_ends), &mut out);
+        let ranges = self.ranges;
+        encode_concatenated(&self.row_keys, &self.row_key_ends, ranges.row_len, out);
         if !one_cell_per_row {
-            let mut starts = self.row_starts.clone();
-            starts.push(cells as u64);
-            encode_ints(&starts, &mut out);
+            let starts = self.row_starts.iter().copied().chain([cells as u64]);
+            encode_ints_in_range(starts, rows + 1, Some((0, cells as u64)), out);
         }
-        encode_bytes(slices(&self.qualifiers, &self.qualifier_ends), &mut out);
-        encode_ints(&self.timestamps, &mut out);
-        encode_ints(&self.kinds, &mut out);
-        encode_ints(&self.sequences, &mut out);
-        encode_bytes(slices(&self.values, &self.value_ends), &mut out);
-        *self = DataBlockBuilder::default();
-        out
+        encode_concatenated(
+            &self.qualifiers,
+            &self.qualifier_ends,
+            ranges.qualifier_len,
+            out,
+        );
+        encode_ints_in_range(
+            self.timestamps.iter().copied(),
+            cells,
+            ranges.timestamp,
+            out,
+        );
+        encode_ints_in_range(self.kinds.iter().copied(), cells, ranges.kind, out);
+        encode_ints_in_range(self.sequences.iter().copied(), cells, ranges.sequence, out);
+        encode_concatenated(&self.values, &self.value_ends, ranges.value_len, out);
+        self.clear();
     }
+
+    /// Empties the builder, keeping its buffers.
+    fn clear(&mut self) {
+        self.row_keys.clear();
+        self.row_key_ends.clear();
+        self.row_starts.clear();
+        self.qualifiers.clear();
+        self.qualifier_ends.clear();
+        self.timestamps.clear();
+        self.kinds.clear();
+        self.sequences.clear();
+        self.values.clear();
+        self.value_ends.clear();
+        self.ranges = ColumnRanges::default();
+    }
+}
+
+/// Appends a byte-string column (as [`super::block::encode_bytes`] would)
+/// of the items `data` holds back to back, item `i` ending at `ends[i]`;
+/// `lengths` is the smallest and largest item length.
+fn encode_concatenated(
+    data: &[u8],
+    ends: &[usize],
+    lengths: Option<(u64, u64)>,
+    out: &mut Vec<u8>,
+) {
+    let item_lengths = ends.iter().scan(0, |previous_end, &end| {
+        let len = end - *previous_end;
+        *previous_end = end;
+        Some(len as u64)
+    });
+    encode_ints_in_range(item_lengths, ends.len(), lengths, out);
+    out.extend_from_slice(data);
 }
 
 /// A decoded data block, as the block cache holds it.
@@ -758,6 +818,40 @@ mod tests {
     use proptest::prelude::*;
 
     use crate::cell::{OwnedCellFields as Owned, borrowed_fields as r};
+    use crate::hfile::block::{encode_bytes, encode_ints};
+
+    /// A block's payload built column by column with [`encode_ints`] and
+    /// [`encode_bytes`]: the layout `docs/format.md` gives, spelled out.
+    fn reference_payload(cells: &[Owned], last_row_ends: bool) -> Vec<u8> {
+        let mut rows: Vec<&[u8]> = Vec::new();
+        let mut starts = Vec::new();
+        for (i, c) in cells.iter().enumerate() {
+            if rows.last() != Some(&c.0.as_slice()) {
+                rows.push(&c.0);
+                starts.push(i as u64);
+            }
+        }
+        starts.push(cells.len() as u64);
+        let one_cell_per_row = rows.len() == cells.len();
+        let mut out = Vec::new();
+        out.put_u32(rows.len() as u32);
+        out.put_u32(cells.len() as u32);
+        out.put_u32(
+            u32::from(one_cell_per_row) * FLAG_ONE_CELL_PER_ROW
+                + u32::from(last_row_ends) * FLAG_LAST_ROW_ENDS,
+        );
+        encode_bytes(rows.iter().copied(), &mut out);
+        if !one_cell_per_row {
+            encode_ints(&starts, &mut out);
+        }
+        encode_bytes(cells.iter().map(|c| c.1.as_slice()), &mut out);
+        let ints = |field: fn(&Owned) -> u64| cells.iter().map(field).collect::<Vec<u64>>();
+        encode_ints(&ints(|c| c.2 as u64), &mut out);
+        encode_ints(&ints(|c| u64::from(c.3.code())), &mut out);
+        encode_ints(&ints(|c| c.4), &mut out);
+        encode_bytes(cells.iter().map(|c| c.5.as_slice()), &mut out);
+        out
+    }
 
     fn sorted_cells() -> impl Strategy<Value = Vec<Owned>> {
         proptest::collection::vec(
@@ -788,7 +882,7 @@ mod tests {
             let mut b = DataBlockBuilder::default();
             for c in &cells {
                 // The size a cell would bring is the size it brings.
-                let predicted = b.estimated_bytes_with(&r(c));
+                let predicted = b.estimated_bytes_with(&r(c), b.starts_row(&r(c)));
                 b.add(&r(c));
                 prop_assert_eq!(b.estimated_bytes(), predicted);
             }
@@ -809,6 +903,32 @@ mod tests {
             prop_assert_eq!(block.seek(&key).map(|p| block.cell(p)), want.map(|i| r(&cells[i])));
             let want_before = cells.iter().rposition(|c| c.0.as_slice() < probe.as_slice());
             prop_assert_eq!(block.seek_before(&key).map(|p| block.cell(p)), want_before.map(|i| r(&cells[i])));
+        }
+
+        /// The builder encodes from the value ranges it tracked, into a
+        /// buffer that already holds bytes, with buffers kept from the
+        /// block before; its twin encodes each column from scratch with the
+        /// generic column encoders. The payloads are the same bytes.
+        #[test]
+        fn a_reused_builder_encodes_what_the_generic_encoders_do(
+            earlier in sorted_cells(),
+            cells in sorted_cells(),
+            last_row_ends in any::<bool>(),
+        ) {
+            let mut b = DataBlockBuilder::default();
+            for c in &earlier {
+                b.add(&r(c));
+            }
+            b.finish_block(true);
+            for c in &cells {
+                b.add(&r(c));
+            }
+            let mut out = vec![0xEE; 5];
+            b.finish_block_into(last_row_ends, &mut out);
+            prop_assert!(b.is_empty());
+            prop_assert_eq!(&out[..5], &[0xEE; 5][..]);
+            let want = reference_payload(&cells, last_row_ends);
+            prop_assert_eq!(&out[5..], want.as_slice());
         }
 
         /// The order check reads the columns directly; its twin compares

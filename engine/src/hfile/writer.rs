@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::block::{BLOCK_TRAILER_BYTES, BlockHandle, frame_block};
+use super::block::{BLOCK_TRAILER_BYTES, BlockHandle, frame_block, frame_in_place};
 use super::bloom::{self, cell_hash, row_hash};
 use super::data_block::DataBlockBuilder;
 use super::index::{IndexEntry, encode_index};
@@ -52,12 +52,14 @@ impl HFileWriter {
     /// Creates `path` (which must not exist).
     pub(crate) fn create(io: Io, path: &Path, options: WriterOptions) -> Result<HFileWriter> {
         let file = io.create_new(path)?;
+        // Room for a full buffer's last block (it is flushed after crossing).
+        let buffer = Vec::with_capacity(WRITE_BUFFER_BYTES + options.block_size + 64);
         Ok(HFileWriter {
             io,
             file,
             path: path.to_path_buf(),
             options,
-            buffer: Vec::with_capacity(WRITE_BUFFER_BYTES),
+            buffer,
             written: 0,
             builder: DataBlockBuilder::default(),
             index: Vec::new(),
@@ -138,14 +140,15 @@ impl HFileWriter {
         // a little over 14 KiB and takes the allocator's next size class
         // (16 KiB plus a page) in the cache. The trailer counts because a
         // raw block is cached in the buffer its frame was read into.
+        // The row is compared once, with the file's last row: while the
+        // block holds cells its last row is the file's.
+        let new_row = self.meta.cells == 0 || self.meta.last_row.as_slice() != cell.row;
         if !self.builder.is_empty()
-            && self.builder.estimated_bytes_with(cell) + BLOCK_TRAILER_BYTES
+            && self.builder.estimated_bytes_with(cell, new_row) + BLOCK_TRAILER_BYTES
                 > self.options.block_size
         {
-            let last_row_ends = self.builder.last_row() != cell.row;
-            self.finish_block(last_row_ends)?;
+            self.finish_block(new_row)?;
         }
-        let new_row = self.meta.cells == 0 || self.meta.last_row.as_slice() != cell.row;
         if new_row {
             if self.meta.cells == 0 {
                 self.meta.first_row = cell.row.to_vec();
@@ -165,7 +168,10 @@ impl HFileWriter {
             self.bloom_hashes.push(h);
             self.last_bloom_hash = Some(h);
         }
-        self.builder.add(cell);
+        // An empty block starts a row even when the cell goes on the last
+        // block's row.
+        let block_row = new_row || self.builder.is_empty();
+        self.builder.add_known(cell, block_row);
         let m = &mut self.meta;
         m.cells += 1;
         m.markers += u64::from(cell.kind.is_delete());
@@ -178,9 +184,16 @@ impl HFileWriter {
 
     /// Appends a framed block to the buffer; returns its handle.
     fn push_block(&mut self, payload: &[u8], compression: Compression) -> Result<BlockHandle> {
-        let offset = self.written + self.buffer.len() as u64;
+        let start = self.buffer.len();
         frame_block(payload, compression, &mut self.buffer);
-        let len = (self.written + self.buffer.len() as u64 - offset) as u32;
+        self.pushed(start)
+    }
+
+    /// The handle of the framed block the buffer holds from `start` on;
+    /// flushes the buffer once it is full.
+    fn pushed(&mut self, start: usize) -> Result<BlockHandle> {
+        let offset = self.written + start as u64;
+        let len = (self.buffer.len() - start) as u32;
         if self.buffer.len() >= WRITE_BUFFER_BYTES {
             self.flush_buffer()?;
         }
@@ -191,18 +204,26 @@ impl HFileWriter {
         self.file
             .write_at(self.written, &self.buffer)
             .map_err(|e| Error::io(format!("writing {}", self.path.display()), e))?;
+        // The disk writes this chunk while the next is built, so the sync
+        // that ends the file waits for about one chunk, not the whole file.
+        self.file
+            .start_writeback(self.written, self.buffer.len() as u64);
         self.written += self.buffer.len() as u64;
         self.buffer.clear();
         Ok(())
     }
 
     /// Writes the block being built; `last_row_ends` says its last row
-    /// has no cells in the next block.
+    /// has no cells in the next block. The block is encoded straight into
+    /// the file buffer and framed there (no payload copy).
     fn finish_block(&mut self, last_row_ends: bool) -> Result<()> {
         let first_row = self.builder.first_row().to_vec();
         let last_row = self.builder.last_row().to_vec();
-        let payload = self.builder.finish_block(last_row_ends);
-        let handle = self.push_block(&payload, self.options.compression)?;
+        let start = self.buffer.len();
+        self.builder
+            .finish_block_into(last_row_ends, &mut self.buffer);
+        frame_in_place(&mut self.buffer, start, self.options.compression);
+        let handle = self.pushed(start)?;
         self.index.push(IndexEntry {
             first_row,
             last_row,
