@@ -488,9 +488,12 @@ impl RowSink for RowBuffer {
         returned: bool,
     ) {
         self.clear_row();
-        let source = match self.blocks.last() {
-            Some(last) if Arc::ptr_eq(last, block) => self.blocks.len(),
-            _ => {
+        // Any held block, not only the last: a run over several files
+        // takes its rows from each file's block in turn (at most
+        // MAX_HELD_BLOCKS pointers to compare).
+        let source = match self.blocks.iter().rposition(|b| Arc::ptr_eq(b, block)) {
+            Some(i) => i + 1,
+            None => {
                 self.begin_block_row(block, row);
                 if returned {
                     self.push_block_cell(family, block, decoded, cell);
@@ -650,6 +653,27 @@ mod tests {
         assert_eq!(buffer.cell(9).unwrap().family, b"x\x09");
         buffer.begin_row(b"last");
         assert_eq!(buffer.bytes().len(), 4 + 2 * (MAX_KEPT_FAMILIES - 2));
+    }
+
+    /// A run over three files takes its rows from their blocks in turn:
+    /// each row is lent from the block it is in, whichever block was held
+    /// last, and no block is held twice.
+    #[test]
+    fn rows_alternating_between_held_blocks_are_lent_from_each() {
+        let mut buffer = RowBuffer::default();
+        let blocks = [rows_block(4), rows_block(4), rows_block(4)];
+        for row in 0..4 {
+            for (b, block) in blocks.iter().enumerate() {
+                lone_row_from(&mut buffer, b"fam", block, row, true);
+                assert_eq!(buffer.row(), [b'r', row as u8]);
+                let spans = buffer.spans();
+                assert_eq!(spans.len(), 1);
+                assert!(Arc::ptr_eq(&buffer.blocks()[spans[0].source - 1], block));
+                assert_eq!(buffer.cell(0).unwrap().value, [b'v', row as u8]);
+                assert_eq!(buffer.blocks().len(), if row == 0 { b + 1 } else { 3 });
+                assert_eq!(buffer.bytes(), b"fam");
+            }
+        }
     }
 
     fn push_from(buffer: &mut RowBuffer, family: &[u8], block: &Arc<DataBlock>, i: usize) {
