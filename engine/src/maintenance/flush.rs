@@ -55,6 +55,10 @@ pub(crate) fn flush_region(
     }
     let state = table.state.read().clone();
     let boundary = freeze(services, &stores);
+    // Writes from here on fill the active memstores; only they count
+    // towards the next flush until this one ends, however it ends.
+    region.set_flushing_bytes(stores.iter().map(|s| s.frozen_bytes(boundary)).sum());
+    let _flushing_bytes = ResetFlushingBytes(region);
     let written = write_stores(services, &state, &stores, boundary)?;
     if let Err(e) = services.io.sync_dir(&services.data_dir()) {
         remove_new_files(services, written.iter().filter_map(|(_, f)| f.as_ref()));
@@ -88,6 +92,15 @@ pub(crate) fn flush_region(
         });
     }
     Ok(true)
+}
+
+/// Clears the region's flushing bytes when a flush ends.
+struct ResetFlushingBytes<'a>(&'a Region);
+
+impl Drop for ResetFlushingBytes<'_> {
+    fn drop(&mut self) {
+        self.0.set_flushing_bytes(0);
+    }
 }
 
 /// Step 1 and 2: freezes every store's active memstore at the highest

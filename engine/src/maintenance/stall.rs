@@ -102,7 +102,7 @@ impl Supervisor {
         region: &Arc<Region>,
         flush_size: u64,
     ) {
-        if region.memstore_bytes() >= flush_size {
+        if region.unflushed_memstore_bytes() >= flush_size {
             self.pool.schedule_flush(table, region);
         }
         if self

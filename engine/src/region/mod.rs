@@ -76,6 +76,10 @@ pub(crate) struct Region {
     flushed_sequence: AtomicU64,
     /// Bytes of memory held by the region's memstores.
     memstore_bytes: AtomicU64,
+    /// Of `memstore_bytes`, those of the memstores a running flush froze
+    /// (0 when no flush runs): they are on their way to a file, so they do
+    /// not call for another flush.
+    flushing_bytes: AtomicU64,
     /// Most L0 files any store of the region has (drives write stalls).
     l0_files: AtomicUsize,
     /// Which jobs are queued or running for the region, and the locks
@@ -112,6 +116,7 @@ impl Region {
             stores: RwLock::new(stores),
             flushed_sequence: AtomicU64::new(flushed_sequence),
             memstore_bytes: AtomicU64::new(0),
+            flushing_bytes: AtomicU64::new(0),
             l0_files: AtomicUsize::new(l0),
             schedule: RegionSchedule::default(),
             activity: Arc::default(),
@@ -256,6 +261,23 @@ impl Region {
     /// Bytes held by the region's memstores.
     pub(crate) fn memstore_bytes(&self) -> u64 {
         self.memstore_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Bytes of the memstores no running flush is writing out: what a
+    /// region's flush size is compared with. A writer that counted the
+    /// frozen memstores too would ask for a flush on every write during a
+    /// flush, and the queued flush would then write whatever little came in
+    /// meanwhile as one more small L0 file (HBase's `flushRequested` flag
+    /// keeps the same rule).
+    pub(crate) fn unflushed_memstore_bytes(&self) -> u64 {
+        self.memstore_bytes()
+            .saturating_sub(self.flushing_bytes.load(Ordering::Relaxed))
+    }
+
+    /// Records the bytes of the memstores a flush froze (0 when it ends,
+    /// installed or failed).
+    pub(crate) fn set_flushing_bytes(&self, bytes: u64) {
+        self.flushing_bytes.store(bytes, Ordering::Relaxed);
     }
 
     /// Counts memstore growth (positive) or a flush freeing memory (negative).

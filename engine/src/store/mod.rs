@@ -173,6 +173,18 @@ impl Store {
         self.transition(|version| (version.with_frozen(boundary), ()));
     }
 
+    /// Bytes of memory held by the frozen memstores a flush up to
+    /// `boundary` writes out.
+    pub(crate) fn frozen_bytes(&self, boundary: u64) -> u64 {
+        self.version
+            .read()
+            .frozen
+            .iter()
+            .filter(|f| f.up_to <= boundary)
+            .map(|f| f.memstore.allocated_bytes())
+            .sum()
+    }
+
     /// Bytes of memory held by memstores.
     pub(crate) fn memstore_bytes(&self) -> u64 {
         let v = self.version.read();
