@@ -130,6 +130,20 @@ fn a_flush_of_everything_leaves_no_dead_log_on_disk() {
     assert_eq!(rows(&table, &Scan::new()).len(), 20_001);
 }
 
+/// A database at `dir` with table `t` of one family `f` whose memstores
+/// flush at `flush_bytes`.
+fn open_with_flush_size(dir: &Path, options: DbOptions, flush_bytes: u64) -> (Db, Table) {
+    let db = Db::open(dir, options).unwrap();
+    let table = db
+        .create_table(
+            TableDescriptor::new("t")
+                .family(FamilyDescriptor::new("f"))
+                .memstore_flush_size_bytes(flush_bytes),
+        )
+        .unwrap();
+    (db, table)
+}
+
 #[test]
 fn memstores_flush_and_stores_compact_on_their_own() {
     let dir = tempfile::tempdir().unwrap();
@@ -139,14 +153,7 @@ fn memstores_flush_and_stores_compact_on_their_own() {
         target_file_bytes: 128 * 1024,
         ..DbOptions::default()
     };
-    let db = Db::open(dir.path(), options).unwrap();
-    let table = db
-        .create_table(
-            TableDescriptor::new("t")
-                .family(FamilyDescriptor::new("f"))
-                .memstore_flush_size_bytes(64 * 1024),
-        )
-        .unwrap();
+    let (db, table) = open_with_flush_size(dir.path(), options, 64 * 1024);
     // Overwrite the same keys several times: compaction keeps one version each.
     for _ in 0..4 {
         fill(&table, 4000, 100);
@@ -188,14 +195,7 @@ fn writes_during_a_flush_do_not_queue_a_flush_of_their_own() {
         l0_stop_files: 300,
         ..DbOptions::default()
     };
-    let db = Db::open(dir.path(), options).unwrap();
-    let table = db
-        .create_table(
-            TableDescriptor::new("t")
-                .family(FamilyDescriptor::new("f"))
-                .memstore_flush_size_bytes(FLUSH_BYTES),
-        )
-        .unwrap();
+    let (db, table) = open_with_flush_size(dir.path(), options, FLUSH_BYTES);
     // A paced writer: a flush of 64 KiB (file, directory and WAL syncs)
     // takes a few of its puts' intervals, so puts keep arriving while one
     // runs.
