@@ -500,3 +500,49 @@ proptest! {
         }
     }
 }
+
+/// The writer refuses a cell that does not come strictly after the last
+/// one, whether its row, qualifier, timestamp or sequence puts it back.
+#[test]
+fn cells_out_of_order_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cell = |row: &[u8], qualifier: &[u8], timestamp: i64, sequence: u64| -> Owned {
+        (
+            row.to_vec(),
+            qualifier.to_vec(),
+            timestamp,
+            CellKind::Put,
+            sequence,
+            b"v".to_vec(),
+        )
+    };
+    let first = cell(b"r2", b"q2", 10, 5);
+    let behind = [
+        cell(b"r2", b"q2", 10, 5),
+        cell(b"r1", b"q9", 10, 5),
+        cell(b"r2", b"q1", 10, 5),
+        cell(b"r2", b"q2", 11, 5),
+        cell(b"r2", b"q2", 10, 6),
+    ];
+    for (i, later) in behind.iter().enumerate() {
+        let path = dir.path().join(format!("{i}.hfile"));
+        let mut w = HFileWriter::create(
+            Io::with_backend(Backend::Sync),
+            &path,
+            WriterOptions {
+                family: b"f".to_vec(),
+                block_size: 4096,
+                compression: Compression::None,
+                bloom: BloomType::Row,
+                bloom_bits_per_key: 10,
+                bulk: None,
+            },
+        )
+        .unwrap();
+        w.add(&r(&first)).unwrap();
+        assert!(w.add(&r(later)).is_err(), "{later:?} after {first:?}");
+        // A cell after it is taken.
+        w.add(&r(&cell(b"r2", b"q3", 10, 5))).unwrap();
+        w.abandon();
+    }
+}

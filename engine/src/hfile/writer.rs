@@ -15,8 +15,9 @@ use crate::options::{BloomType, Compression};
 /// Bytes buffered before they are written to the file.
 const WRITE_BUFFER_BYTES: usize = 1024 * 1024;
 
-/// A cell key owned by the writer: row, qualifier, timestamp, kind, sequence.
-type OwnedKey = (Vec<u8>, Vec<u8>, i64, crate::cell::CellKind, u64);
+/// The last cell's key but its row (the file meta's last row): qualifier,
+/// timestamp, kind, sequence.
+type OwnedKey = (Vec<u8>, i64, crate::cell::CellKind, u64);
 
 /// How a file is written.
 #[derive(Debug, Clone)]
@@ -95,8 +96,10 @@ impl HFileWriter {
     /// Adds a cell; cells must come in strictly ascending store order.
     pub(crate) fn add(&mut self, cell: &CellRef<'_>) -> Result<()> {
         if let Some(last) = &self.last_key
-            && compare_keys((&last.0, &last.1, last.2, last.3, last.4), cell.tuple())
-                != std::cmp::Ordering::Less
+            && compare_keys(
+                (&self.meta.last_row, &last.0, last.1, last.2, last.3),
+                cell.tuple(),
+            ) != std::cmp::Ordering::Less
         {
             return Err(Error::corruption(
                 &self.path,
@@ -105,20 +108,18 @@ impl HFileWriter {
             ));
         }
         // The last key's buffers are reused: a compaction adds millions of
-        // cells, and two allocations per cell showed in profiles.
+        // cells, and two allocations per cell showed in profiles. Its row is
+        // the meta's last row, which `add_ordered` keeps.
         match &mut self.last_key {
             Some(last) => {
                 last.0.clear();
-                last.0.extend_from_slice(cell.row);
-                last.1.clear();
-                last.1.extend_from_slice(cell.qualifier);
-                last.2 = cell.timestamp;
-                last.3 = cell.kind;
-                last.4 = cell.sequence;
+                last.0.extend_from_slice(cell.qualifier);
+                last.1 = cell.timestamp;
+                last.2 = cell.kind;
+                last.3 = cell.sequence;
             }
             None => {
                 self.last_key = Some((
-                    cell.row.to_vec(),
                     cell.qualifier.to_vec(),
                     cell.timestamp,
                     cell.kind,
