@@ -1,7 +1,7 @@
-//! The block cache: decoded data blocks and leaf index blocks, keyed by
-//! (file id, block offset), weighted by the bytes they hold (quick_cache's
-//! CLOCK-Pro eviction). Meta, top index and bloom of open files do not go
-//! through it: readers keep them resident.
+//! The block cache: decoded data blocks, keyed by (file id, block offset),
+//! weighted by the bytes they hold (quick_cache's CLOCK-Pro eviction).
+//! Meta, index and bloom of open files do not go through it: readers keep
+//! them resident (`HFileReader`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -9,24 +9,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use quick_cache::{DefaultHashBuilder, Lifecycle, Weighter};
 
 use crate::hfile::data_block::DataBlock;
-use crate::hfile::index::IndexBlock;
 
 /// A cached block.
-#[derive(Clone)]
-pub(crate) enum CachedBlock {
-    Data(Arc<DataBlock>),
-    Index(Arc<IndexBlock>),
-}
+pub(crate) type CachedBlock = Arc<DataBlock>;
 
 #[derive(Clone)]
 struct ByBytes;
 
 impl Weighter<(u64, u64), CachedBlock> for ByBytes {
     fn weight(&self, _key: &(u64, u64), block: &CachedBlock) -> u64 {
-        match block {
-            CachedBlock::Data(b) => b.memory_bytes() as u64,
-            CachedBlock::Index(b) => b.memory_bytes() as u64,
-        }
+        block.memory_bytes() as u64
     }
 }
 
@@ -43,10 +35,7 @@ impl Lifecycle<(u64, u64), CachedBlock> for PinWhileHeld {
     type RequestState = ();
 
     fn is_pinned(&self, _key: &(u64, u64), block: &CachedBlock) -> bool {
-        match block {
-            CachedBlock::Data(b) => Arc::strong_count(b) > 1,
-            CachedBlock::Index(b) => Arc::strong_count(b) > 1,
-        }
+        Arc::strong_count(block) > 1
     }
 }
 
@@ -167,7 +156,7 @@ mod tests {
     /// times the capacity); true when `(1, 0)` is still cached.
     fn survives_flood(cache: &BlockCache) -> bool {
         for offset in 1..2000u64 {
-            cache.insert(3, offset * 4096, CachedBlock::Data(block(4_000)));
+            cache.insert(3, offset * 4096, block(4_000));
         }
         cache.peek(1, 0).is_some()
     }
@@ -177,7 +166,7 @@ mod tests {
     fn full_cache() -> BlockCache {
         let cache = BlockCache::new(CAPACITY);
         for offset in 0..400u64 {
-            cache.insert(2, offset * 4096, CachedBlock::Data(block(4_000)));
+            cache.insert(2, offset * 4096, block(4_000));
         }
         cache
     }
@@ -185,7 +174,7 @@ mod tests {
     #[test]
     fn a_block_stays_cached_while_held() {
         let unheld = full_cache();
-        unheld.insert(1, 0, CachedBlock::Data(block(4_000)));
+        unheld.insert(1, 0, block(4_000));
         assert!(
             !survives_flood(&unheld),
             "control: an unheld block is evicted"
@@ -193,7 +182,7 @@ mod tests {
 
         let cache = full_cache();
         let held = block(4_000);
-        cache.insert(1, 0, CachedBlock::Data(held.clone()));
+        cache.insert(1, 0, held.clone());
         assert!(survives_flood(&cache), "the held block was evicted");
         assert!(cache.stats().bytes <= CAPACITY + 8 * 1024);
         drop(held);
@@ -203,9 +192,9 @@ mod tests {
     #[test]
     fn a_block_too_large_for_its_share_is_not_cached() {
         let cache = BlockCache::new(CAPACITY);
-        cache.insert(1, 0, CachedBlock::Data(block(4_000)));
+        cache.insert(1, 0, block(4_000));
         let huge = block(CAPACITY as usize / 8);
-        cache.insert(1, 4096, CachedBlock::Data(huge.clone()));
+        cache.insert(1, 4096, huge.clone());
         assert!(
             cache.peek(1, 4096).is_none(),
             "a huge held block was cached"

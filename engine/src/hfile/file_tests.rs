@@ -371,6 +371,58 @@ fn large_files_get_a_two_level_index() {
     assert_eq!(count, 5000);
 }
 
+/// A seek walks a leaf of the two-level index; the open file holds its
+/// leaves, so the block cache sees only the data block: one lookup per
+/// seek (a leaf through the cache took a second lookup and could be
+/// evicted by data blocks).
+#[test]
+fn leaf_index_blocks_are_held_by_the_open_file_not_the_block_cache() {
+    let cells: Vec<Owned> = (0..5000u32)
+        .map(|i| {
+            let row = format!("row{i:08}").into_bytes();
+            (
+                row,
+                b"q".to_vec(),
+                1,
+                CellKind::Put,
+                u64::from(i),
+                vec![1u8; 20],
+            )
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    drop(write(
+        dir.path(),
+        &cells,
+        64,
+        Compression::None,
+        BloomType::None,
+    ));
+    let cache = Arc::new(BlockCache::new(1 << 20));
+    let reader = HFileReader::open(
+        Io::with_backend(Backend::Sync),
+        &dir.path().join("f.hfile"),
+        8,
+        cache.clone(),
+        true,
+    )
+    .unwrap();
+    assert_eq!(reader.info().index_levels, 2);
+    for round in 1..=2u64 {
+        for row in ["row00000007", "row00004321"] {
+            let (_, handle) = reader.seek_block_handle(row.as_bytes()).unwrap().unwrap();
+            let block = reader.data_block_at(handle).unwrap();
+            assert!(block.seek(&SeekKey::row_start(row.as_bytes())).is_some());
+        }
+        let stats = cache.stats();
+        assert_eq!(
+            (stats.hits, stats.misses),
+            (2 * (round - 1), 2),
+            "round {round}: one lookup per data block, none for leaves"
+        );
+    }
+}
+
 /// A flipped byte anywhere in a file is reported as corruption of that
 /// file (by open, by a read, or by verify), never as a panic or wrong data.
 #[test]

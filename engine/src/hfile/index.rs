@@ -186,14 +186,6 @@ impl IndexBlock {
         }
         lo.checked_sub(1)
     }
-
-    /// Memory held, for cache weights.
-    pub(crate) fn memory_bytes(&self) -> usize {
-        self.data.len()
-            + self.first_rows.heap_bytes()
-            + self.last_rows.heap_bytes()
-            + std::mem::size_of::<Self>()
-    }
 }
 
 #[cfg(test)]
