@@ -12,6 +12,10 @@
 //!   flushes, row `i` in flush `i % 3`, not compacted: three overlapping
 //!   files whose rows alternate (a table filled in random order before its
 //!   files compact), read as merged block runs;
+//! - `short_scan_three_files`: 200 rows between a random start and its stop
+//!   row in three such files of 1,000,000 rows (`filterscan-prefix` at
+//!   1,000,000 records: every query seeks three files, each with a
+//!   two-level index, and merges their rows);
 //! - `uncached_scan`: the full scan with a 1 MiB block cache, so every pass
 //!   reads, checks and decodes its blocks again (from the page cache);
 //! - `value_filter_scan`: the full scan through `ValueFilter(=,
@@ -41,6 +45,9 @@ use strata_bench::keys::Rng;
 const ROWS: u64 = 200_000;
 /// Rows of a short scan.
 const SHORT_SCAN_ROWS: u64 = 100;
+/// Rows of a short scan of the three-file table (a `filterscan-prefix`
+/// query's rows).
+const PREFIX_SCAN_ROWS: u64 = 200;
 
 fn row_key(i: u64) -> Vec<u8> {
     format!("user{i:012}").into_bytes()
@@ -153,12 +160,12 @@ fn full_scan(c: &mut Criterion) {
     }
 }
 
-/// A table whose rows lie in three overlapping files: row `i` is written
-/// in flush `i % 3`; the files are not compacted.
-fn three_file_table(dir: &std::path::Path) -> (Db, Table) {
+/// A table whose `rows` rows lie in three overlapping files: row `i` is
+/// written in flush `i % 3`; the files are not compacted.
+fn three_file_table(dir: &std::path::Path, rows: u64) -> (Db, Table) {
     let (db, table) = empty_table(dir, DbOptions::default());
     for file in 0..3 {
-        let puts: Vec<Put> = (file..ROWS)
+        let puts: Vec<Put> = (file..rows)
             .step_by(3)
             .map(|i| Put::new(row_key(i)).add("f", "", value(i)))
             .collect();
@@ -167,20 +174,38 @@ fn three_file_table(dir: &std::path::Path) -> (Db, Table) {
     }
     db.wait_for_background_work().expect("settle");
     assert_eq!(db.stats().files, 3, "the three flushes stay three files");
-    let rows = table.scan(&Scan::new()).expect("scan").count() as u64;
-    assert_eq!(rows, ROWS);
+    let scanned = table.scan(&Scan::new()).expect("scan").count() as u64;
+    assert_eq!(scanned, rows);
     (db, table)
 }
 
 fn three_file_scan(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let (_db, table) = three_file_table(dir.path());
+    let (db, table) = three_file_table(dir.path(), ROWS);
     let mut group = c.benchmark_group("full_scan_three_files");
     group.sample_size(20);
     group.throughput(Throughput::Elements(ROWS));
     let scan = Scan::new();
     group.bench_function("cursor", |b| {
         b.iter(|| black_box(cursor_scan(&table, &scan)))
+    });
+    group.finish();
+    drop((db, table));
+
+    let rows = 5 * ROWS;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (_db, table) = three_file_table(dir.path(), rows);
+    let mut group = c.benchmark_group("short_scan_three_files");
+    group.throughput(Throughput::Elements(1));
+    let mut rng = Rng::new(11);
+    let mut next_scan = move || {
+        let start = rng.below(rows - PREFIX_SCAN_ROWS);
+        Scan::new()
+            .start(row_key(start))
+            .stop(row_key(start + PREFIX_SCAN_ROWS))
+    };
+    group.bench_function("cursor_200_rows", |b| {
+        b.iter(|| black_box(cursor_scan(&table, &next_scan())))
     });
     group.finish();
 }
