@@ -224,6 +224,46 @@ fn writes_during_a_flush_do_not_queue_a_flush_of_their_own() {
     assert_eq!(rows(&table, &Scan::new()).len(), 4000);
 }
 
+/// A flush takes its region off the flush queue only once it has frozen
+/// the memstore: a write that came between the two still saw the full
+/// memstore and no flush queued, and queued a second flush, which then
+/// wrote the few cells that arrived meanwhile as a file of their own (an
+/// unpaced 1,000,000-row load ended with two or three L0 files from run to
+/// run).
+#[test]
+fn a_flush_starting_does_not_let_writes_queue_another() {
+    const FLUSH_BYTES: u64 = 64 * 1024;
+    const ROWS: usize = 10_000;
+    let dir = tempfile::tempdir().unwrap();
+    let options = DbOptions {
+        l0_compaction_trigger: 1000,
+        l0_slowdown_files: 2000,
+        l0_stop_files: 3000,
+        ..DbOptions::default()
+    };
+    let (db, table) = open_with_flush_size(dir.path(), options, FLUSH_BYTES);
+    // Unpaced: writes keep arriving while each flush starts.
+    for i in 0..ROWS {
+        table
+            .put(&Put::new(format!("row{i:06}")).add("f", "q", vec![7u8; 100]))
+            .unwrap();
+    }
+    db.wait_for_background_work().unwrap();
+    db.flush().unwrap();
+    let sizes: Vec<u64> = hfiles(dir.path())
+        .iter()
+        .map(|f| std::fs::metadata(f).unwrap().len())
+        .collect();
+    let (_, background) = sizes.split_last().unwrap();
+    assert!(background.len() >= 20, "file sizes {sizes:?}");
+    let small = background
+        .iter()
+        .filter(|&&size| size < FLUSH_BYTES / 4)
+        .count();
+    assert_eq!(small, 0, "file sizes {sizes:?}");
+    assert_eq!(rows(&table, &Scan::new()).len(), ROWS);
+}
+
 #[test]
 fn major_compaction_drops_exactly_what_reads_cannot_see() {
     let t = TestDb::new(1_000_000);

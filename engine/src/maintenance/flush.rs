@@ -48,9 +48,9 @@ pub(crate) fn flush_region(
 ) -> Result<bool> {
     services.check_writable()?;
     let _flushing = region.schedule.lock_flushes();
-    region.schedule.flush_dequeued();
     let stores = region.stores();
     if stores.iter().all(|s| s.memstore_cells() == 0) {
+        region.schedule.flush_dequeued();
         return Ok(false);
     }
     let state = table.state.read().clone();
@@ -58,6 +58,11 @@ pub(crate) fn flush_region(
     // Writes from here on fill the active memstores; only they count
     // towards the next flush until this one ends, however it ends.
     region.set_flushing_bytes(stores.iter().map(|s| s.frozen_bytes(boundary)).sum());
+    // Only now may writes queue the next flush: one that came before the
+    // freeze saw the whole memstore unflushed, and (with the flush no
+    // longer queued) queued another, which wrote the cells that arrived
+    // meanwhile as a small file of their own.
+    region.schedule.flush_dequeued();
     let _flushing_bytes = ResetFlushingBytes(region);
     let written = write_stores(services, &state, &stores, boundary)?;
     if let Err(e) = services.io.sync_dir(&services.data_dir()) {

@@ -57,7 +57,8 @@ impl RegionSchedule {
         !self.flush_queued.swap(true, Ordering::AcqRel)
     }
 
-    /// Forgets a queued flush (it starts now, or the queue was dropped).
+    /// Forgets a queued flush (it has frozen the memstores, so writes may
+    /// queue the next one; or the queue was dropped).
     pub(crate) fn flush_dequeued(&self) {
         self.flush_queued.store(false, Ordering::Release);
     }
