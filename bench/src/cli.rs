@@ -55,8 +55,8 @@ pub struct Cli {
     pub num: Option<u64>,
 
     /// Operations of each timed read/mixed phase [default: --num; for
-    /// multiget --num/64 batches]. Fills always write --num records and
-    /// scan always reads them all.
+    /// multiget --num/64 batches]. Fills always write --num records; scan
+    /// reads them all, in --ops/--num passes (at least one).
     #[arg(long)]
     pub ops: Option<u64>,
 

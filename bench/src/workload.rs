@@ -271,15 +271,15 @@ impl Workload {
 
     /// Operations of the timed phase: a write, a read, a seek with its
     /// entries, a batch of 64 keys, a prefix query, or (for `scan` and the
-    /// full-table filter scans) one entry examined. A full-table filter
-    /// scan makes whole passes, so its ops round up to a multiple of `num`.
+    /// full-table filter scans) one entry examined. `scan` and the
+    /// full-table filter scans make whole passes, so their ops round up to
+    /// a multiple of `num` (`scan`: one pass unless more are asked for).
     pub fn ops(self, num: u64, requested: Option<u64>) -> u64 {
         match self {
             Workload::FillSeq
             | Workload::FillRandom
             | Workload::PeSequentialWrite
-            | Workload::BulkLoad
-            | Workload::Scan => num,
+            | Workload::BulkLoad => num,
             Workload::MultiGet => requested.unwrap_or((num / MULTIGET_BATCH_KEYS as u64).max(1)),
             Workload::FilterScanPrefix => {
                 requested.unwrap_or((num / PREFIX_QUERY_EVERY_RECORDS).max(1))
@@ -288,6 +288,7 @@ impl Workload {
                 let passes = requested.map_or(FILTER_SCAN_PASSES, |r| r.div_ceil(num.max(1)));
                 passes.max(1) * num
             }
+            Workload::Scan => requested.map_or(1, |r| r.div_ceil(num.max(1))).max(1) * num,
             _ => requested.unwrap_or(num),
         }
     }
@@ -620,7 +621,9 @@ pub fn run_thread(ctx: &PhaseContext<'_>, thread: usize) -> Result<ThreadOutcome
             }
         }
         Workload::Scan => {
-            // The key space is cut into one range per thread; ops are entries.
+            // The key space is cut into one range per thread; ops are
+            // entries. Every thread reads its range once per pass (more
+            // passes than one make a phase long enough to time steadily).
             let range = thread_share(ctx.num, ctx.threads, thread);
             let expected = range.end - range.start;
             ctx.workload.record_key(ctx.shape, range.start, &mut key);
@@ -629,19 +632,21 @@ pub fn run_thread(ctx: &PhaseContext<'_>, thread: usize) -> Result<ThreadOutcome
                 ctx.workload.record_key(ctx.shape, range.end, &mut end);
                 end
             });
-            // Timed by its own clock: a fresh one takes the eviction untimed.
-            OpClock::start().evict(ctx, &mut out)?;
-            let count = engine.scan(&key, end.as_deref(), u64::MAX)?;
-            if count.entries != expected {
-                return Err(BenchError::Check(format!(
-                    "scan of thread {thread} returned {} entries, {expected} were loaded",
-                    count.entries
-                )));
+            for _ in 0..(ctx.ops / ctx.num.max(1)).max(1) {
+                // Timed by its own clock: a fresh one takes the eviction untimed.
+                OpClock::start().evict(ctx, &mut out)?;
+                let count = engine.scan(&key, end.as_deref(), u64::MAX)?;
+                if count.entries != expected {
+                    return Err(BenchError::Check(format!(
+                        "scan of thread {thread} returned {} entries, {expected} were loaded",
+                        count.entries
+                    )));
+                }
+                out.ops += count.entries;
+                out.scanned += count.entries;
+                out.bytes += count.bytes;
+                ctx.progress.fetch_add(count.entries, Ordering::Relaxed);
             }
-            out.ops = count.entries;
-            out.scanned = count.entries;
-            out.bytes = count.bytes;
-            ctx.progress.fetch_add(count.entries, Ordering::Relaxed);
             // One latency sample would be the whole scan; a full scan has no
             // per-operation latency.
             return Ok(out);

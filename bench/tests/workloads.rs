@@ -169,6 +169,22 @@ fn scans_of_a_pre_split_table_see_every_record() {
     }
 }
 
+/// `--ops` asks a scan for whole passes: each thread reads its range once
+/// per pass, every pass checked against the load.
+#[test]
+fn a_scan_makes_as_many_passes_as_ops_ask_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = tiny_config(dir.path(), vec![Workload::Scan], 2);
+    config.regions = 4;
+    config.ops = Some(2 * TINY_NUM + 1);
+    let results = run(&config);
+    let r = &results[0];
+    assert_eq!(Workload::Scan.ops(TINY_NUM, config.ops), 3 * TINY_NUM);
+    assert_eq!(r.ops, 3 * TINY_NUM);
+    assert_eq!(r.scanned, 3 * TINY_NUM);
+    assert_eq!(Workload::Scan.ops(TINY_NUM, None), TINY_NUM);
+}
+
 #[test]
 fn json_output_parses_with_the_required_fields() {
     let dir = tempfile::tempdir().unwrap();
