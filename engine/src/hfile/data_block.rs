@@ -167,7 +167,10 @@ impl DataBlockBuilder {
             + extra
     }
 
-    /// Adds a cell; cells must come in store order.
+    /// Adds a cell; cells must come in store order. (The file writer adds
+    /// cells with [`DataBlockBuilder::add_known`]; this is for tests and
+    /// the block builders of the fuzz targets and micro-benchmarks.)
+    #[cfg(any(test, feature = "fuzzing", feature = "internals"))]
     pub(crate) fn add(&mut self, cell: &CellRef<'_>) {
         let new_row = self.starts_row(cell);
         self.add_known(cell, new_row);
@@ -198,6 +201,7 @@ impl DataBlockBuilder {
     /// says the block's last row has no cells in the next block of the file
     /// (readers may then treat it like any other row: a scan's block run
     /// reads it without the merge); false when that is not known.
+    #[cfg(any(test, feature = "fuzzing", feature = "internals"))]
     pub(crate) fn finish_block(&mut self, last_row_ends: bool) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.estimated_bytes() + 64);
         self.finish_block_into(last_row_ends, &mut out);

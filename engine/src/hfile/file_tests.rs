@@ -78,6 +78,24 @@ fn write(
     )
 }
 
+/// `count` puts of column `q` at timestamp 1, one per row `row{i}` (`i`
+/// zero-padded to `digits`, so rows sort by number), each with sequence
+/// `i` and value `value`.
+fn numbered_cells(count: u32, digits: usize, value: &[u8]) -> Vec<Owned> {
+    (0..count)
+        .map(|i| {
+            (
+                format!("row{i:0digits$}").into_bytes(),
+                b"q".to_vec(),
+                1,
+                CellKind::Put,
+                u64::from(i),
+                value.to_vec(),
+            )
+        })
+        .collect()
+}
+
 /// Every cell of the file through `cursor`, first to last.
 fn read_all(cursor: &mut FileCursor) -> Vec<Owned> {
     let mut out = Vec::new();
@@ -91,19 +109,7 @@ fn read_all(cursor: &mut FileCursor) -> Vec<Owned> {
 
 #[test]
 fn read_ahead_returns_the_same_cells_and_whole_file_passes_leave_the_cache_alone() {
-    let cells: Vec<Owned> = (0..3000u32)
-        .map(|i| {
-            let row = format!("row{i:06}").into_bytes();
-            (
-                row,
-                b"q".to_vec(),
-                1,
-                CellKind::Put,
-                u64::from(i),
-                vec![7u8; 30],
-            )
-        })
-        .collect();
+    let cells = numbered_cells(3000, 6, &[7u8; 30]);
     let dir = tempfile::tempdir().unwrap();
     // Write once, then open with a cache we can watch.
     write(dir.path(), &cells, 256, Compression::None, BloomType::Row);
@@ -149,19 +155,7 @@ fn read_ahead_returns_the_same_cells_and_whole_file_passes_leave_the_cache_alone
 
 #[test]
 fn read_ahead_stops_at_the_reads_last_row() {
-    let cells: Vec<Owned> = (0..3000u32)
-        .map(|i| {
-            let row = format!("row{i:06}").into_bytes();
-            (
-                row,
-                b"q".to_vec(),
-                1,
-                CellKind::Put,
-                u64::from(i),
-                vec![7u8; 30],
-            )
-        })
-        .collect();
+    let cells = numbered_cells(3000, 6, &[7u8; 30]);
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), &cells, 256, Compression::None, BloomType::Row);
     let io = Io::resolve(crate::options::IoMode::Auto).unwrap();
@@ -320,18 +314,7 @@ proptest! {
 
 #[test]
 fn large_files_get_a_two_level_index() {
-    let cells: Vec<Owned> = (0..5000u32)
-        .map(|i| {
-            (
-                format!("row{i:08}").into_bytes(),
-                b"q".to_vec(),
-                1,
-                CellKind::Put,
-                u64::from(i),
-                vec![1u8; 20],
-            )
-        })
-        .collect();
+    let cells = numbered_cells(5000, 8, &[1u8; 20]);
     let dir = tempfile::tempdir().unwrap();
     let reader = write(dir.path(), &cells, 64, Compression::None, BloomType::RowCol);
     assert_eq!(reader.info().index_levels, 2);
@@ -377,19 +360,7 @@ fn large_files_get_a_two_level_index() {
 /// evicted by data blocks).
 #[test]
 fn leaf_index_blocks_are_held_by_the_open_file_not_the_block_cache() {
-    let cells: Vec<Owned> = (0..5000u32)
-        .map(|i| {
-            let row = format!("row{i:08}").into_bytes();
-            (
-                row,
-                b"q".to_vec(),
-                1,
-                CellKind::Put,
-                u64::from(i),
-                vec![1u8; 20],
-            )
-        })
-        .collect();
+    let cells = numbered_cells(5000, 8, &[1u8; 20]);
     let dir = tempfile::tempdir().unwrap();
     drop(write(
         dir.path(),
