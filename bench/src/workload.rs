@@ -285,10 +285,9 @@ impl Workload {
                 requested.unwrap_or((num / PREFIX_QUERY_EVERY_RECORDS).max(1))
             }
             Workload::FilterScanMask | Workload::FilterScanValue => {
-                let passes = requested.map_or(FILTER_SCAN_PASSES, |r| r.div_ceil(num.max(1)));
-                passes.max(1) * num
+                whole_passes(num, requested, FILTER_SCAN_PASSES)
             }
-            Workload::Scan => requested.map_or(1, |r| r.div_ceil(num.max(1))).max(1) * num,
+            Workload::Scan => whole_passes(num, requested, 1),
             _ => requested.unwrap_or(num),
         }
     }
@@ -390,6 +389,14 @@ impl ThreadOutcome {
         self.untimed += other.untimed;
         self.bulk = self.bulk.or(other.bulk);
     }
+}
+
+/// Ops of a phase of whole passes over `num` records: `requested` ops
+/// rounded up to a multiple of `num`, or `default_passes` passes; at least
+/// one pass.
+fn whole_passes(num: u64, requested: Option<u64>, default_passes: u64) -> u64 {
+    let passes = requested.map_or(default_passes, |r| r.div_ceil(num.max(1)));
+    passes.max(1) * num
 }
 
 /// The slice `0..total` that thread `thread` of `threads` takes.

@@ -144,6 +144,17 @@ fn open_with_flush_size(dir: &Path, options: DbOptions, flush_bytes: u64) -> (Db
     (db, table)
 }
 
+/// Options under which no store compacts (nor stalls its writers on L0
+/// files): every flushed file stays as it was written.
+fn no_compaction() -> DbOptions {
+    DbOptions {
+        l0_compaction_trigger: 1000,
+        l0_slowdown_files: 2000,
+        l0_stop_files: 3000,
+        ..DbOptions::default()
+    }
+}
+
 #[test]
 fn memstores_flush_and_stores_compact_on_their_own() {
     let dir = tempfile::tempdir().unwrap();
@@ -188,14 +199,7 @@ fn memstores_flush_and_stores_compact_on_their_own() {
 fn writes_during_a_flush_do_not_queue_a_flush_of_their_own() {
     const FLUSH_BYTES: u64 = 64 * 1024;
     let dir = tempfile::tempdir().unwrap();
-    let options = DbOptions {
-        // No compaction: every flushed file stays as it was written.
-        l0_compaction_trigger: 100,
-        l0_slowdown_files: 200,
-        l0_stop_files: 300,
-        ..DbOptions::default()
-    };
-    let (db, table) = open_with_flush_size(dir.path(), options, FLUSH_BYTES);
+    let (db, table) = open_with_flush_size(dir.path(), no_compaction(), FLUSH_BYTES);
     // A paced writer: a flush of 64 KiB (file, directory and WAL syncs)
     // takes a few of its puts' intervals, so puts keep arriving while one
     // runs.
@@ -235,13 +239,7 @@ fn a_flush_starting_does_not_let_writes_queue_another() {
     const FLUSH_BYTES: u64 = 64 * 1024;
     const ROWS: usize = 10_000;
     let dir = tempfile::tempdir().unwrap();
-    let options = DbOptions {
-        l0_compaction_trigger: 1000,
-        l0_slowdown_files: 2000,
-        l0_stop_files: 3000,
-        ..DbOptions::default()
-    };
-    let (db, table) = open_with_flush_size(dir.path(), options, FLUSH_BYTES);
+    let (db, table) = open_with_flush_size(dir.path(), no_compaction(), FLUSH_BYTES);
     // Unpaced: writes keep arriving while each flush starts.
     for i in 0..ROWS {
         table
