@@ -24,7 +24,8 @@ const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:1.5em;color:#2
 h1{font-size:1.4em;margin:0}h2{font-size:1.1em;margin-top:1.6em;border-bottom:1px solid #ccc}\
 .meta{color:#555}table{border-collapse:collapse;font-size:.9em}\
 th,td{padding:.2em .6em;border-bottom:1px solid #eee;text-align:left;vertical-align:top}\
-td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}code{font-size:.95em}\
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}td.t{white-space:nowrap}\
+code{font-size:.95em}\
 .alert{background:#fdd;border:1px solid #c00;padding:.5em 1em}\
 .WARN{color:#a60}.ERROR{color:#c00}dl{display:grid;grid-template-columns:max-content auto;\
 gap:.1em 1em}dt{color:#555}dd{margin:0}";
@@ -70,6 +71,11 @@ impl Page {
     /// A right-aligned table cell holding escaped text (numbers, sizes).
     fn number_cell(&mut self, text: &str) -> &mut Self {
         self.raw("<td class=\"n\">").text(text).raw("</td>")
+    }
+
+    /// A table cell holding a time, kept on one line.
+    fn time_cell(&mut self, text: &str) -> &mut Self {
+        self.raw("<td class=\"t\">").text(text).raw("</td>")
     }
 
     /// A `<dt>`/`<dd>` pair.
@@ -140,6 +146,21 @@ fn key(bytes: &[u8], empty: &str) -> String {
         empty.to_owned()
     } else {
         to_string_binary(bytes)
+    }
+}
+
+/// The levels that hold files, as `L0:2 L1:5`; `none` without files.
+fn files_per_level(counts: &[usize]) -> String {
+    let levels: Vec<String> = counts
+        .iter()
+        .enumerate()
+        .filter(|(_, count)| **count > 0)
+        .map(|(level, count)| format!("L{level}:{count}"))
+        .collect();
+    if levels.is_empty() {
+        "none".to_owned()
+    } else {
+        levels.join(" ")
     }
 }
 
@@ -237,11 +258,7 @@ fn regions(page: &mut Page, snapshot: &StateSnapshot) {
     let all = snapshot.tables.iter().flat_map(|table| &table.regions);
     for region in all.take(MAX_REGIONS_SHOWN) {
         let info = &region.info;
-        let levels: Vec<String> = info
-            .files_per_level
-            .iter()
-            .map(ToString::to_string)
-            .collect();
+        let levels = files_per_level(&info.files_per_level);
         let activity = &info.activity;
         page.raw("<tr>")
             .cell(&region.name)
@@ -249,13 +266,13 @@ fn regions(page: &mut Page, snapshot: &StateSnapshot) {
             .cell(&key(&info.end_key, "(last)"))
             .number_cell(&human_bytes(info.size_bytes()))
             .number_cell(&human_bytes(info.memstore_bytes))
-            .cell(&levels.join(" "))
+            .cell(&levels)
             .number_cell(&activity.rows_read.to_string())
             .number_cell(&activity.rows_written.to_string())
             .number_cell(&activity.flushes.to_string())
-            .cell(&ago(region.last_flush, snapshot.taken_at))
+            .time_cell(&ago(region.last_flush, snapshot.taken_at))
             .number_cell(&activity.compactions.to_string())
-            .cell(&ago(region.last_compaction, snapshot.taken_at))
+            .time_cell(&ago(region.last_compaction, snapshot.taken_at))
             .number_cell(&human_duration(Duration::from_micros(
                 activity.stall_micros,
             )))
@@ -422,7 +439,7 @@ fn recent_events(page: &mut Page, events: &[RecentEvent]) {
         page.raw("<tr class=\"")
             .text(level)
             .raw("\">")
-            .cell(&utc(event.at))
+            .time_cell(&utc(event.at))
             .cell(level)
             .cell(&event.target)
             .cell(&event.text)
@@ -455,6 +472,8 @@ mod tests {
             human_duration(Duration::from_secs(2 * 86_400 + 3 * 3600)),
             "2d 3h"
         );
+        assert_eq!(files_per_level(&[2, 0, 5, 0]), "L0:2 L2:5");
+        assert_eq!(files_per_level(&[0, 0]), "none");
         assert_eq!(key(b"", "(first)"), "(first)");
         assert_eq!(key(b"a\x00<", "(first)"), "a\\x00<");
         assert_eq!(
