@@ -18,6 +18,7 @@
 # Every step is bounded in time.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source tools/lib/stop-server.sh
 
 PROMETHEUS_CLIENT_VERSION=0.26.0
 # Seconds allowed for: the server to start and to stop, one browser run, one pip step.
@@ -198,27 +199,7 @@ if [[ -n "${STATUS_PAGE_SCREENSHOT:-}" ]]; then
 fi
 
 echo "== stopping strata server with SIGTERM"
-kill -TERM "$server_pid"
-stopped=0
-for _ in $(seq 1 $((STOP_TIMEOUT * 10))); do
-    if ! kill -0 "$server_pid" 2>/dev/null; then
-        stopped=1
-        break
-    fi
-    sleep 0.1
-done
-status=0
-if [[ "$stopped" == 1 ]]; then
-    wait "$server_pid" || status=$?
-else
-    echo "strata server did not stop within $STOP_TIMEOUT s of SIGTERM"
-    status=1
-fi
+stop_server "$server_pid" "$work/server.log" "strata server" "$STOP_TIMEOUT"
 server_pid=""
-if [[ "$status" != 0 ]] || ! grep -q "database closed" "$work/server.log"; then
-    echo "strata server did not close its database cleanly (exit $status):"
-    cat "$work/server.log"
-    exit 1
-fi
 passed=1
 echo "the status page and /metrics passed"

@@ -137,19 +137,7 @@ fn a_served_directory_refuses_a_second_server_and_a_local_shell_with_a_hint() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("db");
     let _server = ServerProcess::start(&data, &[]);
-    let second = strata()
-        .args(["server", "--data"])
-        .arg(&data)
-        .args([
-            "--thrift-port",
-            "0",
-            "--admin-port",
-            "0",
-            "--http-port",
-            "0",
-        ])
-        .output()
-        .unwrap();
+    let second = server_command(&data).output().unwrap();
     assert_eq!(second.status.code(), Some(2));
     assert!(second.stdout.is_empty(), "no address line: {second:?}");
     let error = String::from_utf8_lossy(&second.stderr);
@@ -341,11 +329,10 @@ fn a_long_scan_holds_up_no_other_shell_and_a_client_that_leaves_mid_scan_ends_it
         .create_table(TableDescriptor::new("t").family(FamilyDescriptor::new("f")))
         .unwrap();
     let value = vec![b'v'; 200];
-    for row in 0..20_000u32 {
-        table
-            .put(&Put::new(format!("row{row:06}")).add("f", "q", value.as_slice()))
-            .unwrap();
-    }
+    let puts: Vec<Put> = (0..20_000u32)
+        .map(|row| Put::new(format!("row{row:06}")).add("f", "q", value.as_slice()))
+        .collect();
+    table.put_many(&puts).unwrap();
     // A client that asks for the whole table and reads one frame of it: the scan's output
     // fills the socket and the scan waits.
     let mut scanner = raw_session(&server);

@@ -17,6 +17,7 @@
 # STRATA_BIN=PATH uses that binary instead of building one.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source tools/lib/stop-server.sh
 
 HAPPYBASE_VERSION=1.3.0
 RUNS=${HAPPYBASE_RUNS:-thrift:buffered thrift:framed server:buffered}
@@ -173,28 +174,10 @@ for run in $RUNS; do
             echo "meanwhile a shell wrote $expected rows in $batches batches through the admin port"
         fi
     fi
-    kill -TERM "$server_pid"
-    stopped=0
-    for _ in $(seq 1 $((STOP_TIMEOUT * 10))); do
-        if ! kill -0 "$server_pid" 2>/dev/null; then
-            stopped=1
-            break
-        fi
-        sleep 0.1
-    done
-    server_status=0
-    if [[ "$stopped" == 1 ]]; then
-        wait "$server_pid" || server_status=$?
-    else
-        echo "strata $mode did not stop within $STOP_TIMEOUT s of SIGTERM"
-        server_status=1
-    fi
-    server_pid=""
-    if [[ "$server_status" != 0 ]] || ! grep -q "database closed" "$log"; then
-        echo "strata $mode did not close its database cleanly (exit $server_status):"
-        cat "$log"
+    if ! stop_server "$server_pid" "$log" "strata $mode" "$STOP_TIMEOUT"; then
         failures=$((failures + 1))
     fi
+    server_pid=""
     rm -rf "$data_dir" "$log" "$data_dir.out" "$data_dir.writer"
     data_dir=""
 done

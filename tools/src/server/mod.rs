@@ -76,6 +76,22 @@ impl std::fmt::Display for BindError {
 
 impl std::error::Error for BindError {}
 
+impl BindError {
+    /// Makes the error of `port` (set by `flag`) failing to bind `address`.
+    fn of(
+        port: &'static str,
+        flag: &'static str,
+        address: SocketAddr,
+    ) -> impl FnOnce(io::Error) -> BindError {
+        move |source| BindError {
+            port,
+            flag,
+            address,
+            source,
+        }
+    }
+}
+
 /// What the ports' services and the handle share.
 pub(crate) struct ServerState {
     db: Db,
@@ -221,38 +237,22 @@ impl Server {
         events: Arc<RecentEvents>,
     ) -> Result<Server, BindError> {
         let thrift_bind = options.thrift.bind;
-        let thrift = ThriftServer::bind(db.clone(), options.thrift, log_sink("thrift")).map_err(
-            |source| BindError {
-                port: "Thrift",
-                flag: "--thrift-port",
-                address: thrift_bind,
-                source,
-            },
-        )?;
+        let thrift = ThriftServer::bind(db.clone(), options.thrift, log_sink("thrift"))
+            .map_err(BindError::of("Thrift", "--thrift-port", thrift_bind))?;
         let admin = Listener::bind(
             options.admin.bind,
             "admin-conn",
             options.admin.max_connections,
             log_sink("admin"),
         )
-        .map_err(|source| BindError {
-            port: "admin",
-            flag: "--admin-port",
-            address: options.admin.bind,
-            source,
-        })?;
+        .map_err(BindError::of("admin", "--admin-port", options.admin.bind))?;
         let http = Listener::bind(
             options.http.bind,
             "http-conn",
             options.http.max_connections,
             log_sink("http"),
         )
-        .map_err(|source| BindError {
-            port: "HTTP",
-            flag: "--http-port",
-            address: options.http.bind,
-            source,
-        })?;
+        .map_err(BindError::of("HTTP", "--http-port", options.http.bind))?;
         let admin_counters = Arc::new(AdminCounters::default());
         let state = Arc::new(ServerState {
             db: db.clone(),

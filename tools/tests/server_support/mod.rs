@@ -151,6 +151,20 @@ pub fn http_options() -> HttpOptions {
     }
 }
 
+/// `strata server --data DATA` on free loopback ports.
+pub fn server_command(data: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_strata"));
+    command.args(["server", "--data"]).arg(data).args([
+        "--thrift-port",
+        "0",
+        "--admin-port",
+        "0",
+        "--http-port",
+        "0",
+    ]);
+    command
+}
+
 /// The `strata server` binary serving `data` on free loopback ports; killed when dropped.
 pub struct ServerProcess {
     pub child: Child,
@@ -161,17 +175,7 @@ pub struct ServerProcess {
 impl ServerProcess {
     /// Starts it with `extra` arguments and waits for its address line.
     pub fn start(data: &Path, extra: &[&str]) -> ServerProcess {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
-            .args(["server", "--data"])
-            .arg(data)
-            .args([
-                "--thrift-port",
-                "0",
-                "--admin-port",
-                "0",
-                "--http-port",
-                "0",
-            ])
+        let mut child = server_command(data)
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
