@@ -110,6 +110,14 @@ fn the_binary_prints_its_ports_runs_shells_as_local_ones_and_stops_on_sigterm() 
     assert!(text.contains("timestamp=20"), "{text}");
     assert!(text.contains("Table scores does exist"), "{text}");
 
+    // A directory and a server at once: refused.
+    let both = strata()
+        .args(["shell", "--data", "db", "--connect", &admin, "-e", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(both.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&both.stderr).contains("cannot be used with"));
+
     // Nobody listening: a clear error, exit 2.
     let nobody = strata()
         .args(["shell", "--connect", "127.0.0.1:1", "-e", "list"])

@@ -73,7 +73,7 @@ enum Tool {
         data: PathBuf,
         /// Run every statement on the `strata server` whose admin port is HOST:PORT instead of
         /// opening a directory.
-        #[arg(long, value_name = "HOST:PORT", conflicts_with = "wal_recovery")]
+        #[arg(long, value_name = "HOST:PORT", conflicts_with_all = ["data", "wal_recovery"])]
         connect: Option<String>,
         /// Statements to run (separated by ';' or newlines) instead of reading input.
         #[arg(short = 'e', long = "execute")]
