@@ -274,6 +274,24 @@ fn two_shells_and_a_thrift_client_at_once_while_admin_commands_run_on_the_live_d
         assert!(!split.contains("ERROR"), "{split}");
         let regions = TestServer::run(&mut admin, "list_regions 'shell'\n");
         assert!(regions.contains("2 rows"), "{regions}");
+        let ids: Vec<String> = server
+            .db
+            .table("shell")
+            .unwrap()
+            .regions()
+            .unwrap()
+            .iter()
+            .map(|region| region.id.to_string())
+            .collect();
+        let merged = TestServer::run(
+            &mut admin,
+            &format!(
+                "merge_region '{}', '{}'\nlist_regions 'shell'\n",
+                ids[0], ids[1]
+            ),
+        );
+        assert!(!merged.contains("ERROR"), "{merged}");
+        assert!(merged.contains("1 rows"), "{merged}");
     });
     let counts = TestServer::run(&mut setup, "count 'shell'\ncount 'thrift'\n");
     assert_eq!(

@@ -113,11 +113,12 @@ impl ServerState {
     /// Everything the page and the metrics show, now.
     pub(crate) fn snapshot(&self) -> StateSnapshot {
         let taken_at = SystemTime::now();
+        let tables = snapshot::tables(&self.db);
         let tables = self
             .watch
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .observe(snapshot::tables(&self.db), taken_at);
+            .observe(tables, taken_at);
         let admin = &self.admin_counters;
         StateSnapshot {
             taken_at,
