@@ -11,6 +11,7 @@ mod server_support;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use server_support::*;
@@ -220,7 +221,9 @@ fn thrift_put(client: &mut Client, table: &str, row: &str) {
 
 #[test]
 fn two_shells_and_a_thrift_client_at_once_while_admin_commands_run_on_the_live_database() {
-    const ROWS: usize = 300;
+    // The writers go on until the admin commands are done, within these bounds.
+    const MAX_SHELL_BATCHES: usize = 2000;
+    const MAX_THRIFT_ROWS: usize = 20_000;
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::open(dir.path());
     let mut setup = server.shell();
@@ -229,18 +232,24 @@ fn two_shells_and_a_thrift_client_at_once_while_admin_commands_run_on_the_live_d
         "create 'shell', 'f'\ncreate 'thrift', 'f', {SPLITS => ['m']}\n",
     );
     assert!(created.contains("Created table thrift"), "{created}");
+    let admin_done = AtomicBool::new(false);
 
-    std::thread::scope(|scope| {
+    let (shell_rows, thrift_rows) = std::thread::scope(|scope| {
         let writer = scope.spawn(|| {
             let mut shell = server.shell();
-            for batch in 0..ROWS / 10 {
+            let mut batches = 0;
+            // At least a few batches, whatever the admin commands' pace.
+            while batches < 5 || (!admin_done.load(Ordering::SeqCst) && batches < MAX_SHELL_BATCHES)
+            {
                 let statements: String = (0..10)
-                    .map(|i| format!("put 'shell', 'r{:04}', 'f:q', 'v'\n", batch * 10 + i))
+                    .map(|i| format!("put 'shell', 'r{:05}', 'f:q', 'v'\n", batches * 10 + i))
                     .collect();
                 let out = TestServer::run(&mut shell, &statements);
                 assert!(!out.contains("ERROR"), "{out}");
+                batches += 1;
             }
             assert_eq!(shell.failures(), 0);
+            batches * 10
         });
         let thrift = scope.spawn(|| {
             let format = WireFormat {
@@ -249,9 +258,12 @@ fn two_shells_and_a_thrift_client_at_once_while_admin_commands_run_on_the_live_d
             };
             let mut client =
                 Client::connect(server.addresses.thrift, format, REPLY_TIMEOUT).unwrap();
-            for row in 0..ROWS {
-                thrift_put(&mut client, "thrift", &format!("{:x}{row:04}", row % 16));
+            let mut rows = 0;
+            while rows < 50 || (!admin_done.load(Ordering::SeqCst) && rows < MAX_THRIFT_ROWS) {
+                thrift_put(&mut client, "thrift", &format!("{:x}{rows:05}", rows % 16));
+                rows += 1;
             }
+            rows
         });
         // The admin commands, on the tables being written.
         let mut admin = server.shell();
@@ -268,12 +280,12 @@ fn two_shells_and_a_thrift_client_at_once_while_admin_commands_run_on_the_live_d
             assert!(!out.contains("ERROR"), "round {round}: {out}");
             assert!(out.contains("numberOfOnlineRegions="), "{out}");
         }
-        writer.join().unwrap();
-        thrift.join().unwrap();
-        let split = TestServer::run(&mut admin, "split 'shell', 'r0150'\n");
+        let split = TestServer::run(
+            &mut admin,
+            "split 'shell', 'r00020'\nlist_regions 'shell'\n",
+        );
         assert!(!split.contains("ERROR"), "{split}");
-        let regions = TestServer::run(&mut admin, "list_regions 'shell'\n");
-        assert!(regions.contains("2 rows"), "{regions}");
+        assert!(split.contains("2 rows"), "{split}");
         let ids: Vec<String> = server
             .db
             .table("shell")
@@ -292,17 +304,17 @@ fn two_shells_and_a_thrift_client_at_once_while_admin_commands_run_on_the_live_d
         );
         assert!(!merged.contains("ERROR"), "{merged}");
         assert!(merged.contains("1 rows"), "{merged}");
+        admin_done.store(true, Ordering::SeqCst);
+        (writer.join().unwrap(), thrift.join().unwrap())
     });
     let counts = TestServer::run(&mut setup, "count 'shell'\ncount 'thrift'\n");
-    assert_eq!(
-        counts.matches(&format!("{ROWS} row(s)")).count(),
-        2,
-        "{counts}"
-    );
+    let counted = |rows: usize| counts.lines().any(|line| line == format!("{rows} row(s)"));
+    assert!(counted(shell_rows), "{shell_rows}: {counts}");
+    assert!(counted(thrift_rows), "{thrift_rows}: {counts}");
     let snapshot = server.handle.snapshot();
-    assert!(snapshot.admin.statements >= (ROWS + 20) as u64);
+    assert!(snapshot.admin.statements >= (shell_rows + 20) as u64);
     assert_eq!(snapshot.admin.failed_statements, 0);
-    assert!(snapshot.thrift.calls >= ROWS as u64);
+    assert!(snapshot.thrift.calls >= thrift_rows as u64);
 }
 
 /// A raw connection to the admin port that said hello.
