@@ -8,6 +8,9 @@
 //!   terminal loop.
 //! * [`disk`]: the on-disk tools.
 //! * [`thrift`]: `strata thrift`, HBase's Thrift1 gateway.
+//! * [`server`]: `strata server`: the Thrift gateway, the admin port `strata shell --connect`
+//!   talks to, and the HTTP port (status page, `/metrics`), over one database.
+//! * [`net`]: serving TCP connections (bounded thread per connection, orderly shutdown).
 //!
 //! The `strata` binary (`src/bin/strata.rs`) parses the command line and calls these.
 //! `docs/shell.md` describes the commands, their output and the differences from HBase.
@@ -18,6 +21,8 @@ pub mod bulkload;
 pub mod disk;
 pub mod exec;
 pub mod loadgen;
+pub mod net;
+pub mod server;
 pub mod session;
 pub mod shell;
 pub mod thrift;

@@ -48,6 +48,22 @@ pub struct DbStats {
     pub background_failures: u64,
 }
 
+/// The background work waiting and running now: the flush and compaction
+/// queue an operator watches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BackgroundWork {
+    /// Region flushes queued.
+    pub queued_flushes: usize,
+    /// Region compactions queued (at most one per region).
+    pub queued_compactions: usize,
+    /// Region splits queued.
+    pub queued_splits: usize,
+    /// Normalizer runs queued (at most one per table).
+    pub queued_normalizations: usize,
+    /// Jobs running now (at most the background threads).
+    pub running: usize,
+}
+
 /// What replay found on open.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RecoveryReport {
@@ -122,6 +138,20 @@ impl Db {
             bulk_loads: s.bulk_loads.load(Ordering::Relaxed),
             bulk_loaded_bytes: s.bytes_bulk_loaded.load(Ordering::Relaxed),
             background_failures: s.background_failures.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The flushes, compactions, splits and normalizer runs queued, and the
+    /// jobs running, now.
+    pub fn background_work(&self) -> BackgroundWork {
+        let (flushes, compactions, splits, normalizations, running) =
+            self.inner.supervisor.backlog();
+        BackgroundWork {
+            queued_flushes: flushes,
+            queued_compactions: compactions,
+            queued_splits: splits,
+            queued_normalizations: normalizations,
+            running,
         }
     }
 

@@ -76,6 +76,11 @@ impl Supervisor {
             .map_err(|e| crate::error::Error::io("starting background workers", e))
     }
 
+    /// The worker pool's queue lengths and running jobs (`Pool::backlog`).
+    pub(crate) fn backlog(&self) -> (usize, usize, usize, usize, usize) {
+        self.pool.backlog()
+    }
+
     /// The services the jobs run with.
     pub(crate) fn services(&self) -> &Arc<Services> {
         &self.services

@@ -192,6 +192,19 @@ impl Pool {
         self.queue.lock().last_error.clone()
     }
 
+    /// How many jobs of each kind are queued, and how many run: (flushes,
+    /// compactions, splits, normalizer runs, running).
+    pub(crate) fn backlog(&self) -> (usize, usize, usize, usize, usize) {
+        let q = self.queue.lock();
+        (
+            q.flushes.len(),
+            q.compactions.len(),
+            q.splits.len(),
+            q.normalizations.len(),
+            q.running,
+        )
+    }
+
     /// True when nothing is queued or running.
     pub(crate) fn is_idle(&self) -> bool {
         self.queue.lock().is_idle()

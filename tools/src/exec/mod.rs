@@ -29,6 +29,7 @@ use strata::{Clock, Db, DbOptions, Table};
 
 use crate::shell::{Command, TableLayout, TimestampFormat};
 
+pub use admin::region_name;
 pub use errors::CommandError;
 pub use identity::UserIdentity;
 pub use namespace::table_reference;
@@ -83,12 +84,18 @@ impl Executor {
     ) -> strata::Result<Executor> {
         let clock = db_options.clock.clone();
         let db = Db::open(dir, db_options)?;
-        Ok(Executor {
+        Ok(Executor::with_db(db, clock, options))
+    }
+
+    /// An executor over a database that is already open (a server's sessions share one);
+    /// `clock` is the one the database was opened with. Closing it is the owner's job.
+    pub fn with_db(db: Db, clock: Arc<dyn Clock>, options: ExecOptions) -> Executor {
+        Executor {
             db,
             clock,
             options,
             user: UserIdentity::current(),
-        })
+        }
     }
 
     /// Changes who `whoami` reports (tests fix it so that transcripts do not depend on the
