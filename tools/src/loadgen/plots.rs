@@ -16,7 +16,13 @@ use std::path::Path;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::report::{RegionTimeline, RunSummary, micros};
+mod comparison;
+pub use comparison::{
+    ComparisonCharts, RUN_CHART_HEIGHT, RUN_CHART_WIDTH, comparison_charts, comparison_html,
+    write_comparison_report,
+};
+
+use super::report::{RegionCounters, RegionTimeline, RunSummary, micros, named_target};
 
 /// Size of one chart, pixels.
 pub const CHART_WIDTH: u32 = 960;
@@ -101,10 +107,17 @@ pub struct Charts {
 fn svg_of(
     draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), PlotError>,
 ) -> Result<String, PlotError> {
+    svg_sized((CHART_WIDTH, CHART_HEIGHT), draw)
+}
+
+/// Draws one chart of `size` pixels into an SVG string.
+fn svg_sized(
+    size: (u32, u32),
+    draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), PlotError>,
+) -> Result<String, PlotError> {
     let mut out = String::new();
     {
-        let root =
-            SVGBackend::with_string(&mut out, (CHART_WIDTH, CHART_HEIGHT)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
         draw(&root)?;
         root.present().map_err(drawing)?;
     }
@@ -520,11 +533,29 @@ fn heat_colours() -> DerivedColorMap<RGBColor> {
     ])
 }
 
+/// What the report says in place of the heat map for a target without
+/// regions.
+fn no_regions(summary: &RunSummary) -> String {
+    format!(
+        "{} has no regions: operations are not broken down by key range.",
+        summary.target
+    )
+}
+
 fn draw_regions<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     summary: &RunSummary,
 ) -> Result<(), PlotError> {
     area.fill(&WHITE).map_err(drawing)?;
+    if summary.regions.is_empty() {
+        area.draw(&Text::new(
+            no_regions(summary),
+            (24, 40),
+            ("sans-serif", 20).into_font(),
+        ))
+        .map_err(drawing)?;
+        return Ok(());
+    }
     let map = HeatMap::of(&summary.region_timeline);
     let hottest = map.max();
     let (main, scale) = area.split_horizontally(CHART_WIDTH - 110);
@@ -653,6 +684,9 @@ pub fn html(summary: &RunSummary, charts: &Charts, command: &str) -> String {
          </style>\n</head>\n<body>\n<h1>strata-loadgen report</h1>\n",
     );
     page.push_str(&format!("<p><code>{}</code></p>\n", escape(command)));
+    if let Some(target) = named_target(&summary.target) {
+        page.push_str(&format!("<p>Target: {}</p>\n", escape(target)));
+    }
     let mode = if summary.closed_loop {
         "closed loop (--rate max): latency is service time; corrected equals service"
     } else {
@@ -717,12 +751,21 @@ pub fn html(summary: &RunSummary, charts: &Charts, command: &str) -> String {
         ("Throughput", &charts.throughput),
         ("Latency over time", &charts.latency),
         ("Latency spectrum", &charts.spectrum),
-        ("Load per region", &charts.regions),
     ] {
         page.push_str(&format!("<h2>{title}</h2>\n<div>\n"));
         page.push_str(inline_svg(svg));
         page.push_str("\n</div>\n");
     }
+    if summary.regions.is_empty() {
+        page.push_str(&format!(
+            "<h2>Load per region</h2>\n<p>{}</p>\n</body>\n</html>\n",
+            escape(&no_regions(summary))
+        ));
+        return page;
+    }
+    page.push_str("<h2>Load per region</h2>\n<div>\n");
+    page.push_str(inline_svg(&charts.regions));
+    page.push_str("\n</div>\n");
     page.push_str(&format!(
         "<h2>Regions</h2>\n<p>max/mean imbalance {:.2}; {} split(s) during the run; \
          heat map columns of {} interval(s).</p>\n",
@@ -734,6 +777,8 @@ pub fn html(summary: &RunSummary, charts: &Charts, command: &str) -> String {
          <th>stall ms</th></tr>\n",
     );
     for r in &summary.regions {
+        let [rows_read, rows_written, flushes, compactions, stall_ms] =
+            RegionCounters::cells(r.counters);
         page.push_str(&format!(
             "<tr><td>{}</td><td class=\"key\">{}</td><td class=\"key\">{}</td><td>{}</td>\
              <td>{:.1}%</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
@@ -742,11 +787,11 @@ pub fn html(summary: &RunSummary, charts: &Charts, command: &str) -> String {
             escape(&r.end_key),
             r.ops,
             r.share * 100.0,
-            r.rows_read,
-            r.rows_written,
-            r.flushes,
-            r.compactions,
-            r.stall_us / 1000
+            rows_read,
+            rows_written,
+            flushes,
+            compactions,
+            stall_ms
         ));
     }
     page.push_str("</table>\n</body>\n</html>\n");
