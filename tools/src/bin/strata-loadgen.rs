@@ -347,6 +347,16 @@ fn choices_of(args: &Args, spec: &LoadSpec) -> Result<Vec<Choice>, Box<dyn std::
     for choice in &choices {
         if let Choice::Engine(engine) = choice {
             target::check_mix(engine.name(), engine.unsupported(), &spec.mix)?;
+            if *engine != EngineName::Strata
+                && matches!(args.durability, Some(DurabilityArg::Fsync))
+            {
+                return Err(format!(
+                    "--durability fsync: {} is driven with skip, async or sync (its sync is an \
+                     fdatasync, as strata's is)",
+                    engine.name()
+                )
+                .into());
+            }
         }
     }
     Ok(choices)
