@@ -2,21 +2,18 @@
 //! fjall through these adapters) besides the workloads' calls. Every engine this build has.
 #![cfg(test)]
 
-use strata_bench::config::{CompressionChoice, DurabilityChoice, EngineKind, EngineSettings};
+use clap::Parser;
+use strata_bench::cli::Cli;
+use strata_bench::config::{EngineKind, EngineSettings};
 use strata_bench::engine;
 
+/// strata-bench's own defaults.
 fn settings() -> EngineSettings {
-    EngineSettings {
-        bulk_verify_blocks: false,
-        block_size_bytes: 4096,
-        cache_bytes: 8 << 20,
-        bloom_bits_per_key: 10,
-        compression: CompressionChoice::None,
-        durability: DurabilityChoice::Async,
-        io: None,
-        memtable_bytes: strata::DEFAULT_MEMSTORE_FLUSH_SIZE_BYTES,
-        background_threads: 2,
-    }
+    Cli::try_parse_from(["strata-bench"])
+        .unwrap()
+        .run_config()
+        .unwrap()
+        .settings
 }
 
 #[test]

@@ -82,6 +82,25 @@ pub struct EngineStep {
     pub service_histogram: Histogram<u64>,
 }
 
+impl EngineStep {
+    /// The step's row in a table of latencies: achieved ops/s, errors,
+    /// dropped, corrected p50/p99/p99.9/max, service p50/p99/p99.9.
+    pub fn cells(&self) -> [String; 10] {
+        [
+            format!("{:.0}", self.achieved_rate),
+            self.errors.to_string(),
+            self.dropped.to_string(),
+            micros(self.corrected.p50_us),
+            micros(self.corrected.p99_us),
+            micros(self.corrected.p999_us),
+            micros(self.corrected.max_us),
+            micros(self.service.p50_us),
+            micros(self.service.p99_us),
+            micros(self.service.p999_us),
+        ]
+    }
+}
+
 /// One engine over the comparison.
 #[derive(Debug, Clone, Serialize)]
 pub struct EngineSummary {
@@ -97,6 +116,21 @@ pub struct EngineSummary {
     pub highest_rate_meeting_slo_each_run: Vec<Option<f64>>,
     /// Its measured steps (warm-up excluded), in order.
     pub steps: Vec<EngineStep>,
+}
+
+impl EngineSummary {
+    /// How a step of this engine is marked in the tables: `!` when it did not
+    /// hold its rate in every run, `*` when it met the SLO in every run,
+    /// nothing otherwise.
+    pub fn mark(&self, step: &EngineStep) -> &'static str {
+        if step.held_runs < self.runs {
+            "!"
+        } else if step.met_slo_runs == Some(self.runs) {
+            "*"
+        } else {
+            ""
+        }
+    }
 }
 
 /// The engines side by side.
@@ -256,14 +290,7 @@ impl Comparison {
                 out.push_str(&format!("{rate:>10}"));
                 for e in &self.engines {
                     let cell = e.steps.get(step).map_or("-".to_owned(), |s| {
-                        let mark = if s.held_runs < e.runs {
-                            " !"
-                        } else if s.met_slo_runs == Some(e.runs) {
-                            " *"
-                        } else {
-                            "  "
-                        };
-                        format!("{}{mark}", micros(s.corrected_at_percentile_us))
+                        format!("{} {:1}", micros(s.corrected_at_percentile_us), e.mark(s))
                     });
                     out.push_str(&format!(" {cell:>width$}"));
                 }
@@ -289,19 +316,22 @@ impl Comparison {
             let Some(s) = e.steps.get(self.spectrum_step) else {
                 continue;
             };
+            let [
+                achieved,
+                errors,
+                dropped,
+                c50,
+                c99,
+                c999,
+                cmax,
+                s50,
+                s99,
+                s999,
+            ] = s.cells();
             out.push_str(&format!(
-                "{:<width$} {:>10.0} {:>8} {:>8} | {:>9} {:>9} {:>9} {:>9} | {:>8} {:>8} {:>8}\n",
+                "{:<width$} {achieved:>10} {errors:>8} {dropped:>8} | {c50:>9} {c99:>9} {c999:>9} \
+                 {cmax:>9} | {s50:>8} {s99:>8} {s999:>8}\n",
                 e.engine,
-                s.achieved_rate,
-                s.errors,
-                s.dropped,
-                micros(s.corrected.p50_us),
-                micros(s.corrected.p99_us),
-                micros(s.corrected.p999_us),
-                micros(s.corrected.max_us),
-                micros(s.service.p50_us),
-                micros(s.service.p99_us),
-                micros(s.service.p999_us),
             ));
         }
         out

@@ -12,8 +12,9 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{
-    CHART_HEIGHT, CHART_WIDTH, PlotError, ReportFormat, decades, draw_latency, draw_throughput,
-    drawing, escape, inline_svg, legend, percentile_label, spectrum_points, svg_sized,
+    CHART_HEIGHT, CHART_WIDTH, PlotError, ReportFormat, chart_on, draw_latency, draw_throughput,
+    drawing, escape, inline_svg, legend, log_axis, page_head, spectrum_axes, spectrum_chart,
+    spectrum_points, svg_sized,
 };
 use crate::loadgen::compare::{Comparison, EngineRun};
 use crate::loadgen::report::micros;
@@ -96,14 +97,15 @@ pub fn write_comparison_report<W: Write>(
     Ok(())
 }
 
-/// The target rates of the steps and the highest of them (at least 1, so axes have width).
+/// The target rates of the steps, and the end of an axis of target rates: 5% past the
+/// highest (at least 1, so the axis has width).
 fn step_rates(comparison: &Comparison) -> (Vec<f64>, f64) {
     let steps = comparison.engines.first().map_or(0, |e| e.steps.len());
     let rates: Vec<f64> = (0..steps)
         .map(|step| comparison.step_rate(step).unwrap_or(0.0))
         .collect();
     let highest = rates.iter().copied().fold(1.0, f64::max);
-    (rates, highest)
+    (rates, highest * 1.05)
 }
 
 /// One line per engine through `points`, a filled circle where `mark` holds and a hollow
@@ -153,18 +155,14 @@ fn draw_step_latency<DB: DrawingBackend>(
     comparison: &Comparison,
 ) -> Result<(), PlotError> {
     area.fill(&WHITE).map_err(drawing)?;
-    let (_, highest) = step_rates(comparison);
-    let x_to = highest * 1.05;
-    let (lo, hi) = comparison
-        .engines
-        .iter()
-        .flat_map(|e| e.steps.iter().map(|s| s.corrected_at_percentile_us))
-        .chain(comparison.slo_bound_us)
-        .filter(|v| *v > 0.0)
-        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
-            (lo.min(v), hi.max(v))
-        });
-    let (y_from, y_to) = decades(lo, hi);
+    let (_, x_to) = step_rates(comparison);
+    let (y_from, y_to) = log_axis(
+        comparison
+            .engines
+            .iter()
+            .flat_map(|e| e.steps.iter().map(|s| s.corrected_at_percentile_us))
+            .chain(comparison.slo_bound_us),
+    );
     let caption = match &comparison.slo {
         Some(slo) => format!(
             "Corrected {} by target rate (filled: met {slo} in every run)",
@@ -172,13 +170,7 @@ fn draw_step_latency<DB: DrawingBackend>(
         ),
         None => format!("Corrected {} by target rate", comparison.percentile_name()),
     };
-    let mut chart = ChartBuilder::on(area)
-        .caption(caption, ("sans-serif", 20))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(80)
-        .build_cartesian_2d(0f64..x_to, (y_from..y_to).log_scale())
-        .map_err(drawing)?;
+    let mut chart = chart_on(area, &caption, 20, 0f64..x_to, (y_from..y_to).log_scale())?;
     chart
         .configure_mesh()
         .x_desc("target ops/s")
@@ -214,24 +206,20 @@ fn draw_step_throughput<DB: DrawingBackend>(
     comparison: &Comparison,
 ) -> Result<(), PlotError> {
     area.fill(&WHITE).map_err(drawing)?;
-    let (_, highest) = step_rates(comparison);
-    let x_to = highest * 1.05;
+    let (_, x_to) = step_rates(comparison);
     let achieved = comparison
         .engines
         .iter()
         .flat_map(|e| e.steps.iter().map(|s| s.achieved_rate))
-        .fold(highest, f64::max);
+        .fold(x_to, f64::max);
     let y_to = achieved * 1.1;
-    let mut chart = ChartBuilder::on(area)
-        .caption(
-            "Achieved by target rate (filled: held its rate in every run)",
-            ("sans-serif", 20),
-        )
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(80)
-        .build_cartesian_2d(0f64..x_to, 0f64..y_to)
-        .map_err(drawing)?;
+    let mut chart = chart_on(
+        area,
+        "Achieved by target rate (filled: held its rate in every run)",
+        20,
+        0f64..x_to,
+        0f64..y_to,
+    )?;
     chart
         .configure_mesh()
         .x_desc("target ops/s")
@@ -284,39 +272,16 @@ fn draw_spectra<DB: DrawingBackend>(
             ))
         })
         .collect();
-    let all = curves
-        .iter()
-        .flat_map(|(_, _, c, s)| c.iter().chain(s.iter()));
-    let x_hi = all.clone().map(|p| p.0).fold(10.0, f64::max);
-    let (lo, hi) = all
-        .map(|p| p.1)
-        .filter(|v| *v > 0.0)
-        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
-            (lo.min(v), hi.max(v))
-        });
-    let (y_from, y_to) = decades(lo, hi);
-    let (_, x_to) = decades(1.0, x_hi);
-    let mut chart = ChartBuilder::on(area)
-        .caption(
-            format!(
-                "Latency by percentile at {} (solid corrected, dashed service)",
-                comparison.spectrum_label()
-            ),
-            ("sans-serif", 18),
-        )
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(80)
-        .build_cartesian_2d((1f64..x_to).log_scale(), (y_from..y_to).log_scale())
-        .map_err(drawing)?;
-    chart
-        .configure_mesh()
-        .x_desc("percentile (log scale of 1 / (1 - p))")
-        .y_desc("latency (us, log scale)")
-        .x_label_formatter(&|x| percentile_label(*x))
-        .y_label_formatter(&|v| micros(*v))
-        .draw()
-        .map_err(drawing)?;
+    let (x_to, (y_from, y_to)) = spectrum_axes(
+        curves
+            .iter()
+            .flat_map(|(_, _, c, s)| c.iter().chain(s.iter())),
+    );
+    let caption = format!(
+        "Latency by percentile at {} (solid corrected, dashed service)",
+        comparison.spectrum_label()
+    );
+    let mut chart = spectrum_chart(area, &caption, 18, x_to, (y_from, y_to))?;
     for (index, name, corrected, service) in curves {
         let colour = engine_colour(index);
         chart
@@ -411,17 +376,9 @@ pub fn comparison_html(
     charts: &ComparisonCharts,
     command: &str,
 ) -> String {
-    let mut page = String::new();
-    page.push_str(
-        "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n\
-         <meta charset=\"utf-8\"/>\n<title>strata-loadgen comparison</title>\n<style>\n\
-         body { font-family: sans-serif; margin: 1.5em; }\n\
-         table { border-collapse: collapse; margin: 0.5em 0 1em; }\n\
-         th, td { border: 1px solid #bbb; padding: 2px 8px; text-align: right; }\n\
-         th { background: #eee; }\n\
-         td.engine { text-align: left; }\n\
-         td.run { vertical-align: top; }\n\
-         </style>\n</head>\n<body>\n<h1>strata-loadgen comparison</h1>\n",
+    let mut page = page_head(
+        "strata-loadgen comparison",
+        "td.engine { text-align: left; }\ntd.run { vertical-align: top; }\n",
     );
     page.push_str(&format!("<p><code>{}</code></p>\n", escape(command)));
     let engines: Vec<&str> = comparison
@@ -483,16 +440,10 @@ pub fn comparison_html(
             ));
             for e in &comparison.engines {
                 let cell = e.steps.get(step).map_or("-".to_owned(), |s| {
-                    let mark = if s.held_runs < e.runs {
-                        " !"
-                    } else if s.met_slo_runs == Some(e.runs) {
-                        " *"
-                    } else {
-                        ""
-                    };
                     format!(
-                        "{}{mark} ({:.0})",
+                        "{} {} ({:.0})",
                         micros(s.corrected_at_percentile_us),
+                        e.mark(s),
                         s.achieved_rate
                     )
                 });
@@ -513,20 +464,13 @@ pub fn comparison_html(
             continue;
         };
         page.push_str(&format!(
-            "<tr><td class=\"engine\">{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td>\
-             <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-            escape(&e.engine),
-            s.achieved_rate,
-            s.errors,
-            s.dropped,
-            micros(s.corrected.p50_us),
-            micros(s.corrected.p99_us),
-            micros(s.corrected.p999_us),
-            micros(s.corrected.max_us),
-            micros(s.service.p50_us),
-            micros(s.service.p99_us),
-            micros(s.service.p999_us),
+            "<tr><td class=\"engine\">{}</td>",
+            escape(&e.engine)
         ));
+        for cell in s.cells() {
+            page.push_str(&format!("<td>{cell}</td>"));
+        }
+        page.push_str("</tr>\n");
     }
     page.push_str("</table>\n");
     for (title, svg) in [
