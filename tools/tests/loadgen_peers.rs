@@ -6,8 +6,10 @@
 //! (release: the RocksDB that strata-bench's release build compiled is reused; a debug
 //! build would compile it again).
 
-// Compiled only as a test, so clippy treats helpers here as test code.
-#![cfg(all(test, feature = "peers"))]
+// Compiled only as a test, so clippy treats helpers here as test code; and only with the
+// peers.
+#![cfg(test)]
+#![cfg(feature = "peers")]
 
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
