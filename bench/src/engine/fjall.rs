@@ -131,6 +131,14 @@ impl Engine for FjallEngine {
         Ok(self.keyspace.get(key)?.map(|v| v.len()))
     }
 
+    fn delete(&self, key: &[u8]) -> Result<()> {
+        self.keyspace.remove(key)?;
+        if self.sync_each_write {
+            self.db.persist(PersistMode::SyncData)?;
+        }
+        Ok(())
+    }
+
     fn multi_get(&self, keys: &[Vec<u8>]) -> Result<u64> {
         // fjall has no multi-get: one get per key.
         let mut found = 0;

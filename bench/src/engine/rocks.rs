@@ -145,6 +145,10 @@ impl Engine for RocksDbEngine {
         Ok(self.db.get_pinned(key)?.map(|v| v.len()))
     }
 
+    fn delete(&self, key: &[u8]) -> Result<()> {
+        Ok(self.db.delete_opt(key, &self.write)?)
+    }
+
     fn multi_get(&self, keys: &[Vec<u8>]) -> Result<u64> {
         let cf = self
             .db

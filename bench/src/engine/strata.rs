@@ -6,8 +6,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use strata::{
-    BloomType, BulkFiles, BulkLoadOptions, BulkWriter, Compression, Db, DbOptions, Durability,
-    FamilyDescriptor, Get, IoMode, Put, RowReader, Scan, Table, TableDescriptor,
+    BloomType, BulkFiles, BulkLoadOptions, BulkWriter, Compression, Db, DbOptions, Delete,
+    Durability, FamilyDescriptor, Get, IoMode, Put, RowReader, Scan, Table, TableDescriptor,
 };
 
 use super::{BulkLoader, Engine, ScanCount, WalCounters};
@@ -215,6 +215,11 @@ impl Engine for StrataEngine {
                 .find(|c| c.family() == FAMILY && c.qualifier() == QUALIFIER)
                 .map(|c| c.value().len()))
         })
+    }
+
+    fn delete(&self, key: &[u8]) -> Result<()> {
+        // Durability comes from the table descriptor.
+        Ok(self.table.delete(&Delete::new(key))?)
     }
 
     fn multi_get(&self, keys: &[Vec<u8>]) -> Result<u64> {
