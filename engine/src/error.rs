@@ -326,6 +326,13 @@ pub enum Error {
         /// The failure that stopped them.
         cause: Box<Error>,
     },
+    /// One of the engine's own rules would have been broken: a bug, not bad
+    /// input and not damage on disk. The change was refused before anything
+    /// was written.
+    InvariantBroken {
+        /// The rule, and what would have broken it.
+        what: String,
+    },
     /// An operating system I/O error.
     Io {
         /// What strata was doing (usually names the file).
@@ -695,6 +702,11 @@ impl fmt::Display for Error {
                 f,
                 "the database takes no changes after a storage failure ({cause}); reads still \
                  work; reopen it once the cause is fixed"
+            ),
+            Error::InvariantBroken { what } => write!(
+                f,
+                "an internal rule of strata would have been broken ({what}); nothing was \
+                 changed; this is a bug"
             ),
             Error::Io { context, source } => write!(f, "{context}: {source}"),
         }

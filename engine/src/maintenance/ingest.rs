@@ -44,7 +44,7 @@ use crate::hfile::BulkOrigin;
 use crate::hfile::cache::BlockCache;
 use crate::hfile::reader::{FileCursor, HFileReader};
 use crate::hfile::writer::HFileWriter;
-use crate::manifest::{BulkSource, Edit, LoadedFile};
+use crate::manifest::{BulkSource, Edit, LoadedFile, edit};
 use crate::names::hfile_name;
 use crate::options::FamilyDescriptor;
 use crate::region::Region;
@@ -723,7 +723,7 @@ fn commit_and_install(
     } else {
         0
     };
-    let edit = Edit::BulkLoad {
+    let edit = Edit::BulkLoad(edit::BulkLoad {
         table_id: table.id,
         sequence: last_sequence,
         files: edit_files,
@@ -734,7 +734,7 @@ fn commit_and_install(
                 file_number: s.origin.file_number,
             })
             .collect(),
-    };
+    });
     // A fresh load's sequences follow every write logged before it: the log
     // is synced through them first, so that after a power loss the load is
     // never there without an earlier `AsyncWal` write (recovery stays a
