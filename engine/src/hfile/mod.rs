@@ -23,6 +23,7 @@ mod file_tests;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::codec::{DecodeError, Decoder, Encode};
+use crate::file_meta::BulkSource;
 pub(crate) use crate::file_meta::FileMeta;
 use crate::options::{BloomType, Compression};
 use block::BlockHandle;
@@ -58,11 +59,8 @@ pub(crate) struct FileInfo {
 pub(crate) struct BulkOrigin {
     /// The table the file was written for (its name when written).
     pub(crate) table: String,
-    /// The writer that made the file: random, so files of different writers
-    /// never share an identity.
-    pub(crate) writer_id: u128,
-    /// The file's number among its writer's files (0, 1, ...).
-    pub(crate) file_number: u32,
+    /// The file's identity: its writer and its number there.
+    pub(crate) source: BulkSource,
 }
 
 /// Tag of the optional bulk-origin section at the end of the meta block.
@@ -99,8 +97,8 @@ pub(crate) fn encode_meta(meta: &FileMeta, info: &FileInfo) -> Vec<u8> {
     if let Some(bulk) = &info.bulk {
         out.put_u8(META_BULK_ORIGIN);
         out.put_bytes16(bulk.table.as_bytes());
-        out.extend_from_slice(&bulk.writer_id.to_le_bytes());
-        out.put_u32(bulk.file_number);
+        out.extend_from_slice(&bulk.source.writer_id.to_le_bytes());
+        out.put_u32(bulk.source.file_number);
     }
     out
 }
@@ -161,8 +159,10 @@ pub(crate) fn decode_meta(
         id.copy_from_slice(d.take(16)?);
         info.bulk = Some(BulkOrigin {
             table,
-            writer_id: u128::from_le_bytes(id),
-            file_number: d.u32()?,
+            source: BulkSource {
+                writer_id: u128::from_le_bytes(id),
+                file_number: d.u32()?,
+            },
         });
     }
     if !d.is_empty() || !matches!(info.index_levels, 1 | 2) || meta.first_row > meta.last_row {
@@ -312,8 +312,10 @@ mod tests {
         let bulk = FileInfo {
             bulk: Some(BulkOrigin {
                 table: "ns:t".to_owned(),
-                writer_id: 0x0123_4567_89ab_cdef_0011_2233_4455_6677,
-                file_number: 42,
+                source: BulkSource {
+                    writer_id: 0x0123_4567_89ab_cdef_0011_2233_4455_6677,
+                    file_number: 42,
+                },
             }),
             ..info
         };

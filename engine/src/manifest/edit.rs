@@ -14,7 +14,7 @@
 use std::fmt;
 
 use super::state::{
-    BulkSource, LoadedFile, ManifestState, RegionRecord, StoreFile, TableRecord, user_namespace_of,
+    LoadedFile, ManifestState, RegionRecord, StoreFile, TableRecord, user_namespace_of,
 };
 use super::wire::{
     decode_descriptor, decode_family_ids, decode_file_meta, decode_list, decode_region,
@@ -22,7 +22,7 @@ use super::wire::{
     encode_region, encode_u128, number_ranges,
 };
 use crate::codec::{DecodeError, Decoder, Encode};
-use crate::file_meta::FileMeta;
+use crate::file_meta::{BulkSource, FileMeta};
 use crate::options::TableDescriptor;
 
 /// Longest run of file numbers one history entry may hold when read back

@@ -47,6 +47,4 @@ pub(crate) use log::Manifest;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use reader::parse_manifest;
 pub(crate) use reader::read_current;
-pub(crate) use state::{
-    BulkSource, LoadedFile, ManifestState, RegionRecord, StoreFile, TableRecord,
-};
+pub(crate) use state::{LoadedFile, ManifestState, RegionRecord, StoreFile, TableRecord};

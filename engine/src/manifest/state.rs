@@ -44,14 +44,6 @@ pub(crate) struct LoadedFile {
     pub(crate) meta: FileMeta,
 }
 
-/// The identity of a bulk-written file (its writer and its number there),
-/// as its meta block records it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) struct BulkSource {
-    pub(crate) writer_id: u128,
-    pub(crate) file_number: u32,
-}
-
 /// A table as the manifest records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TableRecord {

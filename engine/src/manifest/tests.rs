@@ -10,7 +10,7 @@ use super::reader::read_manifest;
 use super::state::MAX_REMEMBERED_BULK_WRITERS;
 use super::*;
 use crate::error::Error;
-use crate::file_meta::FileMeta;
+use crate::file_meta::{BulkSource, FileMeta};
 use crate::io::{Backend, Io};
 use crate::names::CURRENT_FILE;
 use crate::options::{
