@@ -196,8 +196,8 @@ pub enum Error {
     },
     /// The WAL commit thread failed earlier; writes are refused until reopen.
     WalFailed {
-        /// The original failure.
-        reason: String,
+        /// The failure that stopped the commit thread (an I/O error).
+        cause: Box<Error>,
     },
     /// A flush or compaction failed and writes cannot proceed until it succeeds.
     BackgroundFailed {
@@ -593,10 +593,10 @@ impl fmt::Display for Error {
             Error::IoUringUnavailable { reason } => {
                 write!(f, "io_uring was requested but is unavailable: {reason}")
             }
-            Error::WalFailed { reason } => {
+            Error::WalFailed { cause } => {
                 write!(
                     f,
-                    "the write-ahead log failed earlier ({reason}); reopen the database"
+                    "the write-ahead log failed earlier ({cause}); reopen the database"
                 )
             }
             Error::BackgroundFailed { source } => {
@@ -735,7 +735,7 @@ impl std::error::Error for Error {
             Error::Io { source, .. } | Error::ReadFailed { source, .. } => Some(source.as_ref()),
             Error::BackgroundFailed { source } => Some(source.as_ref()),
             Error::BulkCellInvalid { source, .. } => Some(source.as_ref()),
-            Error::WritesStopped { cause } => Some(cause.as_ref()),
+            Error::WritesStopped { cause } | Error::WalFailed { cause } => Some(cause.as_ref()),
             _ => None,
         }
     }

@@ -99,7 +99,7 @@ pub(crate) fn remove_unfinished_segments(io: &Io, dir: &Path) -> Result<()> {
 /// What a writer sees once the commit thread failed.
 fn wal_failed(failure: &Error) -> Error {
     Error::WalFailed {
-        reason: failure.to_string(),
+        cause: Box::new(failure.clone()),
     }
 }
 
@@ -925,6 +925,22 @@ mod tests {
                 "a group synced before stays durable"
             );
         }
+    }
+
+    #[test]
+    fn a_failed_log_keeps_its_cause_typed() {
+        let cause = Error::io(
+            "syncing wal/000001.log",
+            std::io::Error::from_raw_os_error(libc::EIO),
+        );
+        let failed = wal_failed(&cause);
+        let Error::WalFailed { cause: kept } = &failed else {
+            panic!("{failed:?}");
+        };
+        assert!(matches!(**kept, Error::Io { .. }));
+        assert!(failed.to_string().contains("syncing wal/000001.log"));
+        let source = std::error::Error::source(&failed).map(ToString::to_string);
+        assert_eq!(source, Some(cause.to_string()));
     }
 
     #[test]
