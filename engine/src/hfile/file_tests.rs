@@ -354,6 +354,38 @@ fn large_files_get_a_two_level_index() {
     assert_eq!(count, 5000);
 }
 
+/// Handles and bounds of data blocks come from one walk of the index: every
+/// block's agree with the block itself, at either index depth, and a block
+/// past the last is corruption, not a panic or another block's bounds.
+#[test]
+fn block_handles_and_bounds_come_from_the_index_at_either_depth() {
+    let dir = tempfile::tempdir().unwrap();
+    for (count, levels) in [(300, 1), (5000, 2)] {
+        let cells = numbered_cells(count, 8, &[1u8; 20]);
+        let reader = write(dir.path(), &cells, 64, Compression::None, BloomType::None);
+        assert_eq!(reader.info().index_levels, levels);
+        let blocks = reader.block_count();
+        for ordinal in [0, 1, blocks / 2, blocks - 1] {
+            let block = reader
+                .data_block_at(reader.handle_of(ordinal).unwrap())
+                .unwrap();
+            let (first, last) = reader.block_bounds(ordinal).unwrap();
+            assert_eq!(first, block.row(0), "block {ordinal} of {levels} levels");
+            assert_eq!(last, block.row(block.rows() - 1));
+        }
+        for past in [blocks, blocks + 1, usize::MAX] {
+            assert!(matches!(
+                reader.handle_of(past),
+                Err(Error::Corruption { .. })
+            ));
+            assert!(matches!(
+                reader.block_bounds(past),
+                Err(Error::Corruption { .. })
+            ));
+        }
+    }
+}
+
 /// A seek walks a leaf of the two-level index; the open file holds its
 /// leaves, so the block cache sees only the data block: one lookup per
 /// seek (a leaf through the cache took a second lookup and could be

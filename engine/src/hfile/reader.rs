@@ -168,32 +168,46 @@ impl HFileReader {
         Ok(slot.get_or_init(|| leaf))
     }
 
+    /// Data block `ordinal`'s entry in the index: the index block that
+    /// lists it (the top level of a one-level index; else the leaf whose
+    /// ordinal base is the last at or below `ordinal`) and its position
+    /// there. A block the index does not list is corruption: the meta block
+    /// counted more blocks than the index holds.
+    fn index_entry(&self, ordinal: usize) -> Result<(&IndexBlock, usize)> {
+        let (index, position, index_offset) = if self.two_level() {
+            let (mut lo, mut hi) = (0, self.top.len());
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if self.top.ordinal_base(mid) <= ordinal as u64 {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            let j = lo.saturating_sub(1);
+            let base = self.top.ordinal_base(j) as usize;
+            (
+                self.leaf(j)?,
+                ordinal.checked_sub(base),
+                self.top.handle(j).offset,
+            )
+        } else {
+            (&self.top, Some(ordinal), 0)
+        };
+        match position {
+            Some(position) if position < index.len() => Ok((index, position)),
+            _ => Err(Error::corruption(
+                &self.path,
+                index_offset,
+                format!("data block {ordinal} is not in the index (index too short)"),
+            )),
+        }
+    }
+
     /// The handle of data block `ordinal`.
     pub(crate) fn handle_of(&self, ordinal: usize) -> Result<BlockHandle> {
-        if !self.two_level() {
-            return Ok(self.top.handle(ordinal));
-        }
-        // The last leaf whose ordinal base is <= ordinal.
-        let (mut lo, mut hi) = (0, self.top.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.top.ordinal_base(mid) <= ordinal as u64 {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        let j = lo.saturating_sub(1);
-        let leaf = self.leaf(j)?;
-        let k = ordinal - self.top.ordinal_base(j) as usize;
-        if k >= leaf.len() {
-            return Err(Error::corruption(
-                &self.path,
-                self.top.handle(j).offset,
-                "leaf index too short",
-            ));
-        }
-        Ok(leaf.handle(k))
+        let (index, position) = self.index_entry(ordinal)?;
+        Ok(index.handle(position))
     }
 
     /// The first data block that can hold `row` or a later one.
@@ -268,25 +282,11 @@ impl HFileReader {
 
     /// First and last row of data block `ordinal`, from the index.
     pub(crate) fn block_bounds(&self, ordinal: usize) -> Result<(Vec<u8>, Vec<u8>)> {
-        if !self.two_level() {
-            return Ok((
-                self.top.first_row(ordinal).to_vec(),
-                self.top.last_row(ordinal).to_vec(),
-            ));
-        }
-        let (mut lo, mut hi) = (0, self.top.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.top.ordinal_base(mid) <= ordinal as u64 {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        let j = lo.saturating_sub(1);
-        let leaf = self.leaf(j)?;
-        let k = ordinal.saturating_sub(self.top.ordinal_base(j) as usize);
-        Ok((leaf.first_row(k).to_vec(), leaf.last_row(k).to_vec()))
+        let (index, position) = self.index_entry(ordinal)?;
+        Ok((
+            index.first_row(position).to_vec(),
+            index.last_row(position).to_vec(),
+        ))
     }
 
     /// The data block at `handle` (from [`HFileReader::seek_block_handle`]),
