@@ -272,6 +272,9 @@ pub enum BloomType {
 }
 
 impl BloomType {
+    /// Every bloom filter type, in the order HBase lists them.
+    pub const ALL: [BloomType; 3] = [BloomType::None, BloomType::Row, BloomType::RowCol];
+
     /// HBase's name (`NONE`, `ROW`, `ROWCOL`).
     pub fn name(self) -> &'static str {
         match self {
@@ -279,6 +282,14 @@ impl BloomType {
             BloomType::Row => "ROW",
             BloomType::RowCol => "ROWCOL",
         }
+    }
+
+    /// The type HBase names `name`, in any case (`row` is [`BloomType::Row`]);
+    /// `None` for a name strata does not build (`ROWPREFIX_FIXED_LENGTH`).
+    pub fn from_name(name: &str) -> Option<BloomType> {
+        Self::ALL
+            .into_iter()
+            .find(|bloom| bloom.name().eq_ignore_ascii_case(name))
     }
     pub(crate) fn code(self) -> u8 {
         match self {
@@ -839,6 +850,20 @@ pub(crate) fn validate_table_name(name: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bloom_types_are_found_by_their_hbase_names() {
+        for bloom in BloomType::ALL {
+            assert_eq!(BloomType::from_name(bloom.name()), Some(bloom));
+            assert_eq!(
+                BloomType::from_name(&bloom.name().to_lowercase()),
+                Some(bloom)
+            );
+            assert_eq!(BloomType::from_code(bloom.code()), Some(bloom));
+        }
+        assert_eq!(BloomType::from_name("ROWPREFIX_FIXED_LENGTH"), None);
+        assert_eq!(BloomType::from_name(""), None);
+    }
 
     #[test]
     fn hex_string_split_matches_hbase() {

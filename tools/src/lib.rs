@@ -8,6 +8,8 @@
 //!   terminal loop.
 //! * [`disk`]: the on-disk tools.
 //! * [`thrift`]: `strata thrift`, HBase's Thrift1 gateway.
+//! * [`conventions`]: HBase's conventions the shell, the gateway and the disk tools share
+//!   (`Bytes.toStringBinary`, family option names, `FOREVER`).
 //!
 //! The `strata` binary (`src/bin/strata.rs`) parses the command line and calls these.
 //! `docs/shell.md` describes the commands, their output and the differences from HBase.
@@ -15,6 +17,7 @@
 #![warn(missing_docs)]
 
 pub mod bulkload;
+pub mod conventions;
 pub mod disk;
 pub mod exec;
 pub mod loadgen;
