@@ -410,14 +410,17 @@ impl Memstore {
         self.cell_count.load(Ordering::Relaxed)
     }
 
-    /// Highest sequence number inserted (0 when empty).
-    #[allow(dead_code, reason = "flush records it in the HFile meta; tested here")]
+    /// Highest sequence number inserted (0 when empty). Only this module's
+    /// tests read it: a flush takes its file's sequences from the cells it
+    /// writes.
+    #[cfg(test)]
     pub(crate) fn max_sequence(&self) -> u64 {
         self.max_sequence.load(Ordering::Acquire)
     }
 
-    /// Smallest and largest timestamp inserted, if any.
-    #[allow(dead_code, reason = "flush records it in the HFile meta; tested here")]
+    /// Smallest and largest timestamp inserted, if any. Only this module's
+    /// tests read it, as [`Memstore::max_sequence`].
+    #[cfg(test)]
     pub(crate) fn timestamp_range(&self) -> Option<(i64, i64)> {
         let (lo, hi) = (
             self.min_timestamp.load(Ordering::Relaxed),

@@ -33,8 +33,13 @@
 //! (and the engine's own tests): a database uses it only when
 //! `DbOptions::fault_injector` hands it an injector, so no production
 //! build can pick it by accident.
-// Without the feature only the engine's own tests use it, and not all of it.
-#![cfg_attr(not(feature = "fault-injection"), allow(dead_code))]
+#![cfg_attr(
+    not(feature = "fault-injection"),
+    expect(
+        dead_code,
+        reason = "without the feature only the engine's own tests use it, and not all of it"
+    )
+)]
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
