@@ -61,6 +61,13 @@ pub enum Error {
         /// The family that does not exist in it.
         family: String,
     },
+    /// A write named a family that an `alter_table` running at the same
+    /// time dropped (the write had found it in the table's descriptor).
+    /// Nothing of the write was applied.
+    FamilyDropped {
+        /// The dropped family's id (its name is gone with it).
+        family_id: u32,
+    },
     /// A timestamp was negative; timestamps are milliseconds `>= 0`.
     NegativeTimestamp {
         /// The rejected timestamp.
@@ -417,6 +424,7 @@ impl Error {
                 | Error::DuplicateFamily { .. }
                 | Error::NoFamilies { .. }
                 | Error::UnknownFamily { .. }
+                | Error::FamilyDropped { .. }
                 | Error::NegativeTimestamp { .. }
                 | Error::ReservedTimestamp { .. }
                 | Error::InvalidTimeRange { .. }
@@ -511,6 +519,11 @@ impl fmt::Display for Error {
                     "column family '{family}' does not exist in table '{table}'"
                 )
             }
+            Error::FamilyDropped { family_id } => write!(
+                f,
+                "column family {family_id} (by id) was dropped by an alter while this write was \
+                 prepared; nothing was written"
+            ),
             Error::NegativeTimestamp { timestamp } => {
                 write!(f, "timestamp {timestamp} is negative (must be >= 0)")
             }
@@ -750,6 +763,13 @@ mod tests {
         assert_eq!(printable(b"abc"), "abc");
         assert_eq!(printable(b"a\x00\xffz"), "a\\x00\\xFFz");
         assert_eq!(printable(b"a\\b"), "a\\x5Cb");
+    }
+
+    #[test]
+    fn a_family_dropped_during_a_write_is_bad_input_named_by_its_id() {
+        let error = Error::FamilyDropped { family_id: 7 };
+        assert!(error.is_invalid_input() && !error.is_storage_failure());
+        assert!(error.to_string().contains("column family 7"), "{error}");
     }
 
     #[test]

@@ -218,6 +218,10 @@ fn engine_failure(error: strata::Error) -> Failure {
             "org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException: column family \
              {family} does not exist in table {table}"
         )),
+        strata::Error::FamilyDropped { family_id } => Failure::Io(format!(
+            "org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException: column family \
+             {family_id} (by id) was dropped while the write was prepared"
+        )),
         strata::Error::NotACounter { len, .. } => Failure::Io(format!(
             "org.apache.hadoop.hbase.DoNotRetryIOException: Field is not a long, it's {len} \
              bytes wide"
