@@ -266,6 +266,11 @@ impl Wal {
         max_sequence: u64,
         sync: Option<SyncKind>,
     ) -> Result<Ticket> {
+        debug_assert!(
+            frame_count > 0
+                && frames.len() as u64 >= frame_count * format::FRAME_HEADER_BYTES as u64,
+            "an append holds at least one whole frame"
+        );
         let shared = &*self.shared;
         let mut state = shared.state.lock();
         loop {
@@ -731,6 +736,10 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
                 if segments_started.after {
                     push_segment(&mut state);
                 }
+                debug_assert!(
+                    group.number > state.written_group && group.number > state.synced_group,
+                    "groups are written and synced in the order they filled"
+                );
                 state.current_segment_bytes = segment.write_offset;
                 state.written_group = group.number;
                 state.stats.groups_written += u64::from(!group.bytes.is_empty());
@@ -804,6 +813,10 @@ fn write_group(
             .write_at_then_sync(segment.write_offset, &group.bytes, sync, in_flight)
             .map_err(|e| Error::io(format!("writing {}", segment.file.path().display()), e))?;
         segment.write_offset += len;
+        debug_assert!(
+            segment.write_offset <= segment.allocated,
+            "a group is written inside the segment's allocation"
+        );
         segment.frames += group.frames;
         segment.max_sequence = segment.max_sequence.max(group.max_sequence);
         segment.unsynced = sync.is_none();
