@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::cell::{DEFAULT_MAX_VALUE_BYTES, validate_family_name};
 use crate::clock::{Clock, SystemClock};
+use crate::codec::{DecodeError, Decoder, Encode};
 use crate::error::{Error, Result};
 use crate::keys::Salter;
 
@@ -306,6 +307,12 @@ impl BloomType {
             _ => None,
         }
     }
+
+    /// Reads a bloom type's code `u8`; an unknown code is refused.
+    pub(crate) fn decode(d: &mut Decoder<'_>) -> Result<BloomType, DecodeError> {
+        let code = d.u8()?;
+        Self::from_code(code).ok_or_else(|| DecodeError(format!("unknown bloom type {code}")))
+    }
 }
 
 /// Block compression for a family's HFiles.
@@ -327,6 +334,29 @@ impl Compression {
         match self {
             Compression::None => "NONE",
             Compression::Zstd { .. } => "ZSTD",
+        }
+    }
+
+    /// Appends the compression as the HFile meta block and the manifest's
+    /// descriptors store it (`docs/format.md`): code `u8` (0 none, 1 zstd),
+    /// then the zstd level `u32` (0 without zstd).
+    pub(crate) fn encode(self, out: &mut Vec<u8>) {
+        let (code, level) = match self {
+            Compression::None => (0, 0),
+            Compression::Zstd { level } => (1, level as u32),
+        };
+        out.put_u8(code);
+        out.put_u32(level);
+    }
+
+    /// Reads what [`Compression::encode`] wrote; an unknown code is refused.
+    pub(crate) fn decode(d: &mut Decoder<'_>) -> Result<Compression, DecodeError> {
+        match (d.u8()?, d.u32()?) {
+            (0, _) => Ok(Compression::None),
+            (1, level) => Ok(Compression::Zstd {
+                level: level as i32,
+            }),
+            (other, _) => Err(DecodeError(format!("unknown compression {other}"))),
         }
     }
 }

@@ -66,16 +66,12 @@ fn write(
     }
     let meta = w.finish(7).unwrap();
     assert_eq!(meta.cells, cells.len() as u64);
-    Arc::new(
-        HFileReader::open(
-            io.clone(),
-            &path,
-            7,
-            Arc::new(BlockCache::new(1 << 20)),
-            true,
-        )
-        .unwrap(),
-    )
+    open(&io, dir, Arc::new(BlockCache::new(1 << 20)))
+}
+
+/// The file [`write`] wrote in `dir` (id 7), opened through `cache`.
+fn open(io: &Io, dir: &std::path::Path, cache: Arc<BlockCache>) -> Arc<HFileReader> {
+    Arc::new(HFileReader::open(io.clone(), &dir.join("f.hfile"), 7, cache, true).unwrap())
 }
 
 /// `count` puts of column `q` at timestamp 1, one per row `row{i}` (`i`
@@ -116,16 +112,7 @@ fn read_ahead_returns_the_same_cells_and_whole_file_passes_leave_the_cache_alone
     // The back end the suite runs under (CI runs it under both).
     let io = Io::resolve(crate::options::IoMode::Auto).unwrap();
     let cache = Arc::new(BlockCache::new(8 << 20));
-    let reader = Arc::new(
-        HFileReader::open(
-            io.clone(),
-            &dir.path().join("f.hfile"),
-            7,
-            cache.clone(),
-            true,
-        )
-        .unwrap(),
-    );
+    let reader = open(&io, dir.path(), cache.clone());
     assert!(reader.block_count() > 100);
     assert!(reader.info().index_levels == 1);
     // A compaction-style pass: batches of blocks, none of them cached.
@@ -163,16 +150,7 @@ fn read_ahead_stops_at_the_reads_last_row() {
     // without the stop, each on a fresh cache.
     let cached_after_pass = |stop: Option<ReadAheadStop>| {
         let cache = Arc::new(BlockCache::new(8 << 20));
-        let reader = Arc::new(
-            HFileReader::open(
-                io.clone(),
-                &dir.path().join("f.hfile"),
-                7,
-                cache.clone(),
-                true,
-            )
-            .unwrap(),
-        );
+        let reader = open(&io, dir.path(), cache.clone());
         let mut cursor = FileCursor::new(reader).with_read_ahead_stop(stop.map(Arc::new));
         cursor.seek_to_first().unwrap();
         for cell in &cells[..200] {

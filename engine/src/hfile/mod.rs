@@ -63,6 +63,28 @@ pub(crate) struct BulkOrigin {
     pub(crate) source: BulkSource,
 }
 
+/// The first index of `lo..hi` for which `before` is false, where `before`
+/// holds for a prefix of the range and not after it: a binary search, as
+/// `slice::partition_point`, over the columns of blocks and indexes, which
+/// are not slices (`hi` when `before` holds throughout). Every search of a
+/// block or index goes through here.
+#[inline]
+pub(crate) fn partition_point(
+    mut lo: usize,
+    mut hi: usize,
+    mut before: impl FnMut(usize) -> bool,
+) -> usize {
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if before(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 /// Tag of the optional bulk-origin section at the end of the meta block.
 const META_BULK_ORIGIN: u8 = 1;
 
@@ -81,16 +103,7 @@ pub(crate) fn encode_meta(meta: &FileMeta, info: &FileInfo) -> Vec<u8> {
     out.put_u64(meta.markers);
     out.put_u8(info.bloom.code());
     out.put_u64(info.bloom_keys);
-    match info.compression {
-        Compression::None => {
-            out.put_u8(0);
-            out.put_u32(0);
-        }
-        Compression::Zstd { level } => {
-            out.put_u8(1);
-            out.put_u32(level as u32);
-        }
-    }
+    info.compression.encode(&mut out);
     out.put_u32(info.block_size);
     out.put_u32(info.data_blocks);
     out.put_u8(info.index_levels);
@@ -124,17 +137,9 @@ pub(crate) fn decode_meta(
         rows: d.u64()?,
         markers: d.u64()?,
     };
-    let bloom_code = d.u8()?;
-    let bloom = BloomType::from_code(bloom_code)
-        .ok_or_else(|| DecodeError(format!("bloom type {bloom_code}")))?;
+    let bloom = BloomType::decode(&mut d)?;
     let bloom_keys = d.u64()?;
-    let compression = match (d.u8()?, d.u32()?) {
-        (0, _) => Compression::None,
-        (1, level) => Compression::Zstd {
-            level: level as i32,
-        },
-        (other, _) => return Err(DecodeError(format!("compression {other}"))),
-    };
+    let compression = Compression::decode(&mut d)?;
     let info = FileInfo {
         family,
         bloom,

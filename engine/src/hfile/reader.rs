@@ -10,7 +10,7 @@ use super::block::{BlockHandle, unframe_block};
 use super::bloom::{self, cell_hash};
 use super::data_block::{DataBlock, DecodedCell, Position};
 use super::index::IndexBlock;
-use super::{FileInfo, FileMeta, TRAILER_BYTES, Trailer, decode_meta};
+use super::{FileInfo, FileMeta, TRAILER_BYTES, Trailer, decode_meta, partition_point};
 use crate::cell::SeekKey;
 use crate::cell::{CellRef, compare_keys};
 use crate::error::{Error, Result};
@@ -175,16 +175,11 @@ impl HFileReader {
     /// counted more blocks than the index holds.
     fn index_entry(&self, ordinal: usize) -> Result<(&IndexBlock, usize)> {
         let (index, position, index_offset) = if self.two_level() {
-            let (mut lo, mut hi) = (0, self.top.len());
-            while lo < hi {
-                let mid = lo + (hi - lo) / 2;
-                if self.top.ordinal_base(mid) <= ordinal as u64 {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
-                }
-            }
-            let j = lo.saturating_sub(1);
+            // The last leaf whose ordinal base is at or below `ordinal`.
+            let j = partition_point(0, self.top.len(), |j| {
+                self.top.ordinal_base(j) <= ordinal as u64
+            })
+            .saturating_sub(1);
             let base = self.top.ordinal_base(j) as usize;
             (
                 self.leaf(j)?,
@@ -254,30 +249,28 @@ impl HFileReader {
 
     /// The last data block that can hold `row` or an earlier one.
     pub(crate) fn seek_block_before(&self, row: &[u8]) -> Result<Option<usize>> {
-        let Some(j) = self.top.last_starting_at_or_before(row) else {
-            return Ok(None);
-        };
-        if !self.two_level() {
-            return Ok(Some(j));
-        }
-        let leaf = self.leaf(j)?;
-        Ok(leaf
-            .last_starting_at_or_before(row)
-            .map(|k| self.top.ordinal_base(j) as usize + k))
+        self.last_block_where(row, IndexBlock::last_starting_at_or_before)
     }
 
     /// The last data block whose first row is < `row`.
     pub(crate) fn seek_block_strictly_before(&self, row: &[u8]) -> Result<Option<usize>> {
-        let Some(j) = self.top.last_starting_before(row) else {
+        self.last_block_where(row, IndexBlock::last_starting_before)
+    }
+
+    /// The last data block `last` finds for `row`, searching the top index
+    /// and then, in a two-level index, the leaf it names.
+    fn last_block_where(
+        &self,
+        row: &[u8],
+        last: fn(&IndexBlock, &[u8]) -> Option<usize>,
+    ) -> Result<Option<usize>> {
+        let Some(j) = last(&self.top, row) else {
             return Ok(None);
         };
         if !self.two_level() {
             return Ok(Some(j));
         }
-        let leaf = self.leaf(j)?;
-        Ok(leaf
-            .last_starting_before(row)
-            .map(|k| self.top.ordinal_base(j) as usize + k))
+        Ok(last(self.leaf(j)?, row).map(|k| self.top.ordinal_base(j) as usize + k))
     }
 
     /// First and last row of data block `ordinal`, from the index.

@@ -51,16 +51,7 @@ pub(super) fn encode_descriptor(out: &mut Vec<u8>, d: &TableDescriptor) {
         out.put_u64(ttl_ms.unwrap_or(0));
         out.put_u8(bloom.code());
         out.put_u32(block_size);
-        match compression {
-            Compression::None => {
-                out.put_u8(0);
-                out.put_u32(0);
-            }
-            Compression::Zstd { level } => {
-                out.put_u8(1);
-                out.put_u32(level as u32);
-            }
-        }
+        compression.encode(out);
         out.put_u8(u8::from(in_memory));
         out.put_u8(u8::from(block_cache));
     }
@@ -99,17 +90,9 @@ pub(super) fn decode_descriptor(d: &mut Decoder<'_>) -> Result<TableDescriptor, 
         let versions = d.u32()?;
         let has_ttl = d.bool()?;
         let ttl = d.u64()?;
-        let bloom_code = d.u8()?;
-        let bloom = BloomType::from_code(bloom_code)
-            .ok_or_else(|| DecodeError(format!("unknown bloom type {bloom_code}")))?;
+        let bloom = BloomType::decode(d)?;
         let block_size = d.u32()?;
-        let compression = match (d.u8()?, d.u32()?) {
-            (0, _) => Compression::None,
-            (1, level) => Compression::Zstd {
-                level: level as i32,
-            },
-            (other, _) => return Err(DecodeError(format!("unknown compression {other}"))),
-        };
+        let compression = Compression::decode(d)?;
         let in_memory = d.bool()?;
         let block_cache = d.bool()?;
         descriptor = descriptor.family(FamilyDescriptor::from_parts(

@@ -338,14 +338,20 @@ impl Wal {
                     };
                 }
             }
-            state.filling_sync = Some(state.filling_sync.unwrap_or(SyncKind::Data));
-            if state.filling_since.is_none() {
-                state.filling_since = Some(Instant::now());
-            }
-            self.shared.work.notify_one();
-            Ticket(state.filling_group)
+            self.request_synced_group(&mut state)
         };
         self.wait(ticket)
+    }
+
+    /// Asks the commit thread to write and sync the filling group (empty
+    /// or not) now; returns its ticket.
+    fn request_synced_group(&self, state: &mut State) -> Ticket {
+        state.filling_sync = Some(state.filling_sync.unwrap_or(SyncKind::Data));
+        if state.filling_since.is_none() {
+            state.filling_since = Some(Instant::now());
+        }
+        self.shared.work.notify_one();
+        Ticket(state.filling_group)
     }
 
     /// Seals the current segment (after syncing it) and starts a new one,
@@ -362,12 +368,7 @@ impl Wal {
                 return Err(Error::Closed);
             }
             state.roll_requested = true;
-            state.filling_sync = Some(state.filling_sync.unwrap_or(SyncKind::Data));
-            if state.filling_since.is_none() {
-                state.filling_since = Some(Instant::now());
-            }
-            self.shared.work.notify_one();
-            Ticket(state.filling_group)
+            self.request_synced_group(&mut state)
         };
         self.wait(ticket)
     }
