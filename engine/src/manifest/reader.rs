@@ -127,7 +127,8 @@ fn check_no_orphaned_database(dir: &Path, io: &Io) -> Result<()> {
 /// applied if it reads back whole, and ignored if torn (reported). A
 /// damaged slot is passed over for the other one, which is one edit older.
 /// Version 1 (no slots): a torn last edit is ignored, damage before the end
-/// is corruption.
+/// is corruption. Either way each edit must fit the catalog the edits before
+/// it built (`Edit::fits`); one that does not is corruption at its offset.
 pub(crate) fn read_manifest(io: &Io, path: &Path) -> Result<(ManifestState, ManifestRead)> {
     let bytes = crate::wal::replay::read_segment(io, path)?;
     parse_manifest(&bytes, path)
