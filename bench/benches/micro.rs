@@ -21,8 +21,9 @@ use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_mai
 use crossbeam_skiplist::SkipMap;
 use strata::internals::{BlockCell, DecodedBlock, MemstoreHandle, RowBloom, encode_data_block};
 use strata::{Db, Durability, FamilyDescriptor, Put, TableDescriptor};
-use strata_bench::keys::{Rng, ValuePool, permutation};
+use strata_bench::keys::{ValuePool, permutation};
 use strata_bench::memory::CellKey;
+use strata_bench::random::Rng;
 
 /// Cells per memstore-insert iteration.
 const MEMSTORE_CELLS: u64 = 10_000;

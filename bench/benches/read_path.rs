@@ -39,7 +39,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use strata::{
     Db, DbOptions, Durability, FamilyDescriptor, Put, Scan, ScanOrder, Table, TableDescriptor,
 };
-use strata_bench::keys::Rng;
+use strata_bench::random::Rng;
 
 /// Rows of the benchmark table.
 const ROWS: u64 = 200_000;

@@ -14,11 +14,11 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::config::{
-    BACKGROUND_THREADS, COLD_CACHE_MB, CompressionChoice, DEFAULT_CACHE_MB, DEFAULT_SEED,
-    DurabilityChoice, EngineKind, EngineSettings, IoChoice, RunConfig,
-};
+use crate::config::{COLD_CACHE_MB, DEFAULT_CACHE_MB, DEFAULT_SEED, RunConfig};
 use crate::error::Result;
+use crate::settings::{
+    BACKGROUND_THREADS, CompressionChoice, DurabilityChoice, EngineKind, EngineSettings, IoChoice,
+};
 use crate::workload::Workload;
 
 /// Records of each workload when `--num` is not given.

@@ -11,13 +11,15 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use parking_lot::Mutex;
 
 use crate::cold::PageCacheEvictor;
-use crate::config::{DurabilityChoice, EngineKind, IoChoice, RunConfig};
+use crate::config::RunConfig;
 use crate::engine::{self, Engine, WalCounters};
 use crate::error::{BenchError, Result};
-use crate::keys::{Rng, ValuePool, permutation};
+use crate::keys::{ValuePool, permutation};
 use crate::measure::{self, ProcessSnapshot};
 use crate::pages::Census;
+use crate::random::Rng;
 use crate::report::{LoadResult, RunResult, WalReport};
+use crate::settings::{DurabilityChoice, EngineKind, IoChoice};
 use crate::workload::{LoadOrder, PhaseContext, ThreadOutcome, Workload, load_thread, run_thread};
 use crate::ycsb::InsertCounter;
 

@@ -293,7 +293,13 @@ pub fn article(i: u64, users: u64) -> Article {
     }
 }
 
-#[cfg_attr(test, allow(dead_code))]
+#[cfg_attr(
+    test,
+    expect(
+        dead_code,
+        reason = "tests/tests/scenarios.rs compiles this file as a module and runs its functions, not main"
+    )
+)]
 fn main() -> Result<()> {
     let arg = |n: usize, default: u64| {
         std::env::args()

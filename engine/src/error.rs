@@ -61,6 +61,13 @@ pub enum Error {
         /// The family that does not exist in it.
         family: String,
     },
+    /// A write named a family that an `alter_table` running at the same
+    /// time dropped (the write had found it in the table's descriptor).
+    /// Nothing of the write was applied.
+    FamilyDropped {
+        /// The dropped family's id (its name is gone with it).
+        family_id: u32,
+    },
     /// A timestamp was negative; timestamps are milliseconds `>= 0`.
     NegativeTimestamp {
         /// The rejected timestamp.
@@ -196,8 +203,8 @@ pub enum Error {
     },
     /// The WAL commit thread failed earlier; writes are refused until reopen.
     WalFailed {
-        /// The original failure.
-        reason: String,
+        /// The failure that stopped the commit thread (an I/O error).
+        cause: Box<Error>,
     },
     /// A flush or compaction failed and writes cannot proceed until it succeeds.
     BackgroundFailed {
@@ -326,6 +333,13 @@ pub enum Error {
         /// The failure that stopped them.
         cause: Box<Error>,
     },
+    /// One of the engine's own rules would have been broken: a bug, not bad
+    /// input and not damage on disk. The change was refused before anything
+    /// was written.
+    InvariantBroken {
+        /// The rule, and what would have broken it.
+        what: String,
+    },
     /// An operating system I/O error.
     Io {
         /// What strata was doing (usually names the file).
@@ -410,6 +424,7 @@ impl Error {
                 | Error::DuplicateFamily { .. }
                 | Error::NoFamilies { .. }
                 | Error::UnknownFamily { .. }
+                | Error::FamilyDropped { .. }
                 | Error::NegativeTimestamp { .. }
                 | Error::ReservedTimestamp { .. }
                 | Error::InvalidTimeRange { .. }
@@ -504,6 +519,11 @@ impl fmt::Display for Error {
                     "column family '{family}' does not exist in table '{table}'"
                 )
             }
+            Error::FamilyDropped { family_id } => write!(
+                f,
+                "column family {family_id} (by id) was dropped by an alter while this write was \
+                 prepared; nothing was written"
+            ),
             Error::NegativeTimestamp { timestamp } => {
                 write!(f, "timestamp {timestamp} is negative (must be >= 0)")
             }
@@ -586,10 +606,10 @@ impl fmt::Display for Error {
             Error::IoUringUnavailable { reason } => {
                 write!(f, "io_uring was requested but is unavailable: {reason}")
             }
-            Error::WalFailed { reason } => {
+            Error::WalFailed { cause } => {
                 write!(
                     f,
-                    "the write-ahead log failed earlier ({reason}); reopen the database"
+                    "the write-ahead log failed earlier ({cause}); reopen the database"
                 )
             }
             Error::BackgroundFailed { source } => {
@@ -696,6 +716,11 @@ impl fmt::Display for Error {
                 "the database takes no changes after a storage failure ({cause}); reads still \
                  work; reopen it once the cause is fixed"
             ),
+            Error::InvariantBroken { what } => write!(
+                f,
+                "an internal rule of strata would have been broken ({what}); nothing was \
+                 changed; this is a bug"
+            ),
             Error::Io { context, source } => write!(f, "{context}: {source}"),
         }
     }
@@ -723,7 +748,7 @@ impl std::error::Error for Error {
             Error::Io { source, .. } | Error::ReadFailed { source, .. } => Some(source.as_ref()),
             Error::BackgroundFailed { source } => Some(source.as_ref()),
             Error::BulkCellInvalid { source, .. } => Some(source.as_ref()),
-            Error::WritesStopped { cause } => Some(cause.as_ref()),
+            Error::WritesStopped { cause } | Error::WalFailed { cause } => Some(cause.as_ref()),
             _ => None,
         }
     }
@@ -738,6 +763,13 @@ mod tests {
         assert_eq!(printable(b"abc"), "abc");
         assert_eq!(printable(b"a\x00\xffz"), "a\\x00\\xFFz");
         assert_eq!(printable(b"a\\b"), "a\\x5Cb");
+    }
+
+    #[test]
+    fn a_family_dropped_during_a_write_is_bad_input_named_by_its_id() {
+        let error = Error::FamilyDropped { family_id: 7 };
+        assert!(error.is_invalid_input() && !error.is_storage_failure());
+        assert!(error.to_string().contains("column family 7"), "{error}");
     }
 
     #[test]

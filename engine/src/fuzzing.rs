@@ -27,7 +27,7 @@ use crate::hfile::bloom;
 use crate::hfile::data_block::{DataBlock, DataBlockBuilder, Position};
 use crate::hfile::index::{IndexBlock, IndexEntry, encode_index};
 use crate::hfile::{Trailer, decode_meta, encode_meta};
-use crate::manifest::Edit;
+use crate::manifest::{Edit, edit};
 use crate::manifest::{ManifestState, decode_edit, encode_edit, parse_manifest};
 use crate::options::Compression;
 use crate::options::{BloomType, FamilyDescriptor, TableDescriptor};
@@ -839,14 +839,14 @@ fn manifest_seeds() -> Vec<Vec<u8>> {
         }],
     };
     let edits = [
-        Edit::NextIds {
+        Edit::NextIds(edit::NextIds {
             table: 2,
             region: 5,
             family: 3,
             file: 2,
             last_sequence: 9,
-        },
-        Edit::CreateNamespace { name: "ns".into() },
+        }),
+        Edit::CreateNamespace(edit::CreateNamespace { name: "ns".into() }),
         Edit::CreateTable(crate::manifest::TableRecord {
             id: 1,
             descriptor,
@@ -854,29 +854,29 @@ fn manifest_seeds() -> Vec<Vec<u8>> {
             regions: vec![region.clone()],
             enabled: true,
         }),
-        Edit::Flush {
+        Edit::Flush(edit::Flush {
             table_id: 1,
             region_id: 4,
             flushed_sequence: 12,
             files: vec![(2, sample_file_meta())],
-        },
-        Edit::Compaction {
+        }),
+        Edit::Compaction(edit::Compaction {
             table_id: 1,
             region_id: 4,
             family_id: 1,
             removed: vec![1],
             added: vec![(1, sample_file_meta())],
-        },
-        Edit::SplitRegion {
+        }),
+        Edit::SplitRegion(edit::SplitRegion {
             table_id: 1,
             parent_id: 4,
             daughters: vec![region],
-        },
-        Edit::SetEnabled {
+        }),
+        Edit::SetEnabled(edit::SetEnabled {
             table_id: 1,
             enabled: false,
-        },
-        Edit::DropTable { table_id: 1 },
+        }),
+        Edit::DropTable(edit::DropTable { table_id: 1 }),
     ];
     edits.iter().map(encode_edit).collect()
 }

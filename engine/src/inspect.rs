@@ -436,8 +436,8 @@ pub fn hfile(path: impl AsRef<Path>, with_cells: bool) -> Result<(HFileReport, V
         block_size: info.block_size,
         bulk: info.bulk.as_ref().map(|b| BulkOriginReport {
             table: b.table.clone(),
-            writer_id: b.writer_id,
-            file_number: b.file_number,
+            writer_id: b.source.writer_id,
+            file_number: b.source.file_number,
         }),
     };
     let mut cells = Vec::new();

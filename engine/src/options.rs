@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::cell::{DEFAULT_MAX_VALUE_BYTES, validate_family_name};
 use crate::clock::{Clock, SystemClock};
+use crate::codec::{DecodeError, Decoder, Encode};
 use crate::error::{Error, Result};
 use crate::keys::Salter;
 
@@ -272,6 +273,9 @@ pub enum BloomType {
 }
 
 impl BloomType {
+    /// Every bloom filter type, in the order HBase lists them.
+    pub const ALL: [BloomType; 3] = [BloomType::None, BloomType::Row, BloomType::RowCol];
+
     /// HBase's name (`NONE`, `ROW`, `ROWCOL`).
     pub fn name(self) -> &'static str {
         match self {
@@ -279,6 +283,14 @@ impl BloomType {
             BloomType::Row => "ROW",
             BloomType::RowCol => "ROWCOL",
         }
+    }
+
+    /// The type HBase names `name`, in any case (`row` is [`BloomType::Row`]);
+    /// `None` for a name strata does not build (`ROWPREFIX_FIXED_LENGTH`).
+    pub fn from_name(name: &str) -> Option<BloomType> {
+        Self::ALL
+            .into_iter()
+            .find(|bloom| bloom.name().eq_ignore_ascii_case(name))
     }
     pub(crate) fn code(self) -> u8 {
         match self {
@@ -294,6 +306,12 @@ impl BloomType {
             2 => Some(BloomType::RowCol),
             _ => None,
         }
+    }
+
+    /// Reads a bloom type's code `u8`; an unknown code is refused.
+    pub(crate) fn decode(d: &mut Decoder<'_>) -> Result<BloomType, DecodeError> {
+        let code = d.u8()?;
+        Self::from_code(code).ok_or_else(|| DecodeError(format!("unknown bloom type {code}")))
     }
 }
 
@@ -316,6 +334,29 @@ impl Compression {
         match self {
             Compression::None => "NONE",
             Compression::Zstd { .. } => "ZSTD",
+        }
+    }
+
+    /// Appends the compression as the HFile meta block and the manifest's
+    /// descriptors store it (`docs/format.md`): code `u8` (0 none, 1 zstd),
+    /// then the zstd level `u32` (0 without zstd).
+    pub(crate) fn encode(self, out: &mut Vec<u8>) {
+        let (code, level) = match self {
+            Compression::None => (0, 0),
+            Compression::Zstd { level } => (1, level as u32),
+        };
+        out.put_u8(code);
+        out.put_u32(level);
+    }
+
+    /// Reads what [`Compression::encode`] wrote; an unknown code is refused.
+    pub(crate) fn decode(d: &mut Decoder<'_>) -> Result<Compression, DecodeError> {
+        match (d.u8()?, d.u32()?) {
+            (0, _) => Ok(Compression::None),
+            (1, level) => Ok(Compression::Zstd {
+                level: level as i32,
+            }),
+            (other, _) => Err(DecodeError(format!("unknown compression {other}"))),
         }
     }
 }
@@ -839,6 +880,20 @@ pub(crate) fn validate_table_name(name: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bloom_types_are_found_by_their_hbase_names() {
+        for bloom in BloomType::ALL {
+            assert_eq!(BloomType::from_name(bloom.name()), Some(bloom));
+            assert_eq!(
+                BloomType::from_name(&bloom.name().to_lowercase()),
+                Some(bloom)
+            );
+            assert_eq!(BloomType::from_code(bloom.code()), Some(bloom));
+        }
+        assert_eq!(BloomType::from_name("ROWPREFIX_FIXED_LENGTH"), None);
+        assert_eq!(BloomType::from_name(""), None);
+    }
 
     #[test]
     fn hex_string_split_matches_hbase() {

@@ -11,6 +11,8 @@
 //! * [`server`]: `strata server`: the Thrift gateway, the admin port `strata shell --connect`
 //!   talks to, and the HTTP port (status page, `/metrics`), over one database.
 //! * [`net`]: serving TCP connections (bounded thread per connection, orderly shutdown).
+//! * [`conventions`]: HBase's conventions the shell, the gateway and the disk tools share
+//!   (`Bytes.toStringBinary`, family option names, `FOREVER`).
 //!
 //! The `strata` binary (`src/bin/strata.rs`) parses the command line and calls these.
 //! `docs/shell.md` describes the commands, their output and the differences from HBase.
@@ -18,6 +20,7 @@
 #![warn(missing_docs)]
 
 pub mod bulkload;
+pub mod conventions;
 pub mod disk;
 pub mod exec;
 pub mod loadgen;

@@ -10,9 +10,9 @@ use fjall::config::{
 use fjall::{CompressionType, Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 
 use super::{BulkLoader, Engine, ScanCount, wait_until_idle};
-use crate::config::{CompressionChoice, DurabilityChoice, EngineSettings};
 use crate::error::{BenchError, Result};
 use crate::pages::FilterQuery;
+use crate::settings::{CompressionChoice, DurabilityChoice, EngineSettings};
 
 /// The one keyspace.
 const KEYSPACE: &str = "bench";

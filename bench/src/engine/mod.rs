@@ -21,9 +21,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::config::{EngineKind, EngineSettings};
 use crate::error::{BenchError, Result};
 use crate::pages::FilterQuery;
+use crate::settings::{EngineKind, EngineSettings};
 
 /// Entries and bytes (keys plus values) a scan returned.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -9,9 +9,9 @@ use rocksdb::{
 };
 
 use super::{BulkLoader, Engine, ScanCount, wait_until_idle};
-use crate::config::{CompressionChoice, DurabilityChoice, EngineSettings, ZSTD_LEVEL};
 use crate::error::{BenchError, Result};
 use crate::pages::FilterQuery;
+use crate::settings::{CompressionChoice, DurabilityChoice, EngineSettings, ZSTD_LEVEL};
 
 /// The one column family.
 const COLUMN_FAMILY: &str = "default";

@@ -11,9 +11,9 @@ use strata::{
 };
 
 use super::{BulkLoader, Engine, ScanCount, WalCounters};
-use crate::config::{CompressionChoice, DurabilityChoice, EngineSettings, IoChoice, ZSTD_LEVEL};
 use crate::error::{BenchError, Result};
 use crate::pages::FilterQuery;
+use crate::settings::{CompressionChoice, DurabilityChoice, EngineSettings, IoChoice, ZSTD_LEVEL};
 
 /// Table the records go to.
 const TABLE: &str = "bench";

@@ -17,7 +17,7 @@ use crate::error::Result;
 use crate::file_meta::FileMeta;
 use crate::iter::merge::MergedSources;
 use crate::iter::source::{FileSource, LevelSource, Source};
-use crate::manifest::Edit;
+use crate::manifest::{Edit, edit};
 use crate::options::FamilyDescriptor;
 use crate::region::Region;
 use crate::store::Store;
@@ -257,7 +257,7 @@ fn commit(
     removed: &[u64],
     metas: &[FileMeta],
 ) -> Result<()> {
-    services.record(&Edit::Compaction {
+    services.record(&Edit::Compaction(edit::Compaction {
         table_id: region.table_id(),
         region_id: region.id(),
         family_id: store.family_id(),
@@ -266,5 +266,5 @@ fn commit(
             .iter()
             .map(|m| (pick.output_level as u8, m.clone()))
             .collect(),
-    })
+    }))
 }

@@ -15,7 +15,7 @@ use super::Db;
 use super::open::build_table;
 use crate::catalog::TableState;
 use crate::error::{Error, Result};
-use crate::manifest::{Edit, RegionRecord, TableRecord};
+use crate::manifest::{Edit, RegionRecord, TableRecord, edit};
 use crate::options::{
     DEFAULT_NAMESPACE, SYSTEM_NAMESPACE, TableDescriptor, is_builtin_namespace, namespace_of,
     validate_namespace_name, validate_table_name,
@@ -136,11 +136,11 @@ impl Db {
             .collect();
         self.inner.services.record_locked(
             &mut manifest,
-            &Edit::AlterTable {
+            &Edit::AlterTable(edit::AlterTable {
                 table_id: table.id,
                 descriptor: descriptor.clone(),
                 family_ids: family_ids.clone(),
-            },
+            }),
         )?;
         drop(manifest);
         let mut removed = Vec::new();
@@ -195,10 +195,10 @@ impl Db {
         let mut manifest = self.inner.services.manifest();
         self.inner.services.record_locked(
             &mut manifest,
-            &Edit::SetEnabled {
+            &Edit::SetEnabled(edit::SetEnabled {
                 table_id: table.inner.id,
                 enabled,
-            },
+            }),
         )?;
         table.inner.enabled.store(enabled, Ordering::Release);
         Ok(())
@@ -210,9 +210,10 @@ impl Db {
         self.check_open()?;
         let mut manifest = self.inner.services.manifest();
         let table = self.inner.catalog.require(name)?;
-        self.inner
-            .services
-            .record_locked(&mut manifest, &Edit::DropTable { table_id: table.id })?;
+        self.inner.services.record_locked(
+            &mut manifest,
+            &Edit::DropTable(edit::DropTable { table_id: table.id }),
+        )?;
         drop(manifest);
         table.dropped.store(true, Ordering::Release);
         self.inner.catalog.remove(name);
@@ -244,9 +245,9 @@ impl Db {
         }
         self.inner.services.record_locked(
             &mut manifest,
-            &Edit::CreateNamespace {
+            &Edit::CreateNamespace(edit::CreateNamespace {
                 name: name.to_owned(),
-            },
+            }),
         )
     }
 
@@ -281,9 +282,9 @@ impl Db {
         }
         self.inner.services.record_locked(
             &mut manifest,
-            &Edit::DropNamespace {
+            &Edit::DropNamespace(edit::DropNamespace {
                 name: name.to_owned(),
-            },
+            }),
         )
     }
 

@@ -10,7 +10,7 @@ use super::block::{BlockHandle, unframe_block};
 use super::bloom::{self, cell_hash};
 use super::data_block::{DataBlock, DecodedCell, Position};
 use super::index::IndexBlock;
-use super::{FileInfo, FileMeta, TRAILER_BYTES, Trailer, decode_meta};
+use super::{FileInfo, FileMeta, TRAILER_BYTES, Trailer, decode_meta, partition_point};
 use crate::cell::SeekKey;
 use crate::cell::{CellRef, compare_keys};
 use crate::error::{Error, Result};
@@ -168,32 +168,41 @@ impl HFileReader {
         Ok(slot.get_or_init(|| leaf))
     }
 
+    /// Data block `ordinal`'s entry in the index: the index block that
+    /// lists it (the top level of a one-level index; else the leaf whose
+    /// ordinal base is the last at or below `ordinal`) and its position
+    /// there. A block the index does not list is corruption: the meta block
+    /// counted more blocks than the index holds.
+    fn index_entry(&self, ordinal: usize) -> Result<(&IndexBlock, usize)> {
+        let (index, position, index_offset) = if self.two_level() {
+            // The last leaf whose ordinal base is at or below `ordinal`.
+            let j = partition_point(0, self.top.len(), |j| {
+                self.top.ordinal_base(j) <= ordinal as u64
+            })
+            .saturating_sub(1);
+            let base = self.top.ordinal_base(j) as usize;
+            (
+                self.leaf(j)?,
+                ordinal.checked_sub(base),
+                self.top.handle(j).offset,
+            )
+        } else {
+            (&self.top, Some(ordinal), 0)
+        };
+        match position {
+            Some(position) if position < index.len() => Ok((index, position)),
+            _ => Err(Error::corruption(
+                &self.path,
+                index_offset,
+                format!("data block {ordinal} is not in the index (index too short)"),
+            )),
+        }
+    }
+
     /// The handle of data block `ordinal`.
     pub(crate) fn handle_of(&self, ordinal: usize) -> Result<BlockHandle> {
-        if !self.two_level() {
-            return Ok(self.top.handle(ordinal));
-        }
-        // The last leaf whose ordinal base is <= ordinal.
-        let (mut lo, mut hi) = (0, self.top.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.top.ordinal_base(mid) <= ordinal as u64 {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        let j = lo.saturating_sub(1);
-        let leaf = self.leaf(j)?;
-        let k = ordinal - self.top.ordinal_base(j) as usize;
-        if k >= leaf.len() {
-            return Err(Error::corruption(
-                &self.path,
-                self.top.handle(j).offset,
-                "leaf index too short",
-            ));
-        }
-        Ok(leaf.handle(k))
+        let (index, position) = self.index_entry(ordinal)?;
+        Ok(index.handle(position))
     }
 
     /// The first data block that can hold `row` or a later one.
@@ -240,53 +249,37 @@ impl HFileReader {
 
     /// The last data block that can hold `row` or an earlier one.
     pub(crate) fn seek_block_before(&self, row: &[u8]) -> Result<Option<usize>> {
-        let Some(j) = self.top.last_starting_at_or_before(row) else {
-            return Ok(None);
-        };
-        if !self.two_level() {
-            return Ok(Some(j));
-        }
-        let leaf = self.leaf(j)?;
-        Ok(leaf
-            .last_starting_at_or_before(row)
-            .map(|k| self.top.ordinal_base(j) as usize + k))
+        self.last_block_where(row, IndexBlock::last_starting_at_or_before)
     }
 
     /// The last data block whose first row is < `row`.
     pub(crate) fn seek_block_strictly_before(&self, row: &[u8]) -> Result<Option<usize>> {
-        let Some(j) = self.top.last_starting_before(row) else {
+        self.last_block_where(row, IndexBlock::last_starting_before)
+    }
+
+    /// The last data block `last` finds for `row`, searching the top index
+    /// and then, in a two-level index, the leaf it names.
+    fn last_block_where(
+        &self,
+        row: &[u8],
+        last: fn(&IndexBlock, &[u8]) -> Option<usize>,
+    ) -> Result<Option<usize>> {
+        let Some(j) = last(&self.top, row) else {
             return Ok(None);
         };
         if !self.two_level() {
             return Ok(Some(j));
         }
-        let leaf = self.leaf(j)?;
-        Ok(leaf
-            .last_starting_before(row)
-            .map(|k| self.top.ordinal_base(j) as usize + k))
+        Ok(last(self.leaf(j)?, row).map(|k| self.top.ordinal_base(j) as usize + k))
     }
 
     /// First and last row of data block `ordinal`, from the index.
     pub(crate) fn block_bounds(&self, ordinal: usize) -> Result<(Vec<u8>, Vec<u8>)> {
-        if !self.two_level() {
-            return Ok((
-                self.top.first_row(ordinal).to_vec(),
-                self.top.last_row(ordinal).to_vec(),
-            ));
-        }
-        let (mut lo, mut hi) = (0, self.top.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.top.ordinal_base(mid) <= ordinal as u64 {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        let j = lo.saturating_sub(1);
-        let leaf = self.leaf(j)?;
-        let k = ordinal.saturating_sub(self.top.ordinal_base(j) as usize);
-        Ok((leaf.first_row(k).to_vec(), leaf.last_row(k).to_vec()))
+        let (index, position) = self.index_entry(ordinal)?;
+        Ok((
+            index.first_row(position).to_vec(),
+            index.last_row(position).to_vec(),
+        ))
     }
 
     /// The data block at `handle` (from [`HFileReader::seek_block_handle`]),

@@ -92,7 +92,6 @@ pub(crate) struct FailedRead {
 }
 
 /// One read of a `read_many` batch: fill all of `buf` from `offset` of `file`.
-#[allow(dead_code, reason = "used by the HFile read path; tested here")]
 pub(crate) struct ReadOp<'a> {
     pub(crate) file: &'a IoFile,
     pub(crate) offset: u64,

@@ -33,7 +33,7 @@ use crate::error::{Error, Result};
 use crate::file_meta::FileMeta;
 use crate::iter::merge::MergedSources;
 use crate::iter::source::{MemstoreSource, Source};
-use crate::manifest::Edit;
+use crate::manifest::{Edit, edit};
 use crate::options::FamilyDescriptor;
 use crate::region::Region;
 use crate::store::Store;
@@ -84,12 +84,12 @@ pub(crate) fn flush_region(
                 .map(|f| (store.family_id(), f.reader.meta().clone()))
         })
         .collect();
-    services.record(&Edit::Flush {
+    services.record(&Edit::Flush(edit::Flush {
         table_id: region.table_id(),
         region_id: region.id(),
         flushed_sequence: boundary,
         files,
-    })?;
+    }))?;
     install(services, region, written, boundary);
     if table.dropped.load(Ordering::Acquire) {
         return Err(Error::TableNotFound {

@@ -23,7 +23,7 @@ use crate::catalog::{TableInner, TableState};
 use crate::compaction;
 use crate::core::Services;
 use crate::error::{Error, Result};
-use crate::manifest::{Edit, RegionRecord};
+use crate::manifest::{Edit, RegionRecord, edit};
 use crate::region::Region;
 use crate::store::Store;
 
@@ -100,12 +100,12 @@ fn record_merge(
         flushed_sequence: first.flushed_sequence().max(second.flushed_sequence()),
         files,
     };
-    services.record(&Edit::MergeRegions {
+    services.record(&Edit::MergeRegions(edit::MergeRegions {
         table_id: table.id,
         first_id: first.id(),
         second_id: second.id(),
         merged: record.clone(),
-    })?;
+    }))?;
     Ok(record)
 }
 

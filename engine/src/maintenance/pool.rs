@@ -99,31 +99,31 @@ impl Pool {
 
     /// Queues a flush of `region` unless one is queued already.
     pub(crate) fn schedule_flush(&self, table: &Arc<TableInner>, region: &Arc<Region>) {
-        if !region.schedule.queue_flush() {
-            return;
+        if region.schedule.queue_flush() {
+            self.push(|q| q.flushes.push_back((table.clone(), region.clone())));
         }
-        let mut q = self.queue.lock();
-        if q.shutdown {
-            return;
-        }
-        q.flushes.push_back((table.clone(), region.clone()));
-        self.work.notify_one();
     }
 
     /// Queues a compaction check of `region` unless one is queued or
     /// running (it takes the region's compaction slot until it has run).
     pub(crate) fn schedule_compaction(&self, table: &Arc<TableInner>, region: &Arc<Region>) {
-        if !region.schedule.reserve_compaction_slot() {
-            return;
+        if region.schedule.reserve_compaction_slot()
+            && !self.push(|q| q.compactions.push((table.clone(), region.clone())))
+        {
+            region.schedule.give_back_compaction_slot();
         }
+    }
+
+    /// Adds a job to the queue (`add`) and wakes a worker, unless the pool
+    /// is shutting down; false then.
+    fn push(&self, add: impl FnOnce(&mut Queue)) -> bool {
         let mut q = self.queue.lock();
         if q.shutdown {
-            drop(q);
-            region.schedule.give_back_compaction_slot();
-            return;
+            return false;
         }
-        q.compactions.push((table.clone(), region.clone()));
+        add(&mut q);
         self.work.notify_one();
+        true
     }
 
     /// Removes a queued (not yet running) compaction of `region`; true when
@@ -147,15 +147,9 @@ impl Pool {
 
     /// Queues a split of `region` at its middle key unless one is queued.
     pub(crate) fn schedule_split(&self, table: &Arc<TableInner>, region: &Arc<Region>) {
-        if !region.schedule.queue_split() {
-            return;
+        if region.schedule.queue_split() {
+            self.push(|q| q.splits.push_back((table.clone(), region.clone())));
         }
-        let mut q = self.queue.lock();
-        if q.shutdown {
-            return;
-        }
-        q.splits.push_back((table.clone(), region.clone()));
-        self.work.notify_one();
     }
 
     /// Queues a normalizer run of `table` unless one is queued.

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use crate::catalog::{TableInner, TableState};
 use crate::core::Services;
 use crate::error::{Error, Result};
-use crate::manifest::{Edit, RegionRecord};
+use crate::manifest::{Edit, RegionRecord, edit};
 use crate::region::Region;
 use crate::store::Store;
 
@@ -91,11 +91,11 @@ fn record_split(
             files: files.clone(),
         })
         .collect();
-    services.record(&Edit::SplitRegion {
+    services.record(&Edit::SplitRegion(edit::SplitRegion {
         table_id: table.id,
         parent_id: region.id(),
         daughters: records.clone(),
-    })?;
+    }))?;
     Ok(records)
 }
 

@@ -99,7 +99,7 @@ pub(crate) fn remove_unfinished_segments(io: &Io, dir: &Path) -> Result<()> {
 /// What a writer sees once the commit thread failed.
 fn wal_failed(failure: &Error) -> Error {
     Error::WalFailed {
-        reason: failure.to_string(),
+        cause: Box::new(failure.clone()),
     }
 }
 
@@ -266,6 +266,11 @@ impl Wal {
         max_sequence: u64,
         sync: Option<SyncKind>,
     ) -> Result<Ticket> {
+        debug_assert!(
+            frame_count > 0
+                && frames.len() as u64 >= frame_count * format::FRAME_HEADER_BYTES as u64,
+            "an append holds at least one whole frame"
+        );
         let shared = &*self.shared;
         let mut state = shared.state.lock();
         loop {
@@ -333,14 +338,20 @@ impl Wal {
                     };
                 }
             }
-            state.filling_sync = Some(state.filling_sync.unwrap_or(SyncKind::Data));
-            if state.filling_since.is_none() {
-                state.filling_since = Some(Instant::now());
-            }
-            self.shared.work.notify_one();
-            Ticket(state.filling_group)
+            self.request_synced_group(&mut state)
         };
         self.wait(ticket)
+    }
+
+    /// Asks the commit thread to write and sync the filling group (empty
+    /// or not) now; returns its ticket.
+    fn request_synced_group(&self, state: &mut State) -> Ticket {
+        state.filling_sync = Some(state.filling_sync.unwrap_or(SyncKind::Data));
+        if state.filling_since.is_none() {
+            state.filling_since = Some(Instant::now());
+        }
+        self.shared.work.notify_one();
+        Ticket(state.filling_group)
     }
 
     /// Seals the current segment (after syncing it) and starts a new one,
@@ -357,12 +368,7 @@ impl Wal {
                 return Err(Error::Closed);
             }
             state.roll_requested = true;
-            state.filling_sync = Some(state.filling_sync.unwrap_or(SyncKind::Data));
-            if state.filling_since.is_none() {
-                state.filling_since = Some(Instant::now());
-            }
-            self.shared.work.notify_one();
-            Ticket(state.filling_group)
+            self.request_synced_group(&mut state)
         };
         self.wait(ticket)
     }
@@ -731,6 +737,10 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
                 if segments_started.after {
                     push_segment(&mut state);
                 }
+                debug_assert!(
+                    group.number > state.written_group && group.number > state.synced_group,
+                    "groups are written and synced in the order they filled"
+                );
                 state.current_segment_bytes = segment.write_offset;
                 state.written_group = group.number;
                 state.stats.groups_written += u64::from(!group.bytes.is_empty());
@@ -804,6 +814,10 @@ fn write_group(
             .write_at_then_sync(segment.write_offset, &group.bytes, sync, in_flight)
             .map_err(|e| Error::io(format!("writing {}", segment.file.path().display()), e))?;
         segment.write_offset += len;
+        debug_assert!(
+            segment.write_offset <= segment.allocated,
+            "a group is written inside the segment's allocation"
+        );
         segment.frames += group.frames;
         segment.max_sequence = segment.max_sequence.max(group.max_sequence);
         segment.unsynced = sync.is_none();
@@ -925,6 +939,22 @@ mod tests {
                 "a group synced before stays durable"
             );
         }
+    }
+
+    #[test]
+    fn a_failed_log_keeps_its_cause_typed() {
+        let cause = Error::io(
+            "syncing wal/000001.log",
+            std::io::Error::from_raw_os_error(libc::EIO),
+        );
+        let failed = wal_failed(&cause);
+        let Error::WalFailed { cause: kept } = &failed else {
+            panic!("{failed:?}");
+        };
+        assert!(matches!(**kept, Error::Io { .. }));
+        assert!(failed.to_string().contains("syncing wal/000001.log"));
+        let source = std::error::Error::source(&failed).map(ToString::to_string);
+        assert_eq!(source, Some(cause.to_string()));
     }
 
     #[test]

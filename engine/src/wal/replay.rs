@@ -194,6 +194,9 @@ pub(crate) fn check_segment(bytes: &[u8], version: u32, newest: bool) -> Segment
     // record) and where that group started.
     let mut pending: Vec<(u64, usize)> = Vec::new();
     let mut group_start = SEGMENT_HEADER_BYTES as u64;
+    // Highest sequence of the row mutations read so far: what the seal
+    // record, written from the same groups, must name.
+    let mut max_sequence = 0u64;
     let mut p = SEGMENT_HEADER_BYTES;
     while let FrameAt::Valid {
         payload,
@@ -208,7 +211,10 @@ pub(crate) fn check_segment(bytes: &[u8], version: u32, newest: bool) -> Segment
                 check.end = corrupt(offset, format!("undecodable WAL record: {e}"));
                 return finish_damaged(check, pending);
             }
-            Ok(WalRecord::Mutation(_)) => pending.push((offset, frame_bytes)),
+            Ok(WalRecord::Mutation(mutation)) => {
+                max_sequence = max_sequence.max(mutation.sequence);
+                pending.push((offset, frame_bytes));
+            }
             Ok(WalRecord::GroupCommit(commit)) => {
                 let frames_match =
                     commit.frames as usize == pending.len() && commit.bytes == offset - group_start;
@@ -229,6 +235,17 @@ pub(crate) fn check_segment(bytes: &[u8], version: u32, newest: bool) -> Segment
                     && seal.frames == check.mutations.len() as u64;
                 if !seal_matches {
                     check.end = corrupt(offset, "seal record does not match the segment");
+                    return finish_damaged(check, pending);
+                }
+                if seal.max_sequence != max_sequence {
+                    check.end = corrupt(
+                        offset,
+                        format!(
+                            "seal record names sequence {} as the segment's highest, its \
+                             records hold {max_sequence}",
+                            seal.max_sequence
+                        ),
+                    );
                     return finish_damaged(check, pending);
                 }
                 let after = offset + frame_bytes as u64;
@@ -703,6 +720,27 @@ mod tests {
             check_segment(&unsealed, 2, false).end,
             SegmentEnd::Corrupt { .. }
         ));
+    }
+
+    #[test]
+    fn a_seal_must_name_the_highest_sequence_of_its_segment() {
+        let sealed = segment(&[&[1, 3], &[2]], true);
+        let seal_at = *offsets(&sealed).last().unwrap();
+        for wrong in [2, 4] {
+            let mut bytes = sealed[..seal_at as usize].to_vec();
+            bytes.extend_from_slice(&seal_frame(Seal {
+                frames: 3,
+                max_sequence: wrong,
+                data_end: seal_at,
+            }));
+            match check_segment(&bytes, 2, false).end {
+                SegmentEnd::Corrupt { offset, reason } => {
+                    assert_eq!(offset, seal_at);
+                    assert!(reason.contains(&format!("sequence {wrong}")), "{reason}");
+                }
+                other => panic!("a seal naming {wrong} read back as {other:?}"),
+            }
+        }
     }
 
     #[test]

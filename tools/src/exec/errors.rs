@@ -69,7 +69,9 @@ impl Executor {
             strata::Error::TableDisabled { table } => {
                 format!("org.apache.hadoop.hbase.TableNotEnabledException: {table} is disabled.")
             }
-            strata::Error::UnknownFamily { .. } => self.unknown_family(table),
+            strata::Error::UnknownFamily { .. } | strata::Error::FamilyDropped { .. } => {
+                self.unknown_family(table)
+            }
             strata::Error::NamespaceNotFound { namespace } => {
                 format!("org.apache.hadoop.hbase.NamespaceNotFoundException: {namespace}")
             }

@@ -529,46 +529,13 @@ pub enum Ttl {
     Seconds(u32),
 }
 
-/// `BLOOMFILTER` types strata builds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BloomFilter {
-    /// `NONE`.
-    None,
-    /// `ROW`: keyed by row.
-    Row,
-    /// `ROWCOL`: keyed by row and column.
-    RowCol,
-}
+/// `BLOOMFILTER` types strata builds: the engine's, named as HBase names them
+/// ([`crate::conventions::bloom_type`]).
+pub use strata::BloomType as BloomFilter;
 
-impl BloomFilter {
-    /// The HBase name.
-    pub fn name(self) -> &'static str {
-        match self {
-            BloomFilter::None => "NONE",
-            BloomFilter::Row => "ROW",
-            BloomFilter::RowCol => "ROWCOL",
-        }
-    }
-}
-
-/// `COMPRESSION` algorithms strata implements.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compression {
-    /// `NONE`.
-    None,
-    /// `ZSTD`.
-    Zstd,
-}
-
-impl Compression {
-    /// The HBase name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Compression::None => "NONE",
-            Compression::Zstd => "ZSTD",
-        }
-    }
-}
+/// `COMPRESSION` algorithms strata implements, by HBase's names
+/// ([`crate::conventions::CompressionName`]).
+pub use crate::conventions::CompressionName as Compression;
 
 /// Most regions a pre-split may ask for (`NUMREGIONS`, `SALT_BUCKETS`, `SPLITS`).
 pub const MAX_PRESPLIT_REGIONS: u32 = 65_536;

@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use strata::{
-    BloomType, CheckAndMutate, Compression, Db, Durability, FamilyDescriptor, RowResult, Table,
+    CheckAndMutate, Compression, Db, Durability, FamilyDescriptor, RowResult, Table,
     TableDescriptor,
 };
 
@@ -37,13 +37,12 @@ use super::hbase::{
     self, Bytes, Call, ColumnDescriptor, Failure, Mutation, Outcome, TCell, TColumn,
     THRIFT_SERVER_TYPE_ONE, TIncrement, TRegionInfo, TRowResult, TScan,
 };
-use crate::exec::schema::ZSTD_LEVEL;
+use crate::conventions::{
+    BLOOM_FILTER_NAMES, CompressionName, TTL_FOREVER_SECONDS, bloom_type, to_string_binary,
+};
 
 /// HBase's `LATEST_TIMESTAMP`: "now" for a write, "everything" as a read's upper bound.
 const LATEST_TIMESTAMP: i64 = i64::MAX;
-
-/// HBase's `HConstants.FOREVER`: a family's time to live when cells never expire, seconds.
-const TTL_FOREVER_SECONDS: i32 = i32::MAX;
 
 /// The `version` of every `TRegionInfo` (HBase's `HREGION_VERSION`).
 const REGION_INFO_VERSION: i8 = 1;
@@ -218,6 +217,10 @@ fn engine_failure(error: strata::Error) -> Failure {
         strata::Error::UnknownFamily { table, family } => Failure::Io(format!(
             "org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException: column family \
              {family} does not exist in table {table}"
+        )),
+        strata::Error::FamilyDropped { family_id } => Failure::Io(format!(
+            "org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException: column family \
+             {family_id} (by id) was dropped while the write was prepared"
         )),
         strata::Error::NotACounter { len, .. } => Failure::Io(format!(
             "org.apache.hadoop.hbase.DoNotRetryIOException: Field is not a long, it's {len} \
@@ -1265,7 +1268,7 @@ impl Gateway {
         let not_found = || {
             Failure::Io(format!(
                 "Cannot find row in hbase:meta, row={}",
-                crate::shell::to_string_binary(meta_row)
+                to_string_binary(meta_row)
             ))
         };
         let first = meta_row
@@ -1358,32 +1361,27 @@ fn family_descriptor(column: ColumnDescriptor) -> Result<FamilyDescriptor, Failu
             ))
         })?;
     let compression = column.compression.unwrap_or_else(|| "NONE".to_owned());
-    let compression = match compression.to_ascii_uppercase().as_str() {
-        "NONE" => Compression::None,
-        "ZSTD" => Compression::Zstd { level: ZSTD_LEVEL },
-        other => {
-            return Err(Failure::IllegalArgument(format!(
-                "compression {other} is not available in strata (NONE or ZSTD)"
-            )));
-        }
-    };
+    let compression = CompressionName::from_name(&compression).ok_or_else(|| {
+        Failure::IllegalArgument(format!(
+            "compression {} is not available in strata ({})",
+            compression.to_ascii_uppercase(),
+            one_of(CompressionName::NAMES)
+        ))
+    })?;
     let bloom = column
         .bloom_filter_type
         .unwrap_or_else(|| "NONE".to_owned());
-    let bloom = match bloom.to_ascii_uppercase().as_str() {
-        "NONE" => BloomType::None,
-        "ROW" => BloomType::Row,
-        "ROWCOL" => BloomType::RowCol,
-        other => {
-            return Err(Failure::IllegalArgument(format!(
-                "bloom filter type {other} is not available in strata (NONE, ROW or ROWCOL)"
-            )));
-        }
-    };
+    let bloom = bloom_type(&bloom).ok_or_else(|| {
+        Failure::IllegalArgument(format!(
+            "bloom filter type {} is not available in strata ({})",
+            bloom.to_ascii_uppercase(),
+            one_of(BLOOM_FILTER_NAMES)
+        ))
+    })?;
     let ttl_seconds = column.time_to_live.unwrap_or(TTL_FOREVER_SECONDS);
     let mut descriptor = FamilyDescriptor::new(family)
         .max_versions(versions)
-        .compression(compression)
+        .compression(compression.compression(Compression::None))
         .bloom(bloom)
         .in_memory(column.in_memory.unwrap_or(false))
         .block_cache(column.block_cache_enabled.unwrap_or(false));
@@ -1395,9 +1393,19 @@ fn family_descriptor(column: ColumnDescriptor) -> Result<FamilyDescriptor, Failu
     Ok(descriptor)
 }
 
+/// `A, B or C`: the choices an `IllegalArgument` message lists.
+fn one_of(names: &[&str]) -> String {
+    match names.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use strata::BloomType;
 
     #[test]
     fn columns_split_at_the_first_colon() {
