@@ -29,7 +29,7 @@ use crate::hfile::data_block::{DataBlock, DecodedCell, Position};
 use crate::hfile::reader::HFileReader;
 use crate::iter::merge::{MAX_RUN_BLOCKS, MergedSources, RunBlock};
 use crate::memstore::Memstore;
-use crate::ops::{ColumnSelection, Get, Scan};
+use crate::ops::{ColumnSelection, Get, ReadOptions, Scan};
 use crate::region::{ActivityCounters, Region};
 use crate::schema::{FamilyPlan, family_plan};
 use crate::store::{ReadScope, RowSource, Store};
@@ -117,8 +117,15 @@ fn narrow_to_interval(plan: &mut ScanPlan, interval: &strata_filters::ranges::Ke
     plan.upper = min_upper(plan.upper.clone(), interval.end.clone());
 }
 
-fn time_range(min: i64, max: i64) -> Result<TimeRange> {
-    TimeRange::new(min, max)
+/// The version rules of a read's options (`raw`: markers and hidden cells
+/// are returned too), checked: a valid time range, at least one version.
+fn query_rules(read: &ReadOptions, raw: bool, now_ms: i64) -> Result<QueryRules> {
+    Ok(QueryRules {
+        time_range: TimeRange::new(read.time_min, read.time_max)?,
+        max_versions: check_versions(read.max_versions)?,
+        raw,
+        now_ms,
+    })
 }
 
 fn family_plans(state: &TableState, columns: &ColumnSelection) -> Result<Arc<[FamilyPlan]>> {
@@ -196,8 +203,7 @@ pub(crate) fn plan_scan(
     read_point: u64,
     now_ms: i64,
 ) -> Result<ScanPlan> {
-    let range = time_range(scan.time_min, scan.time_max)?;
-    let max_versions = check_versions(scan.max_versions)?;
+    let query = query_rules(&scan.read, scan.raw, now_ms)?;
     if scan.batch == Some(0) {
         return Err(Error::InvalidOption {
             name: "batch",
@@ -222,22 +228,17 @@ pub(crate) fn plan_scan(
         lower,
         upper,
         reversed: scan.reversed,
-        families: family_plans(state, &scan.columns)?,
-        query: QueryRules {
-            time_range: range,
-            max_versions,
-            raw: scan.raw,
-            now_ms,
-        },
+        families: family_plans(state, &scan.read.columns)?,
+        query,
         read_point,
         limit: scan.limit,
         batch: scan.batch,
         filter: None,
-        filter_max_versions: max_versions,
+        filter_max_versions: query.max_versions,
         vectorized: false,
         cell_gate: None,
     };
-    attach_filter(&mut plan, scan.filter.as_ref(), scan.vectorized)?;
+    attach_filter(&mut plan, scan.read.filter.as_ref(), scan.vectorized)?;
     Ok(plan)
 }
 
@@ -249,27 +250,22 @@ pub(crate) fn plan_get(
     now_ms: i64,
 ) -> Result<ScanPlan> {
     validate_row(&get.row)?;
-    let max_versions = check_versions(get.max_versions)?;
+    let query = query_rules(&get.read, false, now_ms)?;
     let mut plan = ScanPlan {
         lower: Bound::Included(get.row.clone()),
         upper: Bound::Included(get.row.clone()),
         reversed: false,
-        families: family_plans(state, &get.columns)?,
-        query: QueryRules {
-            time_range: time_range(get.time_min, get.time_max)?,
-            max_versions,
-            raw: false,
-            now_ms,
-        },
+        families: family_plans(state, &get.read.columns)?,
+        query,
         read_point,
         limit: Some(1),
         batch: None,
         filter: None,
-        filter_max_versions: max_versions,
+        filter_max_versions: query.max_versions,
         vectorized: false,
         cell_gate: None,
     };
-    attach_filter(&mut plan, get.filter.as_ref(), true)?;
+    attach_filter(&mut plan, get.read.filter.as_ref(), true)?;
     Ok(plan)
 }
 
@@ -397,18 +393,13 @@ fn choose_direct_sources<'s>(
 ) -> Result<Option<(GetFamilies<'s>, QueryRules)>> {
     debug_assert!(sources.is_empty());
     validate_row(&get.row)?;
-    let query = QueryRules {
-        time_range: time_range(get.time_min, get.time_max)?,
-        max_versions: check_versions(get.max_versions)?,
-        raw: false,
-        now_ms,
-    };
-    let families = if get.columns.is_all() {
+    let query = query_rules(&get.read, false, now_ms)?;
+    let families = if get.read.columns.is_all() {
         GetFamilies::All(&state.all_families)
     } else {
-        GetFamilies::Named(family_plans(state, &get.columns)?)
+        GetFamilies::Named(family_plans(state, &get.read.columns)?)
     };
-    if get.filter.is_some() {
+    if get.read.filter.is_some() {
         return Ok(None);
     }
     let row = get.row.as_slice();

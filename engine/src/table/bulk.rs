@@ -283,7 +283,7 @@ impl Table {
 /// and the selected columns the row has (`None`: none of them).
 fn row_delete(scan: &Scan, row: &RowBuffer, timestamp: i64) -> Option<Delete> {
     let mut delete = Delete::new(row.row()).timestamp(timestamp);
-    for (family, qualifiers) in scan.columns.families() {
+    for (family, qualifiers) in scan.read.columns.families() {
         match qualifiers {
             None => delete = delete.family_up_to(family, timestamp),
             Some(wanted) => {
@@ -299,5 +299,5 @@ fn row_delete(scan: &Scan, row: &RowBuffer, timestamp: i64) -> Option<Delete> {
             }
         }
     }
-    (scan.columns.is_all() || !delete.entries.is_empty()).then_some(delete)
+    (scan.read.columns.is_all() || !delete.entries.is_empty()).then_some(delete)
 }
