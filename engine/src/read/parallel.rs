@@ -15,8 +15,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use super::cursor::RowView;
+use super::plan::ScanPlan;
 use super::sink::{CellCount, RowBatch};
-use super::{RowStream, ScanPlan};
+use super::stream::RowStream;
 use crate::catalog::TableState;
 use crate::cell::RowResult;
 use crate::error::{Error, Result};

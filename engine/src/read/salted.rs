@@ -22,8 +22,9 @@ use std::time::Duration;
 
 use super::cursor::RowView;
 use super::parallel::{ParallelScan, Parts, thread_count};
+use super::plan::ScanPlan;
 use super::sink::RowBatch;
-use super::{RowStream, ScanPlan};
+use super::stream::RowStream;
 use crate::catalog::TableState;
 use crate::cell::RowResult;
 use crate::error::{Error, Result};
