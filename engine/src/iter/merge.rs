@@ -440,13 +440,9 @@ mod tests {
         compacted_table_with(dir, rows, update_every, DbOptions::default()).1
     }
 
-    /// [`compacted_table`] in a database opened with `options`.
-    fn compacted_table_with(
-        dir: &std::path::Path,
-        rows: usize,
-        update_every: usize,
-        options: DbOptions,
-    ) -> (Db, crate::Table) {
+    /// Table `t` of one family `f`, without a WAL, in a database opened in
+    /// `dir` with `options`.
+    fn table_in(dir: &std::path::Path, options: DbOptions) -> (Db, crate::Table) {
         let db = Db::open(dir, options).unwrap();
         let table = db
             .create_table(
@@ -455,6 +451,17 @@ mod tests {
                     .durability(Durability::SkipWal),
             )
             .unwrap();
+        (db, table)
+    }
+
+    /// [`compacted_table`] in a database opened with `options`.
+    fn compacted_table_with(
+        dir: &std::path::Path,
+        rows: usize,
+        update_every: usize,
+        options: DbOptions,
+    ) -> (Db, crate::Table) {
+        let (db, table) = table_in(dir, options);
         let puts: Vec<Put> = (0..rows)
             .map(|i| Put::new(format!("row{i:06}")).add("f", "q", format!("v{i}")))
             .collect();
@@ -499,14 +506,7 @@ mod tests {
             l0_stop_files: 200,
             ..DbOptions::default()
         };
-        let db = Db::open(dir, options).unwrap();
-        let table = db
-            .create_table(
-                TableDescriptor::new("t")
-                    .family(FamilyDescriptor::new("f"))
-                    .durability(Durability::SkipWal),
-            )
-            .unwrap();
+        let (db, table) = table_in(dir, options);
         for file in 0..files {
             let puts: Vec<Put> = (0..rows)
                 .filter(|i| i % files == file)

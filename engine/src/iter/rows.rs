@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use super::block_row::{BlockCell, BlockRef, BlockRow};
 use super::merge::MergedSources;
-use super::run::BlockRun;
+use super::run::{BlockRun, LeadRow};
 use super::source::Source;
 use crate::cell::{CellRef, SeekKey, compare_keys};
 use crate::error::Result;
@@ -188,11 +188,16 @@ impl MergedRows {
         let Some((block, _, _)) = cursor.rest_of_row_in_block() else {
             return Ok(());
         };
+        let lead = LeadRow {
+            block,
+            row: lent.row,
+            from_cell: lent.first_cell,
+        };
         match outcome {
             RowOutcome::Read { run_within } => {
-                let run = run_within.filter(|_| may_run).and_then(|upper| {
-                    BlockRun::after_row(&self.merge, block, lent.row, lent.first_cell, upper)
-                });
+                let run = run_within
+                    .filter(|_| may_run)
+                    .and_then(|upper| BlockRun::after_row(&self.merge, lead, upper));
                 match run {
                     Some(run) => self.lent = Lent::Run(run),
                     None => step_past(&mut self.merge, lent)?,
@@ -217,13 +222,7 @@ impl MergedRows {
                         // The next row is another file's (overlapping
                         // files): merge their blocks' rows as a run, which
                         // skips rows without a passing cell in any.
-                        BlockRun::merged_after_row(
-                            &self.merge,
-                            block,
-                            lent.row,
-                            lent.first_cell,
-                            upper,
-                        )
+                        BlockRun::merged_after_row(&self.merge, lead, upper)
                     });
                 match run {
                     Some(run) => self.lent = Lent::Run(run),

@@ -156,6 +156,31 @@ pub(super) struct BlockRun {
     lone_cells: bool,
 }
 
+/// The row a run may follow: row `row` of the winner's `block`, from cell
+/// `from_cell` (where the winner's cursor stands), which the winner alone
+/// held and which was just read.
+#[derive(Clone, Copy)]
+pub(super) struct LeadRow<'a> {
+    pub(super) block: &'a Arc<DataBlock>,
+    pub(super) row: usize,
+    pub(super) from_cell: usize,
+}
+
+impl LeadRow<'_> {
+    /// The run side of source `source` (the winner) over the rows after
+    /// the lead row, up to `end`.
+    fn side(&self, source: usize, end: usize) -> RunSide {
+        RunSide {
+            source,
+            block: self.block.clone(),
+            next: self.row + 1,
+            end,
+            start_row: self.row,
+            from_cell: self.from_cell,
+        }
+    }
+}
+
 /// One file's rows in a [`BlockRun`].
 struct RunSide {
     /// The merge source whose cursor reads the block.
@@ -197,33 +222,23 @@ impl BlockRun {
         }
     }
 
-    /// The run that may follow row `row` of the winner's `block` (from cell
-    /// `from_cell`), which the winner alone held and which was just read:
-    /// over the rows after it that the winner's cursor alone holds, or,
-    /// when the next row is another source's, over the blocks of up to
-    /// [`MAX_RUN_BLOCKS`] files merged by row key. `None` when neither has
-    /// a row to run over.
+    /// The run that may follow `lead`, a row the winner alone held and
+    /// which was just read: over the rows after it that the winner's cursor
+    /// alone holds, or, when the next row is another source's, over the
+    /// blocks of up to [`MAX_RUN_BLOCKS`] files merged by row key. `None`
+    /// when neither has a row to run over.
     pub(super) fn after_row(
         merge: &MergedSources,
-        block: &Arc<DataBlock>,
-        row: usize,
-        from_cell: usize,
+        lead: LeadRow<'_>,
         upper: &Bound<Vec<u8>>,
     ) -> Option<BlockRun> {
         let next_row = merge.runner_up_row();
-        let (end, check_upper) = run_end(block, row + 1, next_row, upper);
-        if end > row + 1 {
+        let (end, check_upper) = run_end(lead.block, lead.row + 1, next_row, upper);
+        if end > lead.row + 1 {
             // The rows up to `end` are this cursor's alone and inside the
             // scan: read them from the block without moving the cursor row
             // by row.
-            let side = RunSide {
-                source: merge.winner()?,
-                block: block.clone(),
-                next: row + 1,
-                end,
-                start_row: row,
-                from_cell,
-            };
+            let side = lead.side(merge.winner()?, end);
             return Some(BlockRun::new(
                 smallvec::smallvec![side],
                 check_upper,
@@ -232,39 +247,29 @@ impl BlockRun {
         }
         // The next row is another source's: with overlapping files rows
         // alternate between them. Merge their blocks' rows by key.
-        Self::merged_after_row(merge, block, row, from_cell, upper)
+        Self::merged_after_row(merge, lead, upper)
     }
 
-    /// A run over several files' blocks from row `row` of the winner's
-    /// `block` (from cell `from_cell`), which the winner alone held, when
-    /// the next row is another source's, other sources stand in cached
-    /// blocks too, and every block has rows before the other sources' and
-    /// the scan's upper bound.
+    /// A run over several files' blocks from `lead`, a row the winner
+    /// alone held, when the next row is another source's, other sources
+    /// stand in cached blocks too, and every block has rows before the
+    /// other sources' and the scan's upper bound.
     pub(super) fn merged_after_row(
         merge: &MergedSources,
-        block: &Arc<DataBlock>,
-        row: usize,
-        from_cell: usize,
+        lead: LeadRow<'_>,
         upper: &Bound<Vec<u8>>,
     ) -> Option<BlockRun> {
-        if merge.runner_up_row().is_none() || row + 2 >= block.rows() {
+        if merge.runner_up_row().is_none() || lead.row + 2 >= lead.block.rows() {
             return None;
         }
         let lead_source = merge.winner()?;
         let found = merge.block_run_sources()?;
-        let (lead_end, mut check_upper) = run_end(block, row + 1, found.bound, upper);
-        if lead_end <= row + 1 {
+        let (lead_end, mut check_upper) = run_end(lead.block, lead.row + 1, found.bound, upper);
+        if lead_end <= lead.row + 1 {
             return None;
         }
         let mut sides = SmallVec::new();
-        sides.push(RunSide {
-            source: lead_source,
-            block: block.clone(),
-            next: row + 1,
-            end: lead_end,
-            start_row: row,
-            from_cell,
-        });
+        sides.push(lead.side(lead_source, lead_end));
         for other in &found.blocks {
             let (end, upper_inside) = run_end(other.block, other.row, found.bound, upper);
             if end <= other.row {
@@ -276,7 +281,7 @@ impl BlockRun {
         Some(BlockRun::new(sides, check_upper, found.bound.is_none()))
     }
 
-    /// The next row of a run whose blocks hold one cell per row, with its
+    /// The next row of a run whose blocks hold one cell per row, and its
     /// cell (the usual state of a compacted store, or of overlapping files
     /// of such rows): `None` when the run is not such a run, is over, two
     /// files hold the next row, or the next row is past `upper` (then the
@@ -758,12 +763,7 @@ mod tests {
                 continue;
             }
             if let Some(row) = rows.next_run_row(upper).unwrap() {
-                let cells: Vec<Owned> = row
-                    .cells()
-                    .map(|cell| *cell.cell())
-                    .filter(|c| visible(c))
-                    .map(|c| owned_fields(&c))
-                    .collect();
+                let cells = visible_cells(&row, read_point);
                 let key = row.key().to_vec();
                 if cells.iter().any(|c| passes(passing, &c.5)) {
                     keep(&key, cells);
@@ -780,12 +780,7 @@ mod tests {
             }
             let key = key.to_vec();
             if let Some(row) = rows.lend_block_row(&key).unwrap() {
-                let cells: Vec<Owned> = row
-                    .cells()
-                    .map(|cell| *cell.cell())
-                    .filter(|c| visible(c))
-                    .map(|c| owned_fields(&c))
-                    .collect();
+                let cells = visible_cells(&row, read_point);
                 let outcome = if cells.iter().any(|c| passes(passing, &c.5)) {
                     keep(&key, cells);
                     RowOutcome::Read {
@@ -816,6 +811,16 @@ mod tests {
             }
         }
         out
+    }
+
+    /// The cells of a row lent from a block that are visible at
+    /// `read_point`.
+    fn visible_cells(row: &crate::iter::block_row::BlockRow<'_>, read_point: u64) -> Vec<Owned> {
+        row.cells()
+            .map(|cell| *cell.cell())
+            .filter(|cell| cell.sequence <= read_point)
+            .map(|cell| owned_fields(&cell))
+            .collect()
     }
 
     fn scan(files: &Files, read_point: u64, upper: &Bound<Vec<u8>>, passing: Passing) -> Vec<Row> {

@@ -128,14 +128,7 @@ impl RowStream {
         {
             match scanner.next_row(&self.plan, sink) {
                 Ok(true) => {
-                    self.rows_returned += 1;
-                    if self
-                        .plan
-                        .limit
-                        .is_some_and(|limit| self.rows_returned >= limit)
-                    {
-                        self.finished = true;
-                    }
+                    self.count_returned_row();
                     return Ok(true);
                 }
                 // The region is done: on to the next one.
@@ -149,6 +142,19 @@ impl RowStream {
         self.next_row_in_general(sink)
     }
 
+    /// Counts a returned row; the stream is finished at the plan's limit.
+    #[inline]
+    fn count_returned_row(&mut self) {
+        self.rows_returned += 1;
+        if self
+            .plan
+            .limit
+            .is_some_and(|limit| self.rows_returned >= limit)
+        {
+            self.finished = true;
+        }
+    }
+
     #[inline(never)]
     fn next_row_in_general<S: RowSink>(&mut self, sink: &mut S) -> Result<bool> {
         if self.finished {
@@ -156,14 +162,7 @@ impl RowStream {
         }
         match self.next_full_row(sink) {
             Ok(true) => {
-                self.rows_returned += 1;
-                if self
-                    .plan
-                    .limit
-                    .is_some_and(|limit| self.rows_returned >= limit)
-                {
-                    self.finished = true;
-                }
+                self.count_returned_row();
                 Ok(true)
             }
             Ok(false) => {

@@ -2,12 +2,14 @@
 //! scans that run inside the engine (`count`, `delete_where`).
 
 use super::Table;
+use crate::catalog::TableState;
 use crate::cell::{RowResult, validate_timestamp};
 use crate::error::Result;
 use crate::ops::{BatchOp, BatchResult, Delete, Get, Put, Scan};
 use crate::read::get;
 use crate::read::parallel::{self, Parts};
 use crate::read::sink::RowBuffer;
+use crate::write::PreparedRow;
 
 /// Most rows committed together by one `put_many` or batch group.
 const MAX_ROWS_PER_COMMIT: usize = 1024;
@@ -22,17 +24,9 @@ impl Table {
             self.prepare_put(&state, put, now)?;
         }
         for chunk in puts.chunks(MAX_ROWS_PER_COMMIT) {
-            let Some(first) = chunk.first() else { continue };
-            let (_gate, state) = self.writable(&first.row)?;
-            let prepared = chunk
-                .iter()
-                .map(|p| self.prepare_put(&state, p, now))
-                .collect::<Result<Vec<_>>>()?;
-            let _locks = self
-                .services
-                .row_locks
-                .lock(self.inner.id, prepared.iter().map(|p| p.row.as_slice()));
-            self.commit_and_notify(&state, &prepared)?;
+            self.commit_group(chunk, Put::row, |state, put| {
+                self.prepare_put(state, put, now)
+            })?;
         }
         Ok(())
     }
@@ -97,14 +91,29 @@ impl Table {
 
     /// Commits deletes (without latest-version entries) sharing one WAL sync.
     pub(super) fn delete_group(&self, deletes: &[Delete]) -> Result<()> {
-        let Some(first) = deletes.first() else {
+        let now = self.services.now_ms();
+        self.commit_group(deletes, Delete::row, |state, delete| {
+            self.prepare_delete(state, delete, now)
+        })
+    }
+
+    /// Commits the mutations `items` together, sharing one WAL sync: takes
+    /// the split gate and the state that routes the first one's row
+    /// (`row_of`), prepares each against that state (`prepare`), locks
+    /// their rows and commits.
+    fn commit_group<T>(
+        &self,
+        items: &[T],
+        row_of: impl Fn(&T) -> &[u8],
+        prepare: impl Fn(&TableState, &T) -> Result<PreparedRow>,
+    ) -> Result<()> {
+        let Some(first) = items.first() else {
             return Ok(());
         };
-        let (_gate, state) = self.writable(&first.row)?;
-        let now = self.services.now_ms();
-        let prepared = deletes
+        let (_gate, state) = self.writable(row_of(first))?;
+        let prepared = items
             .iter()
-            .map(|d| self.prepare_delete(&state, d, now))
+            .map(|item| prepare(&state, item))
             .collect::<Result<Vec<_>>>()?;
         let _locks = self
             .services
