@@ -179,14 +179,16 @@ impl MergedRows {
             return Ok(());
         };
         self.lent = Lent::Nothing;
+        // The cursor stands on the lent row, in its block (else it was
+        // not lent): the fallbacks only keep the merge right regardless.
         let Some(cursor) = self.merge.file_cursor(lent.source) else {
-            return Ok(());
+            return step_past(&mut self.merge, lent);
         };
         // A cursor that skips rows its gate rejects does not hold every
         // row of its block: no run over it.
         let may_run = !cursor.filters_rows();
         let Some((block, _, _)) = cursor.rest_of_row_in_block() else {
-            return Ok(());
+            return step_past(&mut self.merge, lent);
         };
         let lead = LeadRow {
             block,

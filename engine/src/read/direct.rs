@@ -126,7 +126,7 @@ impl DirectGetPlan<'_> {
 /// and bloom may hold the row (files with the row's block found in their
 /// index now). `Ok(None)` when the get needs the general path (a filter, or
 /// more than [`MAX_DIRECT_SOURCES`] sources in a family). Validates the get
-/// as [`plan_get`] does.
+/// as [`plan_get`](super::plan::plan_get) does.
 pub(crate) fn plan_direct_get<'s>(
     state: &'s TableState,
     stores: &[Arc<Store>],

@@ -68,7 +68,8 @@ pub(crate) fn get_row_into<S: RowSink>(
     state: &TableState,
     (region, stores): Routed<'_>,
     get: &Get,
-    (read_point, now_ms): (u64, i64),
+    read_point: u64,
+    now_ms: i64,
     sink: &mut S,
     scratch: &mut GetScratch,
 ) -> Result<bool> {

@@ -41,7 +41,7 @@ pub(crate) struct ScanPlan {
     /// Push the filter's row-key parts down to the sources.
     pub(crate) vectorized: bool,
     /// The filter's cell predicates, when they alone decide rows: applied
-    /// while rows are resolved (see [`cell_gate`]).
+    /// while rows are resolved (see [`super::cell_gate`]).
     pub(crate) cell_gate: Option<Arc<CellGate>>,
 }
 

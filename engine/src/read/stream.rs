@@ -225,7 +225,7 @@ impl RowStream {
 }
 
 /// An iterator over the rows of a scan. Each item is one row (or, with
-/// [`Scan::batch`], a part of one row), with owned cells: a copy, at the
+/// [`Scan::batch`](crate::Scan::batch), a part of one row), with owned cells: a copy, at the
 /// edge, of what the borrowing [`ScanCursor`](super::cursor::ScanCursor) lends.
 pub struct Scanner {
     stream: RowStream,

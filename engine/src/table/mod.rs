@@ -293,7 +293,7 @@ impl Table {
     ) -> Result<bool> {
         let routed = Self::region_with_stores(state, &get.row)?;
         let read_point = self.services.mvcc.read_point();
-        get_row_into(state, routed, get, (read_point, now_ms), sink, scratch)
+        get_row_into(state, routed, get, read_point, now_ms, sink, scratch)
     }
 
     /// Reads one row; an absent row gives an empty result.
