@@ -238,8 +238,9 @@ impl MergedRows {
     /// The next row of a block run whose blocks hold one cell per row, and
     /// its cell, when such a run is under way and has a next row before
     /// `upper`; `None` otherwise ([`MergedRows::next_run_row`] then ends
-    /// or extends the run). The usual scanned row: kept small and inline.
-    #[inline]
+    /// or extends the run). The usual scanned row: kept small, and always
+    /// inlined (see [`BlockRun::next_lone_cell`]).
+    #[inline(always)]
     pub(crate) fn next_lone_cell(
         &mut self,
         upper: &Bound<Vec<u8>>,

@@ -64,7 +64,9 @@ impl StoreScan {
     /// `Some(true)` when the row's cell is returned, `Some(false)` when it
     /// is not (its row returns nothing), `None` when the general path must
     /// go on. For plans without a cell gate and not raw (the caller checks).
-    #[inline]
+    /// Always inlined into the region scanner's `next_row`: the usual
+    /// scanned row (see `iter::run::BlockRun::next_lone_cell`).
+    #[inline(always)]
     pub(super) fn next_lone_cell_row<S: RowSink>(
         &mut self,
         plan: &ScanPlan,
