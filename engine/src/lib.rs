@@ -49,7 +49,7 @@
 //! | schema | `schema` | what a descriptor means for reads and jobs: family rules and plans |
 //! | store | `store` | one family of one region: its versions and their transitions, the output file writer, and the bulk writer |
 //! | core | `core` | the services every job shares, built once at open |
-//! | parts | `iter`, `memstore`, `hfile` | cell sources and their merge; the memstore; HFiles and their block cache |
+//! | parts | `iter`, `memstore`, `hfile` | cell sources and their merge (read by row: rows lent from cached blocks, block runs); the memstore; HFiles and their block cache |
 //! | services | `wal`, `manifest`, `mvcc`, `io` | the log, the catalog's durable record, sequences and the read point, I/O |
 //! | foundation | `cell`, `error`, `codec`, `clock`, `options`, `ops`, `keys`, `prefetch`, `watermark`, `names`, `gate`, `file_meta` | values, errors and helpers every layer may use |
 #![warn(missing_docs)]

@@ -371,15 +371,10 @@ impl std::fmt::Debug for Memstore {
     }
 }
 
-/// A cell to insert.
-pub(crate) struct NewCell<'a> {
-    pub(crate) row: &'a [u8],
-    pub(crate) qualifier: &'a [u8],
-    pub(crate) timestamp: i64,
-    pub(crate) kind: CellKind,
-    pub(crate) sequence: u64,
-    pub(crate) value: &'a [u8],
-}
+/// A cell to insert: borrowed from the mutation (or the WAL record) that
+/// carries it, with the sequence of its commit. The same fields as a cell
+/// read back ([`CellRef`]), so it is that type.
+pub(crate) type NewCell<'a> = CellRef<'a>;
 
 impl Memstore {
     pub(crate) fn new() -> Self {

@@ -304,22 +304,23 @@ impl Delete {
     }
 }
 
-/// Reads one row.
+/// What a [`Get`] and a [`Scan`] both say about the cells they read: the
+/// columns, the time range, the versions per column and the filter.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Get {
-    pub(crate) row: Vec<u8>,
+pub(crate) struct ReadOptions {
     pub(crate) columns: ColumnSelection,
+    /// Versions with timestamps in `time_min..time_max` are read.
     pub(crate) time_min: i64,
     pub(crate) time_max: i64,
     pub(crate) max_versions: u32,
     pub(crate) filter: Option<Arc<Filter>>,
 }
 
-impl Get {
-    /// A get of `row`: every family, newest version of each column.
-    pub fn new(row: impl AsRef<[u8]>) -> Self {
-        Get {
-            row: row.as_ref().to_vec(),
+impl Default for ReadOptions {
+    /// Every family, every timestamp, the newest version of each column,
+    /// no filter.
+    fn default() -> Self {
+        ReadOptions {
             columns: ColumnSelection::default(),
             time_min: 0,
             time_max: i64::MAX,
@@ -327,62 +328,89 @@ impl Get {
             filter: None,
         }
     }
+}
 
-    /// Applies an HBase filter (see `docs/filters.md`) to the row.
-    pub fn filter(mut self, filter: Filter) -> Self {
-        self.filter = Some(Arc::new(filter));
-        self
+/// The builder methods of the [`ReadOptions`] a get and a scan share,
+/// written once for both (`$options` is the field holding them).
+macro_rules! read_option_builders {
+    ($options:ident) => {
+        /// Applies an HBase filter (see `docs/filters.md`). Row-key parts
+        /// of the filter run as vectorized kernels over whole blocks; the
+        /// rest runs on each row's visible cells with HBase's semantics.
+        pub fn filter(mut self, filter: Filter) -> Self {
+            self.$options.filter = Some(Arc::new(filter));
+            self
+        }
+
+        /// Applies a filter written in HBase's filter language.
+        pub fn filter_string(self, filter: &str) -> Result<Self> {
+            Ok(self.filter(strata_filters::parse(filter)?))
+        }
+
+        /// Applies a filter written in HBase's filter language, given as bytes: quoted
+        /// arguments may hold any byte, UTF-8 or not (`'binary:\x82'` with the raw byte), as
+        /// HBase's `ParseFilter.parseFilterString(byte[])` reads them.
+        pub fn filter_bytes(self, filter: &[u8]) -> Result<Self> {
+            Ok(self.filter(strata_filters::parse_bytes(filter)?))
+        }
+
+        /// Returns all of `family`.
+        pub fn family(mut self, family: impl AsRef<[u8]>) -> Self {
+            self.$options.columns.family(family);
+            self
+        }
+
+        /// Returns `family:qualifier`.
+        pub fn column(mut self, family: impl AsRef<[u8]>, qualifier: impl AsRef<[u8]>) -> Self {
+            self.$options.columns.column(family, qualifier);
+            self
+        }
+
+        /// Only versions with timestamps in `[min, max)`.
+        pub fn time_range(mut self, min: i64, max: i64) -> Self {
+            self.$options.time_min = min;
+            self.$options.time_max = max;
+            self
+        }
+
+        /// Only versions with exactly this timestamp.
+        pub fn timestamp(mut self, timestamp: i64) -> Self {
+            self.$options.time_min = timestamp;
+            self.$options.time_max = timestamp.saturating_add(1);
+            self
+        }
+
+        /// Up to `versions` versions per column (default 1).
+        pub fn max_versions(mut self, versions: u32) -> Self {
+            self.$options.max_versions = versions;
+            self
+        }
+
+        /// Every version the family keeps.
+        pub fn all_versions(mut self) -> Self {
+            self.$options.max_versions = u32::MAX;
+            self
+        }
+    };
+}
+
+/// Reads one row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Get {
+    pub(crate) row: Vec<u8>,
+    pub(crate) read: ReadOptions,
+}
+
+impl Get {
+    /// A get of `row`: every family, newest version of each column.
+    pub fn new(row: impl AsRef<[u8]>) -> Self {
+        Get {
+            row: row.as_ref().to_vec(),
+            read: ReadOptions::default(),
+        }
     }
 
-    /// Applies a filter written in HBase's filter language.
-    pub fn filter_string(self, filter: &str) -> Result<Self> {
-        Ok(self.filter(strata_filters::parse(filter)?))
-    }
-
-    /// Applies a filter written in HBase's filter language, given as bytes: quoted
-    /// arguments may hold any byte, UTF-8 or not (`'binary:\x82'` with the raw byte), as
-    /// HBase's `ParseFilter.parseFilterString(byte[])` reads them.
-    pub fn filter_bytes(self, filter: &[u8]) -> Result<Self> {
-        Ok(self.filter(strata_filters::parse_bytes(filter)?))
-    }
-
-    /// Returns all of `family`.
-    pub fn family(mut self, family: impl AsRef<[u8]>) -> Self {
-        self.columns.family(family);
-        self
-    }
-
-    /// Returns `family:qualifier`.
-    pub fn column(mut self, family: impl AsRef<[u8]>, qualifier: impl AsRef<[u8]>) -> Self {
-        self.columns.column(family, qualifier);
-        self
-    }
-
-    /// Only versions with timestamps in `[min, max)`.
-    pub fn time_range(mut self, min: i64, max: i64) -> Self {
-        self.time_min = min;
-        self.time_max = max;
-        self
-    }
-
-    /// Only versions with exactly this timestamp.
-    pub fn timestamp(mut self, timestamp: i64) -> Self {
-        self.time_min = timestamp;
-        self.time_max = timestamp.saturating_add(1);
-        self
-    }
-
-    /// Up to `versions` versions per column (default 1).
-    pub fn max_versions(mut self, versions: u32) -> Self {
-        self.max_versions = versions;
-        self
-    }
-
-    /// Every version the family keeps.
-    pub fn all_versions(mut self) -> Self {
-        self.max_versions = u32::MAX;
-        self
-    }
+    read_option_builders!(read);
 
     /// The row.
     pub fn row(&self) -> &[u8] {
@@ -403,14 +431,10 @@ pub struct Scan {
     pub(crate) stop: Option<(Vec<u8>, bool)>,
     pub(crate) prefix: Option<Vec<u8>>,
     pub(crate) reversed: bool,
-    pub(crate) columns: ColumnSelection,
-    pub(crate) time_min: i64,
-    pub(crate) time_max: i64,
-    pub(crate) max_versions: u32,
+    pub(crate) read: ReadOptions,
     pub(crate) limit: Option<u64>,
     pub(crate) batch: Option<usize>,
     pub(crate) raw: bool,
-    pub(crate) filter: Option<Arc<Filter>>,
     pub(crate) vectorized: bool,
 }
 
@@ -428,37 +452,15 @@ impl Scan {
             stop: None,
             prefix: None,
             reversed: false,
-            columns: ColumnSelection::default(),
-            time_min: 0,
-            time_max: i64::MAX,
-            max_versions: 1,
+            read: ReadOptions::default(),
             limit: None,
             batch: None,
             raw: false,
-            filter: None,
             vectorized: true,
         }
     }
 
-    /// Applies an HBase filter (see `docs/filters.md`). Row-key parts of the
-    /// filter run as vectorized kernels over whole blocks; the rest runs on
-    /// each row's visible cells with HBase's semantics.
-    pub fn filter(mut self, filter: Filter) -> Self {
-        self.filter = Some(Arc::new(filter));
-        self
-    }
-
-    /// Applies a filter written in HBase's filter language.
-    pub fn filter_string(self, filter: &str) -> Result<Self> {
-        Ok(self.filter(strata_filters::parse(filter)?))
-    }
-
-    /// Applies a filter written in HBase's filter language, given as bytes: quoted
-    /// arguments may hold any byte, UTF-8 or not (`'binary:\x82'` with the raw byte), as
-    /// HBase's `ParseFilter.parseFilterString(byte[])` reads them.
-    pub fn filter_bytes(self, filter: &[u8]) -> Result<Self> {
-        Ok(self.filter(strata_filters::parse_bytes(filter)?))
-    }
+    read_option_builders!(read);
 
     /// With `false`, filters run row by row on decoded cells only (no block
     /// kernels, no block skipping): the cell-by-cell baseline benchmarks
@@ -501,44 +503,6 @@ impl Scan {
     /// Rows in descending order (cells within a row keep their order).
     pub fn reversed(mut self, reversed: bool) -> Self {
         self.reversed = reversed;
-        self
-    }
-
-    /// Returns all of `family`.
-    pub fn family(mut self, family: impl AsRef<[u8]>) -> Self {
-        self.columns.family(family);
-        self
-    }
-
-    /// Returns `family:qualifier`.
-    pub fn column(mut self, family: impl AsRef<[u8]>, qualifier: impl AsRef<[u8]>) -> Self {
-        self.columns.column(family, qualifier);
-        self
-    }
-
-    /// Only versions with timestamps in `[min, max)`.
-    pub fn time_range(mut self, min: i64, max: i64) -> Self {
-        self.time_min = min;
-        self.time_max = max;
-        self
-    }
-
-    /// Only versions with exactly this timestamp.
-    pub fn timestamp(mut self, timestamp: i64) -> Self {
-        self.time_min = timestamp;
-        self.time_max = timestamp.saturating_add(1);
-        self
-    }
-
-    /// Up to `versions` versions per column (default 1).
-    pub fn max_versions(mut self, versions: u32) -> Self {
-        self.max_versions = versions;
-        self
-    }
-
-    /// Every version the family keeps.
-    pub fn all_versions(mut self) -> Self {
-        self.max_versions = u32::MAX;
         self
     }
 

@@ -15,8 +15,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use super::cursor::RowView;
+use super::plan::ScanPlan;
 use super::sink::{CellCount, RowBatch};
-use super::{RowStream, ScanPlan};
+use super::stream::RowStream;
 use crate::catalog::TableState;
 use crate::cell::RowResult;
 use crate::error::{Error, Result};
@@ -36,6 +37,19 @@ type Batch = Result<RowBatch>;
 pub(crate) struct Parts {
     pub(crate) state: Arc<TableState>,
     pub(crate) plans: Vec<ScanPlan>,
+}
+
+/// Takes one row of a row limit's `remaining` rows (`None`: no limit):
+/// false when none remain.
+pub(crate) fn take_one(remaining: &mut Option<u64>) -> bool {
+    match remaining {
+        Some(0) => false,
+        Some(left) => {
+            *left -= 1;
+            true
+        }
+        None => true,
+    }
 }
 
 /// Threads a parallel read of `parts` parts uses: `threads` (at least one)
@@ -266,15 +280,9 @@ impl ParallelScan {
                 continue;
             };
             let start = self.next_cell;
-            if start == 0 {
-                match &mut self.remaining {
-                    Some(0) => {
-                        self.stop_workers();
-                        return Ok(None);
-                    }
-                    Some(remaining) => *remaining -= 1,
-                    None => {}
-                }
+            if start == 0 && !take_one(&mut self.remaining) {
+                self.stop_workers();
+                return Ok(None);
             }
             let end = start.saturating_add(self.cells_per_part).min(row_cells);
             let index = self.next_row;

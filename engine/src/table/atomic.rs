@@ -182,17 +182,26 @@ impl Table {
 
     /// Adds to 8-byte big-endian counters atomically; returns the new values.
     pub fn increment(&self, increment: &Increment) -> Result<RowResult> {
-        let (_gate, state) = self.writable(&increment.row)?;
-        Self::validate_columns(
-            &state,
-            &increment.row,
-            increment
-                .columns
-                .iter()
-                .map(|(f, q, _)| (f.as_slice(), q.as_slice())),
-        )?;
-        let _lock = self.lock_row(&increment.row);
-        self.increment_locked(&state, increment)
+        let columns = increment.columns.iter().map(|(f, q, _)| (f, q));
+        self.update_columns_locked(&increment.row, columns, |state| {
+            self.increment_locked(state, increment)
+        })
+    }
+
+    /// What increment and append share: takes the split gate and the
+    /// table's state, checks the row and `columns` (family, qualifier),
+    /// then runs `update` under the row's lock.
+    fn update_columns_locked<'c>(
+        &self,
+        row: &[u8],
+        columns: impl Iterator<Item = (&'c Vec<u8>, &'c Vec<u8>)>,
+        update: impl FnOnce(&TableState) -> Result<RowResult>,
+    ) -> Result<RowResult> {
+        let (_gate, state) = self.writable(row)?;
+        let columns = columns.map(|(family, qualifier)| (family.as_slice(), qualifier.as_slice()));
+        Self::validate_columns(&state, row, columns)?;
+        let _lock = self.lock_row(row);
+        update(&state)
     }
 
     pub(super) fn append_locked(&self, state: &TableState, append: &Append) -> Result<RowResult> {
@@ -221,17 +230,10 @@ impl Table {
 
     /// Appends to values atomically; returns the new values.
     pub fn append(&self, append: &Append) -> Result<RowResult> {
-        let (_gate, state) = self.writable(&append.row)?;
-        Self::validate_columns(
-            &state,
-            &append.row,
-            append
-                .columns
-                .iter()
-                .map(|(f, q, _)| (f.as_slice(), q.as_slice())),
-        )?;
-        let _lock = self.lock_row(&append.row);
-        self.append_locked(&state, append)
+        let columns = append.columns.iter().map(|(f, q, _)| (f, q));
+        self.update_columns_locked(&append.row, columns, |state| {
+            self.append_locked(state, append)
+        })
     }
 
     pub(super) fn validate_row_mutations(

@@ -7,7 +7,6 @@
 //! row lock; every mutation takes it, so they serialize with plain writes of
 //! the same row.
 
-use std::ops::Bound;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -19,12 +18,12 @@ use crate::maintenance::Supervisor;
 use crate::ops::{Delete, Get, Put, Scan};
 use crate::options::TableDescriptor;
 use crate::read::cursor::ScanCursor;
+use crate::read::direct::GetScratch;
+use crate::read::get::{Routed, get_row, get_row_into};
 use crate::read::parallel::{ParallelScan, Parts};
+use crate::read::plan::{ScanPlan, plan_parts, plan_scan};
 use crate::read::sink::RowSink;
-use crate::read::{
-    DirectGet, GetScratch, RowStream, ScanPlan, Scanner, plan_get, plan_scan, read_row,
-    read_row_directly, read_row_to,
-};
+use crate::read::stream::{RowStream, Scanner};
 use crate::region::Region;
 use crate::region::RegionActivity;
 use crate::write::{PreparedRow, commit};
@@ -206,10 +205,7 @@ impl Table {
     }
 
     /// [`Table::region`], with the region's stores as the state has them.
-    pub(super) fn region_with_stores<'s>(
-        state: &'s TableState,
-        row: &[u8],
-    ) -> Result<(&'s Arc<Region>, &'s [Arc<crate::store::Store>])> {
+    pub(super) fn region_with_stores<'s>(state: &'s TableState, row: &[u8]) -> Result<Routed<'s>> {
         state
             .region_with_stores(row)
             .ok_or_else(|| Error::TableNotFound {
@@ -278,38 +274,15 @@ impl Table {
         self.commit_and_notify(&state, std::slice::from_ref(&prepared))
     }
 
-    /// Reads the row of `get` at the current read point: the direct path
-    /// first (which also answers absent rows from row filters and blooms,
-    /// with no separate check: under a steady writer every extra pass over
-    /// the store's locks cost the reader, their cache lines moving between
-    /// the reader's and the writer's cores), else the merge.
+    /// Reads the row of `get` at the current read point (see
+    /// [`get_row`]).
     pub(super) fn get_in(&self, state: &TableState, get: &Get, now_ms: i64) -> Result<RowResult> {
-        let (region, stores) = Self::region_with_stores(state, &get.row)?;
-        let read_point = self.services.mvcc.read_point();
-        let mut cells = Vec::new();
-        let mut scratch = GetScratch::default();
-        let direct = read_row_directly(
-            state,
-            (region, stores),
-            get,
-            read_point,
-            now_ms,
-            &mut cells,
-            &mut scratch,
-        )?;
-        if direct != DirectGet::NeedsMerge {
-            return Ok(RowResult {
-                row: get.row.clone(),
-                cells,
-            });
-        }
-        Self::read_merged(state, region, get, read_point, now_ms)
+        let routed = Self::region_with_stores(state, &get.row)?;
+        get_row(state, routed, get, self.services.mvcc.read_point(), now_ms)
     }
 
-    /// Reads the row of `get` into `sink`: true when the get returns cells
-    /// (the sink then holds the row, begun afresh; when false, what the
-    /// sink holds means nothing). What [`Table::get_in`] does, for sinks
-    /// that lend.
+    /// Reads the row of `get` into `sink` (see [`get_row_into`]): what
+    /// [`Table::get_in`] does, for sinks that lend.
     pub(super) fn get_into<S: RowSink>(
         &self,
         state: &TableState,
@@ -318,48 +291,9 @@ impl Table {
         sink: &mut S,
         scratch: &mut GetScratch,
     ) -> Result<bool> {
-        let (region, stores) = Self::region_with_stores(state, &get.row)?;
+        let routed = Self::region_with_stores(state, &get.row)?;
         let read_point = self.services.mvcc.read_point();
-        match read_row_directly(
-            state,
-            (region, stores),
-            get,
-            read_point,
-            now_ms,
-            sink,
-            scratch,
-        )? {
-            DirectGet::Read => return Ok(sink.cell_count() > 0),
-            DirectGet::Absent => return Ok(false),
-            DirectGet::NeedsMerge => {}
-        }
-        let plan = plan_get(state, get, read_point, now_ms)?;
-        read_row_to(region, &plan, sink)
-    }
-
-    /// Reads the row of `get` from `region` through the general path (a
-    /// scan plan and the merge), at `read_point`.
-    pub(super) fn read_merged(
-        state: &TableState,
-        region: &Region,
-        get: &Get,
-        read_point: u64,
-        now_ms: i64,
-    ) -> Result<RowResult> {
-        let mut plan = plan_get(state, get, read_point, now_ms)?;
-        if let Some(row) = read_row(region, &plan)? {
-            return Ok(row);
-        }
-        // An absent row: its result takes the plan's copy of the key rather
-        // than a fresh one.
-        let row = match std::mem::replace(&mut plan.lower, Bound::Unbounded) {
-            Bound::Included(row) | Bound::Excluded(row) => row,
-            Bound::Unbounded => get.row.clone(),
-        };
-        Ok(RowResult {
-            row,
-            cells: Vec::new(),
-        })
+        get_row_into(state, routed, get, read_point, now_ms, sink, scratch)
     }
 
     /// Reads one row; an absent row gives an empty result.
@@ -443,28 +377,7 @@ impl Table {
         let state = self.state()?;
         let read_point = self.services.mvcc.read_point();
         let now = self.read_now_ms(&state);
-        let whole = plan_scan(&state, scan, read_point, now)?;
-        let order_dependent = whole.filter.as_ref().is_some_and(|f| {
-            f.plan.limits.max_rows.is_some()
-                || f.plan.stop_filter.is_some()
-                || f.plan.needs_evaluator
-        });
-        if order_dependent || state.regions.len() <= 1 {
-            return Ok(Parts {
-                state,
-                plans: vec![whole],
-            });
-        }
-        let mut plans = state
-            .regions
-            .iter()
-            .filter_map(|region| scan.within(region.start(), region.end()))
-            .map(|part| plan_scan(&state, &part, read_point, now))
-            .collect::<Result<Vec<_>>>()?;
-        if scan.reversed {
-            plans.reverse();
-        }
-        Ok(Parts { state, plans })
+        plan_parts(state, scan, read_point, now)
     }
 
     /// The whole scan as one part.

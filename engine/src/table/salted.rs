@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::keys::Salter;
 use crate::ops::Scan;
 use crate::read::parallel::Parts;
-use crate::read::plan_scan;
+use crate::read::plan::plan_scan;
 use crate::read::salted::SaltedScan;
 
 impl Table {
