@@ -27,8 +27,8 @@ use crate::batch::{Batch, Bitmap, VarBatch};
 use crate::eval::{CellRef, OutputCell};
 use crate::fuzzy::FuzzySet;
 use crate::kernels::{
-    BinaryCompare, ComparatorKernel, FuzzyKernel, Isa, Kernel, MaskedCompare, PrefixKernel,
-    RangesKernel, SegmentBound, SegmentRange,
+    BinaryCompare, ComparatorKernel, FuzzyKernel, Isa, Kernel, MaskedCompare, MaskedEquals,
+    PrefixKernel, RangesKernel, SegmentBound, SegmentRange,
 };
 use crate::model::{Comparator, CompareOp, Filter, FuzzyRule, ListOperator, ModelError, RowMask};
 use crate::ranges::{KeyInterval, KeyRanges, RangePosition, prefix_successor};
@@ -79,6 +79,9 @@ pub enum RowPredicate {
     Masked(MaskedCompare),
     /// Two RowMaskFilters on the same field fused into one range test.
     SegmentRange(SegmentRange),
+    /// RowMaskFilters with `=` (and PrefixFilters beside them) fused into one masked
+    /// equality.
+    MaskedEquals(MaskedEquals),
     /// RowFilter with any comparator.
     Compare(ComparatorKernel),
     /// FuzzyRowFilter.
@@ -94,6 +97,7 @@ impl RowPredicate {
             RowPredicate::Prefix(kernel) => Some(kernel),
             RowPredicate::Masked(kernel) => Some(kernel),
             RowPredicate::SegmentRange(kernel) => Some(kernel),
+            RowPredicate::MaskedEquals(kernel) => Some(kernel),
             RowPredicate::Compare(kernel) => Some(kernel),
             RowPredicate::Fuzzy(kernel) => Some(kernel),
             RowPredicate::Ranges(kernel) => Some(kernel),
@@ -884,6 +888,7 @@ fn count_whiles(filter: &Filter) -> usize {
 
 fn fuse(mut predicates: Vec<RowPredicate>) -> Option<RowPredicate> {
     fuse_segment_ranges(&mut predicates);
+    fuse_masked_equalities(&mut predicates);
     match predicates.len() {
         0 => None,
         1 => predicates.pop(),
@@ -944,6 +949,49 @@ fn fuse_segment_ranges(predicates: &mut Vec<RowPredicate>) {
         }
         index += 1;
     }
+}
+
+/// Fuses the `RowMaskFilter(=)`s of an AND, with the non-empty `PrefixFilter`s beside them,
+/// into one [`MaskedEquals`] (the `sdate = D AND code = C` pattern), in place of the first of
+/// them. An AND without a mask test is left alone: prefixes alone are exactly key ranges,
+/// which [`Plan::as_key_interval`] recognizes.
+fn fuse_masked_equalities(predicates: &mut Vec<RowPredicate>) {
+    let part_of = |predicate: &RowPredicate| -> Option<(RowMask, bool)> {
+        match predicate {
+            RowPredicate::Masked(kernel) if kernel_mask(kernel).op == CompareOp::Equal => {
+                Some((kernel_mask(kernel).clone(), true))
+            }
+            RowPredicate::Prefix(kernel) if !kernel.prefix().is_empty() => Some((
+                RowMask {
+                    offset: 0,
+                    mask: vec![0xff; kernel.prefix().len()],
+                    op: CompareOp::Equal,
+                    value: kernel.prefix().to_vec(),
+                },
+                false,
+            )),
+            _ => None,
+        }
+    };
+    let parts: Vec<(usize, RowMask, bool)> = predicates
+        .iter()
+        .enumerate()
+        .filter_map(|(index, predicate)| {
+            part_of(predicate).map(|(mask, masked)| (index, mask, masked))
+        })
+        .collect();
+    if parts.len() < 2 || !parts.iter().any(|(_, _, masked)| *masked) {
+        return;
+    }
+    let masks: Vec<RowMask> = parts.iter().map(|(_, mask, _)| mask.clone()).collect();
+    let Ok(fused) = MaskedEquals::new(&masks) else {
+        return;
+    };
+    let first = parts[0].0;
+    for (index, _, _) in parts.iter().skip(1).rev() {
+        predicates.remove(*index);
+    }
+    predicates[first] = RowPredicate::MaskedEquals(fused);
 }
 
 fn kernel_mask(kernel: &MaskedCompare) -> &RowMask {

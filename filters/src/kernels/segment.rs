@@ -5,15 +5,24 @@
 //! big-endian `u64` with the segment's bytes at the top, ANDed with the chunk's mask and
 //! compared with the chunk's value the same way, so one integer comparison orders 8 bytes at
 //! once. Chunks combine lexicographically: `less = less | (equal & chunk_less)`,
-//! `equal = equal & chunk_equal`.
+//! `equal = equal & chunk_equal`. Bytes whose mask and value are both zero compare equal in
+//! every key, so no chunk starts on one: a fused `code = C AND sdate = D` over two 4-byte
+//! fields is one chunk, and the gaps between fields cost nothing.
+//!
+//! In a fixed-width batch every key holds a chunk at the same place, so each chunk becomes a
+//! [`Window`]: the 8 bytes loaded from every key, with the chunk's mask and value moved to
+//! where its bytes sit in them. A comparison that only asks "equal or not" (`=`, `!=`) does
+//! not need big-endian order and compares the little-endian words as loaded.
 //!
 //! Three implementations share that definition: a portable per-key loop (any batch, any
-//! CPU), an AVX2 path (4 keys per 64-bit gather, keys of at least 8 bytes) and an AVX-512
-//! path (8 keys per `vpermt2b`, keys of at most 16 bytes; wider keys use the AVX2 gather,
-//! which measured faster than a 512-bit gather). The scalar twins in `kernels/mod.rs` do not
-//! use this module at all.
+//! CPU), an AVX2 path (4 keys per 64-bit gather, keys of at least 8 bytes) and AVX-512 paths
+//! (8 keys per step: one `vpermt2b` per chunk for keys of at most 16 bytes, which hold 8 keys
+//! in two registers; one 8-lane gather per chunk for wider keys). The scalar twins in
+//! `kernels/mod.rs` do not use this module at all.
 
 use std::cmp::Ordering;
+
+use smallvec::SmallVec;
 
 use crate::batch::{Bitmap, FixedBatch, VarBatch};
 use crate::kernels::Isa;
@@ -22,6 +31,9 @@ use crate::model::CompareOp;
 /// Bytes compared per chunk.
 const CHUNK_BYTES: usize = 8;
 
+/// The top bit of a word: flipped to order two's-complement numbers as unsigned ones.
+const SIGN_BIT: u64 = 1 << 63;
+
 /// One chunk of the segment: key bytes `[start, start + len)`.
 #[derive(Clone, Copy, Debug)]
 struct Chunk {
@@ -29,8 +41,11 @@ struct Chunk {
     len: usize,
     /// The mask bytes, big-endian, at the top of the word; zero below.
     mask: u64,
-    /// The value bytes, big-endian, at the top of the word; zero below.
+    /// The value bytes, big-endian, at the top of the word, with `flip` applied; zero below.
     value: u64,
+    /// XORed into the key's masked word before comparing: [`SIGN_BIT`] for the chunk that
+    /// starts a signed segment (two's-complement order for 8-byte longs), zero otherwise.
+    flip: u64,
 }
 
 /// How segment orderings become result bits: the operator, and how a key whose segment
@@ -60,12 +75,12 @@ impl Combine {
         }
     }
 
-    /// Whether the "less" bits matter (Eq/Ne with an equal tie only need "equal").
+    /// Whether the "less" bits matter: they do not when the result only depends on whether
+    /// the segment is equal (`=`, `!=`, NO_OP with an equal or greater tie, where less and
+    /// greater give the same answer).
     fn needs_less(self) -> bool {
-        !matches!(
-            self.op,
-            CompareOp::Equal | CompareOp::NotEqual | CompareOp::NoOp
-        ) || self.tie == Ordering::Less
+        let truth = self.truth();
+        truth.less != truth.greater
     }
 }
 
@@ -85,26 +100,56 @@ impl Truth {
     }
 }
 
-/// A chunk's fixed position in keys of one width (portable path).
+/// A chunk's place in keys of one width (at least 8 bytes): the 8 bytes loaded from every
+/// key, and the chunk's mask, value and flip moved to where the chunk's bytes sit in them,
+/// read big-endian. Bytes of the window outside the chunk are masked to zero on both sides,
+/// so they compare equal and the window orders keys exactly as the chunk does.
+#[derive(Clone, Copy, Debug)]
 struct Window {
-    /// Start of the 8 bytes loaded.
+    /// Where the 8 loaded bytes start in each key: the chunk's start, or `width - 8` for a
+    /// chunk in the key's last 8 bytes.
     at: usize,
-    /// Left shift bringing the chunk to the top of the word.
-    shift: u32,
     mask: u64,
     value: u64,
-    /// Top-bit flip for two's-complement order.
     flip: u64,
 }
+
+impl Window {
+    /// `chunk`'s window in keys of `width` bytes. Preconditions: `width >= 8` and
+    /// `chunk.start + chunk.len <= width`.
+    fn new(chunk: &Chunk, width: usize) -> Window {
+        let at = chunk.start.min(width.saturating_sub(CHUNK_BYTES));
+        // The chunk starts `chunk.start - at` (at most 7) bytes into the window.
+        let shift = 8 * (chunk.start - at) as u32;
+        Window {
+            at,
+            mask: chunk.mask >> shift,
+            value: chunk.value >> shift,
+            flip: chunk.flip >> shift,
+        }
+    }
+
+    /// The mask and the wanted word for an equality test on the window read little-endian,
+    /// as loaded: `(word & mask) ^ flip == value` exactly when `word & mask == value ^ flip`.
+    fn little_endian_equality(self) -> (u64, u64) {
+        (
+            self.mask.swap_bytes(),
+            (self.value ^ self.flip).swap_bytes(),
+        )
+    }
+}
+
+/// The windows of a plan's chunks (plans of up to four chunks, the usual ones, stay on the
+/// stack).
+type Windows = SmallVec<[Window; 4]>;
 
 /// A compiled segment comparison: `(key[offset..offset + len] & mask) cmp value`.
 #[derive(Clone, Debug)]
 pub(crate) struct SegmentPlan {
+    /// In key order; bytes covered by no chunk compare equal in every key.
     chunks: Vec<Chunk>,
     /// `offset + len`: keys shorter than this have no segment.
     end: usize,
-    /// Flip the top bit of the first chunk (two's-complement order for 8-byte longs).
-    signed: bool,
 }
 
 /// Reads up to 8 bytes as a big-endian word with the bytes at the top.
@@ -124,30 +169,41 @@ fn load_be(bytes: &[u8]) -> u64 {
     }
 }
 
+/// 8 bytes as loaded on a little-endian machine (0 when `bytes` is not 8 long).
+#[inline(always)]
+fn load_le(bytes: &[u8]) -> u64 {
+    <[u8; 8]>::try_from(bytes).map_or(0, u64::from_le_bytes)
+}
+
 impl SegmentPlan {
-    /// `mask` and `value` have the segment's length (possibly 0: every key compares equal).
+    /// `mask` and `value` have the segment's length (possibly 0: every key long enough
+    /// compares equal). `signed` orders the segment's first 8 bytes as a two's-complement
+    /// number (8-byte longs).
     pub(crate) fn new(offset: usize, mask: &[u8], value: &[u8], signed: bool) -> SegmentPlan {
         let len = mask.len().min(value.len());
-        let chunks = (0..len.div_ceil(CHUNK_BYTES))
-            .map(|index| {
-                let from = index * CHUNK_BYTES;
-                let to = (from + CHUNK_BYTES).min(len);
-                let mut chunk_value = top_aligned(&value[from..to]);
-                if signed && index == 0 {
-                    chunk_value ^= 1 << 63;
-                }
-                Chunk {
-                    start: offset + from,
-                    len: to - from,
-                    mask: top_aligned(&mask[from..to]),
-                    value: chunk_value,
-                }
-            })
-            .collect();
+        let mut chunks = Vec::new();
+        let mut from = 0;
+        while from < len {
+            // A byte with a zero mask and a zero value is equal in every key (and a signed
+            // segment's sign bit in it is masked on both sides): no chunk needs to start there.
+            if !signed && mask[from] == 0 && value[from] == 0 {
+                from += 1;
+                continue;
+            }
+            let to = (from + CHUNK_BYTES).min(len);
+            let flip = if signed && from == 0 { SIGN_BIT } else { 0 };
+            chunks.push(Chunk {
+                start: offset + from,
+                len: to - from,
+                mask: top_aligned(&mask[from..to]),
+                value: top_aligned(&value[from..to]) ^ flip,
+                flip,
+            });
+            from = to;
+        }
         SegmentPlan {
             chunks,
             end: offset + len,
-            signed,
         }
     }
 
@@ -173,16 +229,21 @@ impl SegmentPlan {
         if key.len() < self.end {
             return None;
         }
-        for (index, chunk) in self.chunks.iter().enumerate() {
-            let mut word = Self::chunk_word(key, chunk) & chunk.mask;
-            if self.signed && index == 0 {
-                word ^= 1 << 63;
-            }
+        for chunk in &self.chunks {
+            let word = (Self::chunk_word(key, chunk) & chunk.mask) ^ chunk.flip;
             if word != chunk.value {
                 return Some(word.cmp(&chunk.value));
             }
         }
         Some(Ordering::Equal)
+    }
+
+    /// The chunks' windows in keys of `width >= self.end` (and `>= 8`) bytes.
+    fn windows(&self, width: usize) -> Windows {
+        self.chunks
+            .iter()
+            .map(|chunk| Window::new(chunk, width))
+            .collect()
     }
 
     /// Fills `out` for a fixed-width batch with the best path `isa` allows. Keys shorter than
@@ -217,26 +278,6 @@ impl SegmentPlan {
             return;
         }
         let truth = combine.truth();
-        // Every key has the same width: each chunk's 8-byte window and shift are fixed.
-        let windows: Vec<Window> = self
-            .chunks
-            .iter()
-            .enumerate()
-            .map(|(index, chunk)| {
-                let at = chunk.start.min(width.saturating_sub(CHUNK_BYTES));
-                Window {
-                    at,
-                    shift: (8 * (chunk.start - at)) as u32,
-                    mask: chunk.mask,
-                    value: chunk.value,
-                    flip: if self.signed && index == 0 {
-                        1 << 63
-                    } else {
-                        0
-                    },
-                }
-            })
-            .collect();
         let words = out.words_mut();
         if width == 0 {
             let hit = self
@@ -255,31 +296,50 @@ impl SegmentPlan {
                 self.order(key)
                     .is_some_and(|ordering| combine.holds(ordering))
             });
-        } else if let [window] = windows.as_slice() {
-            let end = window.at + CHUNK_BYTES;
-            fill_keys(words, from, keys, |key| {
-                let loaded = key.get(window.at..end).map_or(0, load_be);
-                let word = ((loaded << window.shift) & window.mask) ^ window.flip;
-                truth.apply(
-                    u64::from(word < window.value).wrapping_neg(),
-                    u64::from(word == window.value).wrapping_neg(),
-                ) & 1
-                    == 1
-            });
-        } else {
-            fill_keys(words, from, keys, |key| {
-                let mut less = 0u64;
-                let mut equal = 1u64;
-                for window in &windows {
-                    let loaded = key
-                        .get(window.at..window.at + CHUNK_BYTES)
-                        .map_or(0, load_be);
-                    let word = ((loaded << window.shift) & window.mask) ^ window.flip;
-                    less |= equal & u64::from(word < window.value);
-                    equal &= u64::from(word == window.value);
-                }
-                truth.apply(less.wrapping_neg(), equal.wrapping_neg()) & 1 == 1
-            });
+            return;
+        }
+        let windows = self.windows(width);
+        let needs_less = combine.needs_less();
+        match windows.as_slice() {
+            [window] if !needs_less => {
+                let (mask, wanted) = window.little_endian_equality();
+                let end = window.at + CHUNK_BYTES;
+                let (if_equal, otherwise) = (truth.equal & 1 == 1, truth.greater & 1 == 1);
+                fill_keys(words, from, keys, |key| {
+                    if key.get(window.at..end).map_or(0, load_le) & mask == wanted {
+                        if_equal
+                    } else {
+                        otherwise
+                    }
+                });
+            }
+            [window] => {
+                let end = window.at + CHUNK_BYTES;
+                fill_keys(words, from, keys, |key| {
+                    let loaded = key.get(window.at..end).map_or(0, load_be);
+                    let word = (loaded & window.mask) ^ window.flip;
+                    truth.apply(
+                        u64::from(word < window.value).wrapping_neg(),
+                        u64::from(word == window.value).wrapping_neg(),
+                    ) & 1
+                        == 1
+                });
+            }
+            _ => {
+                fill_keys(words, from, keys, |key| {
+                    let mut less = 0u64;
+                    let mut equal = 1u64;
+                    for window in &windows {
+                        let loaded = key
+                            .get(window.at..window.at + CHUNK_BYTES)
+                            .map_or(0, load_be);
+                        let word = (loaded & window.mask) ^ window.flip;
+                        less |= equal & u64::from(word < window.value);
+                        equal &= u64::from(word == window.value);
+                    }
+                    truth.apply(less.wrapping_neg(), equal.wrapping_neg()) & 1 == 1
+                });
+            }
         }
     }
 
@@ -319,6 +379,10 @@ fn fill_keys<'k>(
     }
 }
 
+/// Keys at most this wide go through the AVX-512 byte permute: 8 of them fit the 128 bytes
+/// of the two registers one `vpermt2b` reads.
+const PERMUTE_MAX_WIDTH: usize = 16;
+
 /// Runs the widest SIMD path available for the batch; returns how many leading keys it
 /// filled (the rest go through the portable loop).
 fn simd_fixed(
@@ -334,14 +398,17 @@ fn simd_fixed(
             return 0;
         }
         let width = batch.width();
-        if isa == Isa::Avx512 && Isa::Avx512.is_supported() && width <= 16 {
-            // SAFETY: the AVX-512 F/BW/VBMI features were detected at run time.
-            unsafe { x86::fixed_avx512_permute(plan, batch, combine, out) };
-            return batch.count();
+        if isa == Isa::Avx512 && Isa::Avx512.is_supported() {
+            if width <= PERMUTE_MAX_WIDTH {
+                // SAFETY: the AVX-512 F/BW/VBMI features were detected at run time.
+                unsafe { x86::fixed_avx512_permute(plan, batch, combine, out) };
+                return batch.count();
+            }
+            // SAFETY: AVX-512 F/BW was detected at run time and every key has more than 8
+            // bytes.
+            return unsafe { x86::fixed_avx512_gather(plan, batch, combine, out) };
         }
-        // Wider keys: 64-bit gathers. The 256-bit AVX2 gather measured faster than the
-        // 512-bit one on the reference machine (AMD Zen 4), so AVX-512 machines use it too.
-        if isa >= Isa::Avx2 && Isa::Avx2.is_supported() && width >= 8 {
+        if isa >= Isa::Avx2 && Isa::Avx2.is_supported() && width >= CHUNK_BYTES {
             // SAFETY: AVX2 was detected at run time and every key has at least 8 bytes.
             return unsafe { x86::fixed_avx2_gather(plan, batch, combine, out) };
         }
@@ -358,41 +425,31 @@ fn simd_fixed(
 mod x86 {
     use std::arch::x86_64::*;
 
-    use super::{CHUNK_BYTES, Combine, SegmentPlan, Truth};
+    use smallvec::SmallVec;
+
+    use super::{Combine, SegmentPlan, Truth};
     use crate::batch::{Bitmap, FixedBatch};
 
     /// Byte-reversal control for `pshufb`: reverses each 8-byte lane (little-endian load to
-    /// big-endian value).
-    const BSWAP_64: [u8; 32] = [
+    /// big-endian value); repeated for every 128-bit lane of a 512-bit register.
+    const BSWAP_64: [u8; 64] = [
+        7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8, //
+        7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8, //
         7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8, //
         7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8,
     ];
-
-    /// Where each chunk's 8-byte window starts in a key of `width >= 8` bytes, and how far to
-    /// shift the loaded word to bring the chunk to the top.
-    fn windows(plan: &SegmentPlan, width: usize) -> Vec<(usize, u64)> {
-        plan.chunks
-            .iter()
-            .map(|chunk| {
-                if chunk.start + CHUNK_BYTES <= width {
-                    (chunk.start, 0)
-                } else {
-                    let at = width - CHUNK_BYTES;
-                    (at, (8 * (chunk.start - at)) as u64)
-                }
-            })
-            .collect()
-    }
 
     fn low_bits(n: usize) -> u64 {
         if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
     }
 
-    /// One chunk's constants for the permute path: the `vpermt2b` control, mask and value.
+    /// One chunk's constants for the permute path: the `vpermt2b` control, mask, value and
+    /// flip.
     struct PermuteChunk {
         control: __m512i,
         mask: __m512i,
         value: __m512i,
+        flip: __m512i,
     }
 
     /// Compares 8 keys held in `low`/`high` (128 bytes) chunk by chunk; returns the result
@@ -403,37 +460,19 @@ mod x86 {
         low: __m512i,
         high: __m512i,
         chunks: &[PermuteChunk],
-        signed: bool,
         needs_less: bool,
         truth: Truth,
     ) -> u64 {
-        let sign = _mm512_set1_epi64(i64::MIN);
-        if let [chunk] = chunks {
-            let mut lanes = _mm512_and_si512(
-                _mm512_permutex2var_epi8(low, chunk.control, high),
-                chunk.mask,
-            );
-            if signed {
-                lanes = _mm512_xor_si512(lanes, sign);
-            }
-            let equal = _mm512_cmpeq_epu64_mask(lanes, chunk.value);
-            let less = if needs_less {
-                _mm512_cmplt_epu64_mask(lanes, chunk.value)
-            } else {
-                0
-            };
-            return truth.apply(u64::from(less), u64::from(equal)) & 0xff;
-        }
         let mut less: u8 = 0;
         let mut equal: u8 = 0xff;
-        for (index, chunk) in chunks.iter().enumerate() {
-            let mut lanes = _mm512_and_si512(
-                _mm512_permutex2var_epi8(low, chunk.control, high),
-                chunk.mask,
+        for chunk in chunks {
+            let lanes = _mm512_xor_si512(
+                _mm512_and_si512(
+                    _mm512_permutex2var_epi8(low, chunk.control, high),
+                    chunk.mask,
+                ),
+                chunk.flip,
             );
-            if signed && index == 0 {
-                lanes = _mm512_xor_si512(lanes, sign);
-            }
             if needs_less {
                 less |= equal & _mm512_cmplt_epu64_mask(lanes, chunk.value);
             }
@@ -457,7 +496,7 @@ mod x86 {
         let count = batch.count();
         let needs_less = combine.needs_less();
         let truth = combine.truth();
-        let chunks: Vec<PermuteChunk> = plan
+        let chunks: SmallVec<[PermuteChunk; 2]> = plan
             .chunks
             .iter()
             .map(|chunk| {
@@ -474,6 +513,7 @@ mod x86 {
                     control,
                     mask: _mm512_set1_epi64(chunk.mask as i64),
                     value: _mm512_set1_epi64(chunk.value as i64),
+                    flip: _mm512_set1_epi64(chunk.flip as i64),
                 }
             })
             .collect();
@@ -495,8 +535,7 @@ mod x86 {
                         _mm512_loadu_si512(pointer.add(64).cast()),
                     )
                 };
-                bits |= permute_group(low, high, &chunks, plan.signed, needs_less, truth)
-                    << (group * 8);
+                bits |= permute_group(low, high, &chunks, needs_less, truth) << (group * 8);
             }
             *word = bits;
         }
@@ -534,7 +573,7 @@ mod x86 {
                     }
                 };
                 let keys_here = (count - first_key).min(8);
-                bits |= (permute_group(low, high, &chunks, plan.signed, needs_less, truth)
+                bits |= (permute_group(low, high, &chunks, needs_less, truth)
                     & low_bits(keys_here))
                     << (group * 8);
             }
@@ -542,10 +581,116 @@ mod x86 {
         }
     }
 
-    /// AVX2 gather path for keys of at least 8 bytes: 4 keys per step. Returns the number of
-    /// keys filled (a multiple of 4).
+    /// One window's constants for the 8-lane gather: the lane offsets (key `i` of the step
+    /// at `i * width + at`), mask, value and flip.
+    struct GatherWindow512 {
+        offsets: __m512i,
+        mask: __m512i,
+        value: __m512i,
+        flip: __m512i,
+    }
+
+    /// AVX-512 for keys wider than 16 bytes: 8 keys per step, one 8-lane 64-bit gather per
+    /// window. An equality test (`=`, `!=`) compares the words as loaded; an ordered one
+    /// byte-reverses them first and compares unsigned. Returns the number of keys filled
+    /// (a multiple of 8).
+    ///
+    /// # Safety
+    /// Every key of `batch` must be at least 8 bytes and at least `plan.end` bytes wide, and
+    /// the CPU must have AVX-512 F and BW.
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub(super) unsafe fn fixed_avx512_gather(
+        plan: &SegmentPlan,
+        batch: &FixedBatch<'_>,
+        combine: Combine,
+        out: &mut Bitmap,
+    ) -> usize {
+        let width = batch.width();
+        let data = batch.data();
+        let full = batch.count() / 8 * 8;
+        let needs_less = combine.needs_less();
+        let truth = combine.truth();
+        let w = width as i64;
+        let lanes = _mm512_set_epi64(7 * w, 6 * w, 5 * w, 4 * w, 3 * w, 2 * w, w, 0);
+        let windows: SmallVec<[GatherWindow512; 4]> = plan
+            .windows(width)
+            .iter()
+            .map(|window| {
+                let (mask, value, flip) = if needs_less {
+                    (window.mask, window.value, window.flip)
+                } else {
+                    let (mask, wanted) = window.little_endian_equality();
+                    (mask, wanted, 0)
+                };
+                GatherWindow512 {
+                    offsets: _mm512_add_epi64(lanes, _mm512_set1_epi64(window.at as i64)),
+                    mask: _mm512_set1_epi64(mask as i64),
+                    value: _mm512_set1_epi64(value as i64),
+                    flip: _mm512_set1_epi64(flip as i64),
+                }
+            })
+            .collect();
+        // SAFETY: BSWAP_64 is 64 readable bytes.
+        let bswap = unsafe { _mm512_loadu_si512(BSWAP_64.as_ptr().cast()) };
+        let step_bytes = (8 * width) as i64;
+        let groups = full / 8;
+        let words = out.words_mut();
+        for (word_index, slot) in words.iter_mut().enumerate().take(groups.div_ceil(8)) {
+            let mut bits = 0u64;
+            for group in word_index * 8..(word_index * 8 + 8).min(groups) {
+                let base = _mm512_set1_epi64(group as i64 * step_bytes);
+                let mut less: u8 = 0;
+                let mut equal: u8 = 0xff;
+                for window in &windows {
+                    // SAFETY: lane i reads 8 bytes at (group * 8 + i) * width + at, and
+                    // at + 8 <= width: inside key group * 8 + i < count.
+                    let loaded = unsafe {
+                        _mm512_i64gather_epi64::<1>(
+                            _mm512_add_epi64(base, window.offsets),
+                            data.as_ptr().cast(),
+                        )
+                    };
+                    if needs_less {
+                        let word = _mm512_xor_si512(
+                            _mm512_and_si512(_mm512_shuffle_epi8(loaded, bswap), window.mask),
+                            window.flip,
+                        );
+                        less |= equal & _mm512_cmplt_epu64_mask(word, window.value);
+                        equal &= _mm512_cmpeq_epu64_mask(word, window.value);
+                    } else {
+                        equal &= _mm512_cmpeq_epu64_mask(
+                            _mm512_and_si512(loaded, window.mask),
+                            window.value,
+                        );
+                    }
+                }
+                bits |=
+                    (truth.apply(u64::from(less), u64::from(equal)) & 0xff) << ((group % 8) * 8);
+            }
+            *slot = bits;
+        }
+        full
+    }
+
+    /// One window's constants for the 4-lane gather: lane offsets, mask, value (with the
+    /// top bit flipped for AVX2's signed compares) and flip.
+    struct GatherWindow256 {
+        offsets: __m256i,
+        mask: __m256i,
+        value: __m256i,
+        flip: __m256i,
+    }
+
+    /// AVX2 gather path for keys of at least 8 bytes: 4 keys per step. An equality test
+    /// compares the words as loaded; an ordered one byte-reverses them and compares them
+    /// signed with their top bits flipped (AVX2 has no unsigned 64-bit compare). Returns the
+    /// number of keys filled (a multiple of 4).
+    ///
+    /// # Safety
+    /// Every key of `batch` must be at least 8 bytes and at least `plan.end` bytes wide, and
+    /// the CPU must have AVX2.
     #[target_feature(enable = "avx2")]
-    pub(super) fn fixed_avx2_gather(
+    pub(super) unsafe fn fixed_avx2_gather(
         plan: &SegmentPlan,
         batch: &FixedBatch<'_>,
         combine: Combine,
@@ -555,63 +700,68 @@ mod x86 {
         let data = batch.data();
         let full = batch.count() / 4 * 4;
         let needs_less = combine.needs_less();
-        // SAFETY: BSWAP_64 is 32 readable bytes.
+        let truth = combine.truth();
+        // SAFETY: BSWAP_64 has at least 32 readable bytes.
         let bswap = unsafe { _mm256_loadu_si256(BSWAP_64.as_ptr().cast()) };
         let w = width as i64;
         let lanes = _mm256_set_epi64x(3 * w, 2 * w, w, 0);
-        let flip = _mm256_set1_epi64x(i64::MIN);
-        let chunks: Vec<(__m256i, __m256i, __m256i, __m256i)> = plan
-            .chunks
+        let windows: SmallVec<[GatherWindow256; 4]> = plan
+            .windows(width)
             .iter()
-            .zip(windows(plan, width))
-            .map(|(chunk, (at, shift))| {
-                (
-                    _mm256_add_epi64(lanes, _mm256_set1_epi64x(at as i64)),
-                    _mm256_set1_epi64x(shift as i64),
-                    _mm256_set1_epi64x(chunk.mask as i64),
-                    // Values are compared signed after flipping the top bit (no unsigned
-                    // 64-bit compare in AVX2).
-                    _mm256_set1_epi64x((chunk.value ^ (1 << 63)) as i64),
-                )
+            .map(|window| {
+                let (mask, value, flip) = if needs_less {
+                    // Unsigned order as signed order: one more flip of the top bit on both
+                    // sides.
+                    (
+                        window.mask,
+                        window.value ^ super::SIGN_BIT,
+                        window.flip ^ super::SIGN_BIT,
+                    )
+                } else {
+                    let (mask, wanted) = window.little_endian_equality();
+                    (mask, wanted, 0)
+                };
+                GatherWindow256 {
+                    offsets: _mm256_add_epi64(lanes, _mm256_set1_epi64x(window.at as i64)),
+                    mask: _mm256_set1_epi64x(mask as i64),
+                    value: _mm256_set1_epi64x(value as i64),
+                    flip: _mm256_set1_epi64x(flip as i64),
+                }
             })
             .collect();
-        let truth = combine.truth();
+        let step_bytes = (4 * width) as i64;
         let groups = full / 4;
         let words = out.words_mut();
         for (word_index, slot) in words.iter_mut().enumerate().take(groups.div_ceil(16)) {
             let mut bits = 0u64;
             for group in word_index * 16..(word_index * 16 + 16).min(groups) {
-                let base = _mm256_set1_epi64x((group * 4 * width) as i64);
+                let base = _mm256_set1_epi64x(group as i64 * step_bytes);
                 let mut less: u32 = 0;
                 let mut equal: u32 = 0xf;
-                for (index, (offsets, shift, mask, value)) in chunks.iter().enumerate() {
+                for window in &windows {
                     // SAFETY: lane i reads 8 bytes at (group * 4 + i) * width + at with
                     // at + 8 <= width, inside key (group * 4 + i) < count.
                     let loaded = unsafe {
                         _mm256_i64gather_epi64::<1>(
                             data.as_ptr().cast(),
-                            _mm256_add_epi64(base, *offsets),
+                            _mm256_add_epi64(base, window.offsets),
                         )
                     };
-                    let mut word = _mm256_and_si256(
-                        _mm256_sllv_epi64(_mm256_shuffle_epi8(loaded, bswap), *shift),
-                        *mask,
-                    );
-                    // Unsigned order as signed order: flip the top bit (a second flip undoes
-                    // the sign flip of 8-byte longs).
-                    word = _mm256_xor_si256(word, flip);
-                    if plan.signed && index == 0 {
-                        word = _mm256_xor_si256(word, flip);
-                    }
-                    if needs_less {
+                    let equal_lanes = if needs_less {
+                        let word = _mm256_xor_si256(
+                            _mm256_and_si256(_mm256_shuffle_epi8(loaded, bswap), window.mask),
+                            window.flip,
+                        );
                         let lower = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(
-                            *value, word,
+                            window.value,
+                            word,
                         ))) as u32;
                         less |= equal & lower;
-                    }
-                    equal &=
-                        _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(word, *value)))
-                            as u32;
+                        _mm256_cmpeq_epi64(word, window.value)
+                    } else {
+                        _mm256_cmpeq_epi64(_mm256_and_si256(loaded, window.mask), window.value)
+                    };
+                    equal &= _mm256_movemask_pd(_mm256_castsi256_pd(equal_lanes)) as u32;
                 }
                 bits |=
                     (truth.apply(u64::from(less), u64::from(equal)) & 0xf) << ((group % 16) * 4);
