@@ -714,6 +714,11 @@ impl Plan {
         if self.reversed {
             return self.seek_backward(row);
         }
+        if self.fuzzy.is_none() && self.ranges.contains(row) {
+            // What the loop below answers for a row inside the ranges, without copying it
+            // (every row a filtered scan returns asks this).
+            return Seek::Here;
+        }
         let mut key = row.to_vec();
         for _ in 0..MAX_SEEK_STEPS {
             match self.ranges.position(&key) {

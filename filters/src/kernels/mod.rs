@@ -340,15 +340,21 @@ impl Kernel for MaskedEquals {
         }
     }
 
+    /// The twin tests every part byte by byte, one key at a time.
     fn eval_scalar(&self, batch: &Batch<'_>, out: &mut Bitmap) {
-        per_entry(batch, out, |key| self.matches(key));
+        per_entry(batch, out, |key| {
+            self.parts.iter().all(|part| {
+                naive_masked_order(key, part.offset as usize, &part.mask, &part.value)
+                    == Some(Ordering::Equal)
+            })
+        });
     }
 
+    /// One key through the fused segment (the engine asks this of single rows).
     fn matches(&self, key: &[u8]) -> bool {
-        self.parts.iter().all(|part| {
-            naive_masked_order(key, part.offset as usize, &part.mask, &part.value)
-                == Some(Ordering::Equal)
-        })
+        self.plan
+            .as_ref()
+            .is_some_and(|plan| plan.order(key) == Some(Ordering::Equal))
     }
 }
 

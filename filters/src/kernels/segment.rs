@@ -139,9 +139,40 @@ impl Window {
     }
 }
 
-/// The windows of a plan's chunks (plans of up to four chunks, the usual ones, stay on the
-/// stack).
-type Windows = SmallVec<[Window; 4]>;
+/// A plan's chunks placed in keys of one width (at least 8 bytes), in the form the
+/// fixed-batch paths compare them. For a test that only asks whether the segment is equal
+/// (`ordered` false: `=`, `!=`), each window's mask and value are little-endian and its flip
+/// is folded into the value, so the loaded words are compared as they are; otherwise the
+/// words are read big-endian and ordered. Plans of up to four chunks, the usual ones, stay
+/// on the stack.
+struct Placed {
+    windows: SmallVec<[Window; 4]>,
+    ordered: bool,
+}
+
+impl Placed {
+    fn new(plan: &SegmentPlan, width: usize, combine: Combine) -> Placed {
+        let ordered = combine.needs_less();
+        let windows = plan
+            .chunks
+            .iter()
+            .map(|chunk| {
+                let window = Window::new(chunk, width);
+                if ordered {
+                    return window;
+                }
+                let (mask, value) = window.little_endian_equality();
+                Window {
+                    mask,
+                    value,
+                    flip: 0,
+                    ..window
+                }
+            })
+            .collect();
+        Placed { windows, ordered }
+    }
+}
 
 /// A compiled segment comparison: `(key[offset..offset + len] & mask) cmp value`.
 #[derive(Clone, Debug)]
@@ -238,14 +269,6 @@ impl SegmentPlan {
         Some(Ordering::Equal)
     }
 
-    /// The chunks' windows in keys of `width >= self.end` (and `>= 8`) bytes.
-    fn windows(&self, width: usize) -> Windows {
-        self.chunks
-            .iter()
-            .map(|chunk| Window::new(chunk, width))
-            .collect()
-    }
-
     /// Fills `out` for a fixed-width batch with the best path `isa` allows. Keys shorter than
     /// the segment give `false`.
     pub(crate) fn eval_fixed(
@@ -256,91 +279,35 @@ impl SegmentPlan {
         out: &mut Bitmap,
     ) {
         out.reset_zeros(batch.count());
-        if batch.width() < self.end || batch.count() == 0 {
+        let width = batch.width();
+        if width < self.end || batch.count() == 0 || simd_permute(self, isa, batch, combine, out) {
             return;
         }
-        let done = simd_fixed(self, isa, batch, combine, out);
-        self.portable_fixed_range(batch, combine, done, out);
+        if width < CHUNK_BYTES {
+            self.portable_narrow(batch, combine, out);
+            return;
+        }
+        let placed = Placed::new(self, width, combine);
+        let done = simd_gather(&placed, isa, batch, combine, out);
+        portable_placed(&placed, batch, combine, done, out);
     }
 
-    /// Portable path over keys `from..` of a fixed batch (`from` is a multiple of 64 or the
-    /// SIMD tail start; bits before it are kept).
-    fn portable_fixed_range(
-        &self,
-        batch: &FixedBatch<'_>,
-        combine: Combine,
-        from: usize,
-        out: &mut Bitmap,
-    ) {
-        let width = batch.width();
+    /// Portable path for keys narrower than 8 bytes (no window fits), key by key.
+    fn portable_narrow(&self, batch: &FixedBatch<'_>, combine: Combine, out: &mut Bitmap) {
         let count = batch.count();
-        if from >= count {
-            return;
-        }
-        let truth = combine.truth();
+        let width = batch.width();
         let words = out.words_mut();
         if width == 0 {
             let hit = self
                 .order(&[])
                 .is_some_and(|ordering| combine.holds(ordering));
-            fill_keys(words, from, (from..count).map(|_| &[][..]), |_| hit);
+            fill_keys(words, 0, (0..count).map(|_| &[][..]), |_| hit);
             return;
         }
-        let keys = batch
-            .data()
-            .get(from * width..)
-            .unwrap_or(&[])
-            .chunks_exact(width);
-        if width < CHUNK_BYTES {
-            fill_keys(words, from, keys, |key| {
-                self.order(key)
-                    .is_some_and(|ordering| combine.holds(ordering))
-            });
-            return;
-        }
-        let windows = self.windows(width);
-        let needs_less = combine.needs_less();
-        match windows.as_slice() {
-            [window] if !needs_less => {
-                let (mask, wanted) = window.little_endian_equality();
-                let end = window.at + CHUNK_BYTES;
-                let (if_equal, otherwise) = (truth.equal & 1 == 1, truth.greater & 1 == 1);
-                fill_keys(words, from, keys, |key| {
-                    if key.get(window.at..end).map_or(0, load_le) & mask == wanted {
-                        if_equal
-                    } else {
-                        otherwise
-                    }
-                });
-            }
-            [window] => {
-                let end = window.at + CHUNK_BYTES;
-                fill_keys(words, from, keys, |key| {
-                    let loaded = key.get(window.at..end).map_or(0, load_be);
-                    let word = (loaded & window.mask) ^ window.flip;
-                    truth.apply(
-                        u64::from(word < window.value).wrapping_neg(),
-                        u64::from(word == window.value).wrapping_neg(),
-                    ) & 1
-                        == 1
-                });
-            }
-            _ => {
-                fill_keys(words, from, keys, |key| {
-                    let mut less = 0u64;
-                    let mut equal = 1u64;
-                    for window in &windows {
-                        let loaded = key
-                            .get(window.at..window.at + CHUNK_BYTES)
-                            .map_or(0, load_be);
-                        let word = (loaded & window.mask) ^ window.flip;
-                        less |= equal & u64::from(word < window.value);
-                        equal &= u64::from(word == window.value);
-                    }
-                    truth.apply(less.wrapping_neg(), equal.wrapping_neg()) & 1 == 1
-                });
-            }
-        }
+        fill_keys(words, 0, batch.data().chunks_exact(width), |key| {
+            self.order(key)
+                .is_some_and(|ordering| combine.holds(ordering))
+        });
     }
 
     /// Fills `out` for a variable-length batch (portable path).
@@ -379,14 +346,94 @@ fn fill_keys<'k>(
     }
 }
 
+/// Portable path over keys `from..` of a fixed batch of keys at least 8 bytes wide (`from`
+/// is where a SIMD path stopped; bits before it are kept).
+fn portable_placed(
+    placed: &Placed,
+    batch: &FixedBatch<'_>,
+    combine: Combine,
+    from: usize,
+    out: &mut Bitmap,
+) {
+    let width = batch.width();
+    if from >= batch.count() {
+        return;
+    }
+    let truth = combine.truth();
+    let words = out.words_mut();
+    let keys = batch
+        .data()
+        .get(from * width..)
+        .unwrap_or(&[])
+        .chunks_exact(width);
+    match (placed.windows.as_slice(), placed.ordered) {
+        ([window], false) => {
+            let end = window.at + CHUNK_BYTES;
+            let (if_equal, otherwise) = (truth.equal & 1 == 1, truth.greater & 1 == 1);
+            fill_keys(words, from, keys, |key| {
+                if key.get(window.at..end).map_or(0, load_le) & window.mask == window.value {
+                    if_equal
+                } else {
+                    otherwise
+                }
+            });
+        }
+        ([window], true) => {
+            let end = window.at + CHUNK_BYTES;
+            fill_keys(words, from, keys, |key| {
+                let loaded = key.get(window.at..end).map_or(0, load_be);
+                let word = (loaded & window.mask) ^ window.flip;
+                truth.apply(
+                    u64::from(word < window.value).wrapping_neg(),
+                    u64::from(word == window.value).wrapping_neg(),
+                ) & 1
+                    == 1
+            });
+        }
+        (windows, ordered) => {
+            let load = if ordered { load_be } else { load_le };
+            fill_keys(words, from, keys, |key| {
+                let mut less = 0u64;
+                let mut equal = 1u64;
+                for window in windows {
+                    let loaded = key.get(window.at..window.at + CHUNK_BYTES).map_or(0, load);
+                    let word = (loaded & window.mask) ^ window.flip;
+                    less |= equal & u64::from(word < window.value);
+                    equal &= u64::from(word == window.value);
+                }
+                truth.apply(less.wrapping_neg(), equal.wrapping_neg()) & 1 == 1
+            });
+        }
+    }
+}
+
 /// Keys at most this wide go through the AVX-512 byte permute: 8 of them fit the 128 bytes
 /// of the two registers one `vpermt2b` reads.
 const PERMUTE_MAX_WIDTH: usize = 16;
 
-/// Runs the widest SIMD path available for the batch; returns how many leading keys it
-/// filled (the rest go through the portable loop).
-fn simd_fixed(
+/// Fills the whole batch through the AVX-512 byte permute when `isa` allows it and the keys
+/// are at most [`PERMUTE_MAX_WIDTH`] bytes wide; false when it did not run.
+fn simd_permute(
     plan: &SegmentPlan,
+    isa: Isa,
+    batch: &FixedBatch<'_>,
+    combine: Combine,
+    out: &mut Bitmap,
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if isa == Isa::Avx512 && batch.width() <= PERMUTE_MAX_WIDTH && Isa::Avx512.is_supported() {
+        // SAFETY: the AVX-512 F/BW/VBMI features were detected at run time.
+        unsafe { x86::fixed_avx512_permute(plan, batch, combine, out) };
+        return true;
+    }
+    let _ = (plan, isa, batch, combine, out);
+    false
+}
+
+/// Runs the widest gather path `isa` allows over a batch of keys at least 8 bytes wide;
+/// returns how many leading keys it filled (the rest go through the portable loop).
+fn simd_gather(
+    placed: &Placed,
     isa: Isa,
     batch: &FixedBatch<'_>,
     combine: Combine,
@@ -394,29 +441,21 @@ fn simd_fixed(
 ) -> usize {
     #[cfg(target_arch = "x86_64")]
     {
-        if plan.chunks.is_empty() {
-            return 0;
-        }
-        let width = batch.width();
         if isa == Isa::Avx512 && Isa::Avx512.is_supported() {
-            if width <= PERMUTE_MAX_WIDTH {
-                // SAFETY: the AVX-512 F/BW/VBMI features were detected at run time.
-                unsafe { x86::fixed_avx512_permute(plan, batch, combine, out) };
-                return batch.count();
-            }
-            // SAFETY: AVX-512 F/BW was detected at run time and every key has more than 8
-            // bytes.
-            return unsafe { x86::fixed_avx512_gather(plan, batch, combine, out) };
+            // SAFETY: AVX-512 F/BW was detected at run time; `placed` holds windows for keys
+            // of this batch's width (at least 8 bytes).
+            return unsafe { x86::fixed_avx512_gather(placed, batch, combine, out) };
         }
-        if isa >= Isa::Avx2 && Isa::Avx2.is_supported() && width >= CHUNK_BYTES {
-            // SAFETY: AVX2 was detected at run time and every key has at least 8 bytes.
-            return unsafe { x86::fixed_avx2_gather(plan, batch, combine, out) };
+        if isa >= Isa::Avx2 && Isa::Avx2.is_supported() {
+            // SAFETY: AVX2 was detected at run time; `placed` holds windows for keys of this
+            // batch's width (at least 8 bytes).
+            return unsafe { x86::fixed_avx2_gather(placed, batch, combine, out) };
         }
         0
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (plan, isa, batch, combine, out);
+        let _ = (placed, isa, batch, combine, out);
         0
     }
 }
@@ -427,7 +466,7 @@ mod x86 {
 
     use smallvec::SmallVec;
 
-    use super::{Combine, SegmentPlan, Truth};
+    use super::{Combine, Placed, SegmentPlan, Truth};
     use crate::batch::{Bitmap, FixedBatch};
 
     /// Byte-reversal control for `pshufb`: reverses each 8-byte lane (little-endian load to
@@ -581,173 +620,169 @@ mod x86 {
         }
     }
 
-    /// One window's constants for the 8-lane gather: the lane offsets (key `i` of the step
-    /// at `i * width + at`), mask, value and flip.
-    struct GatherWindow512 {
-        offsets: __m512i,
-        mask: __m512i,
-        value: __m512i,
-        flip: __m512i,
-    }
-
     /// AVX-512 for keys wider than 16 bytes: 8 keys per step, one 8-lane 64-bit gather per
-    /// window. An equality test (`=`, `!=`) compares the words as loaded; an ordered one
-    /// byte-reverses them first and compares unsigned. Returns the number of keys filled
-    /// (a multiple of 8).
+    /// window; the last step's missing keys are masked out of the gather (nothing past the
+    /// batch is read). Equality windows compare the words as loaded; ordered ones byte-reverse
+    /// them first and compare unsigned. Returns the number of keys filled: all of them.
     ///
     /// # Safety
-    /// Every key of `batch` must be at least 8 bytes and at least `plan.end` bytes wide, and
-    /// the CPU must have AVX-512 F and BW.
+    /// `placed` must hold windows for keys of `batch`'s width (so `at + 8 <= width`), and the
+    /// CPU must have AVX-512 F and BW.
     #[target_feature(enable = "avx512f,avx512bw")]
     pub(super) unsafe fn fixed_avx512_gather(
-        plan: &SegmentPlan,
+        placed: &Placed,
         batch: &FixedBatch<'_>,
         combine: Combine,
         out: &mut Bitmap,
     ) -> usize {
         let width = batch.width();
         let data = batch.data();
-        let full = batch.count() / 8 * 8;
-        let needs_less = combine.needs_less();
+        let count = batch.count();
         let truth = combine.truth();
         let w = width as i64;
         let lanes = _mm512_set_epi64(7 * w, 6 * w, 5 * w, 4 * w, 3 * w, 2 * w, w, 0);
-        let windows: SmallVec<[GatherWindow512; 4]> = plan
-            .windows(width)
-            .iter()
-            .map(|window| {
-                let (mask, value, flip) = if needs_less {
-                    (window.mask, window.value, window.flip)
-                } else {
-                    let (mask, wanted) = window.little_endian_equality();
-                    (mask, wanted, 0)
-                };
-                GatherWindow512 {
-                    offsets: _mm512_add_epi64(lanes, _mm512_set1_epi64(window.at as i64)),
-                    mask: _mm512_set1_epi64(mask as i64),
-                    value: _mm512_set1_epi64(value as i64),
-                    flip: _mm512_set1_epi64(flip as i64),
-                }
-            })
-            .collect();
         // SAFETY: BSWAP_64 is 64 readable bytes.
         let bswap = unsafe { _mm512_loadu_si512(BSWAP_64.as_ptr().cast()) };
+        // Each window's lane offsets, built once (the mask, value and flip are broadcast from
+        // memory as operands).
+        let mut offsets_of: SmallVec<[__m512i; 4]> = SmallVec::new();
+        for window in &placed.windows {
+            offsets_of.push(_mm512_add_epi64(lanes, _mm512_set1_epi64(window.at as i64)));
+        }
         let step_bytes = (8 * width) as i64;
-        let groups = full / 8;
+        let groups = count.div_ceil(8);
         let words = out.words_mut();
-        for (word_index, slot) in words.iter_mut().enumerate().take(groups.div_ceil(8)) {
+        for (word_index, slot) in words.iter_mut().enumerate() {
             let mut bits = 0u64;
             for group in word_index * 8..(word_index * 8 + 8).min(groups) {
+                let keys_here = (count - group * 8).min(8);
+                let present = low_bits(keys_here) as __mmask8;
                 let base = _mm512_set1_epi64(group as i64 * step_bytes);
                 let mut less: u8 = 0;
                 let mut equal: u8 = 0xff;
-                for window in &windows {
-                    // SAFETY: lane i reads 8 bytes at (group * 8 + i) * width + at, and
-                    // at + 8 <= width: inside key group * 8 + i < count.
+                for (window, window_offsets) in placed.windows.iter().zip(&offsets_of) {
+                    let offsets = _mm512_add_epi64(base, *window_offsets);
+                    // SAFETY: lane i reads 8 bytes at (group * 8 + i) * width + at, inside
+                    // key group * 8 + i (at + 8 <= width), and only for the keys present
+                    // (group * 8 + i < count); the other lanes are masked off and not read.
                     let loaded = unsafe {
-                        _mm512_i64gather_epi64::<1>(
-                            _mm512_add_epi64(base, window.offsets),
-                            data.as_ptr().cast(),
-                        )
+                        if keys_here == 8 {
+                            _mm512_i64gather_epi64::<1>(offsets, data.as_ptr().cast())
+                        } else {
+                            _mm512_mask_i64gather_epi64::<1>(
+                                _mm512_setzero_si512(),
+                                present,
+                                offsets,
+                                data.as_ptr().cast(),
+                            )
+                        }
                     };
-                    if needs_less {
+                    let mask = _mm512_set1_epi64(window.mask as i64);
+                    let value = _mm512_set1_epi64(window.value as i64);
+                    if placed.ordered {
                         let word = _mm512_xor_si512(
-                            _mm512_and_si512(_mm512_shuffle_epi8(loaded, bswap), window.mask),
-                            window.flip,
+                            _mm512_and_si512(_mm512_shuffle_epi8(loaded, bswap), mask),
+                            _mm512_set1_epi64(window.flip as i64),
                         );
-                        less |= equal & _mm512_cmplt_epu64_mask(word, window.value);
-                        equal &= _mm512_cmpeq_epu64_mask(word, window.value);
+                        less |= equal & _mm512_cmplt_epu64_mask(word, value);
+                        equal &= _mm512_cmpeq_epu64_mask(word, value);
                     } else {
-                        equal &= _mm512_cmpeq_epu64_mask(
-                            _mm512_and_si512(loaded, window.mask),
-                            window.value,
-                        );
+                        equal &= _mm512_cmpeq_epu64_mask(_mm512_and_si512(loaded, mask), value);
                     }
                 }
-                bits |=
-                    (truth.apply(u64::from(less), u64::from(equal)) & 0xff) << ((group % 8) * 8);
+                bits |= (truth.apply(u64::from(less), u64::from(equal)) & u64::from(present))
+                    << ((group % 8) * 8);
             }
             *slot = bits;
         }
-        full
+        count
     }
 
-    /// One window's constants for the 4-lane gather: lane offsets, mask, value (with the
-    /// top bit flipped for AVX2's signed compares) and flip.
-    struct GatherWindow256 {
+    /// One window's vectors for the 4-lane gather: the lanes' offsets in a step (key `i` at
+    /// `i * width + at`), the mask, and for ordered tests the value and flip with one more
+    /// flip of the top bit (unsigned order as AVX2's signed order).
+    struct WindowVectors256 {
         offsets: __m256i,
         mask: __m256i,
         value: __m256i,
         flip: __m256i,
     }
 
-    /// AVX2 gather path for keys of at least 8 bytes: 4 keys per step. An equality test
-    /// compares the words as loaded; an ordered one byte-reverses them and compares them
-    /// signed with their top bits flipped (AVX2 has no unsigned 64-bit compare). Returns the
-    /// number of keys filled (a multiple of 4).
+    /// AVX2 for keys of at least 8 bytes: 4 keys per step, one 4-lane 64-bit gather per
+    /// window; the last step's missing keys are masked out of the gather. Equality windows
+    /// compare the words as loaded; ordered ones byte-reverse them and compare them signed
+    /// with their top bits flipped (AVX2 has no unsigned 64-bit compare). Returns the number
+    /// of keys filled: all of them.
     ///
     /// # Safety
-    /// Every key of `batch` must be at least 8 bytes and at least `plan.end` bytes wide, and
-    /// the CPU must have AVX2.
+    /// `placed` must hold windows for keys of `batch`'s width (so `at + 8 <= width`), and the
+    /// CPU must have AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn fixed_avx2_gather(
-        plan: &SegmentPlan,
+        placed: &Placed,
         batch: &FixedBatch<'_>,
         combine: Combine,
         out: &mut Bitmap,
     ) -> usize {
         let width = batch.width();
         let data = batch.data();
-        let full = batch.count() / 4 * 4;
-        let needs_less = combine.needs_less();
+        let count = batch.count();
         let truth = combine.truth();
         // SAFETY: BSWAP_64 has at least 32 readable bytes.
         let bswap = unsafe { _mm256_loadu_si256(BSWAP_64.as_ptr().cast()) };
         let w = width as i64;
         let lanes = _mm256_set_epi64x(3 * w, 2 * w, w, 0);
-        let windows: SmallVec<[GatherWindow256; 4]> = plan
-            .windows(width)
-            .iter()
-            .map(|window| {
-                let (mask, value, flip) = if needs_less {
-                    // Unsigned order as signed order: one more flip of the top bit on both
-                    // sides.
-                    (
-                        window.mask,
-                        window.value ^ super::SIGN_BIT,
-                        window.flip ^ super::SIGN_BIT,
-                    )
-                } else {
-                    let (mask, wanted) = window.little_endian_equality();
-                    (mask, wanted, 0)
-                };
-                GatherWindow256 {
-                    offsets: _mm256_add_epi64(lanes, _mm256_set1_epi64x(window.at as i64)),
-                    mask: _mm256_set1_epi64x(mask as i64),
-                    value: _mm256_set1_epi64x(value as i64),
-                    flip: _mm256_set1_epi64x(flip as i64),
-                }
-            })
-            .collect();
+        // Each window's vectors, built once (in place: a SmallVec returned by value would be
+        // copied) and read from memory as operands in the loop.
+        let mut windows: SmallVec<[WindowVectors256; 4]> = SmallVec::new();
+        for window in &placed.windows {
+            let value = if placed.ordered {
+                window.value ^ super::SIGN_BIT
+            } else {
+                window.value
+            };
+            windows.push(WindowVectors256 {
+                offsets: _mm256_add_epi64(lanes, _mm256_set1_epi64x(window.at as i64)),
+                mask: _mm256_set1_epi64x(window.mask as i64),
+                value: _mm256_set1_epi64x(value as i64),
+                flip: _mm256_set1_epi64x((window.flip ^ super::SIGN_BIT) as i64),
+            });
+        }
         let step_bytes = (4 * width) as i64;
-        let groups = full / 4;
+        let groups = count.div_ceil(4);
         let words = out.words_mut();
-        for (word_index, slot) in words.iter_mut().enumerate().take(groups.div_ceil(16)) {
+        for (word_index, slot) in words.iter_mut().enumerate() {
             let mut bits = 0u64;
             for group in word_index * 16..(word_index * 16 + 16).min(groups) {
+                let keys_here = (count - group * 4).min(4);
+                let present = low_bits(keys_here) as u32;
                 let base = _mm256_set1_epi64x(group as i64 * step_bytes);
                 let mut less: u32 = 0;
                 let mut equal: u32 = 0xf;
                 for window in &windows {
-                    // SAFETY: lane i reads 8 bytes at (group * 4 + i) * width + at with
-                    // at + 8 <= width, inside key (group * 4 + i) < count.
+                    let offsets = _mm256_add_epi64(base, window.offsets);
+                    // SAFETY: lane i reads 8 bytes at (group * 4 + i) * width + at, inside
+                    // key group * 4 + i (at + 8 <= width), and only for the keys present;
+                    // the other lanes' mask sign bits are clear, so they are not read.
                     let loaded = unsafe {
-                        _mm256_i64gather_epi64::<1>(
-                            data.as_ptr().cast(),
-                            _mm256_add_epi64(base, window.offsets),
-                        )
+                        if keys_here == 4 {
+                            _mm256_i64gather_epi64::<1>(data.as_ptr().cast(), offsets)
+                        } else {
+                            let lanes_present = _mm256_set_epi64x(
+                                -i64::from(keys_here > 3),
+                                -i64::from(keys_here > 2),
+                                -i64::from(keys_here > 1),
+                                -1,
+                            );
+                            _mm256_mask_i64gather_epi64::<1>(
+                                _mm256_setzero_si256(),
+                                data.as_ptr().cast(),
+                                offsets,
+                                lanes_present,
+                            )
+                        }
                     };
-                    let equal_lanes = if needs_less {
+                    let equal_lanes = if placed.ordered {
                         let word = _mm256_xor_si256(
                             _mm256_and_si256(_mm256_shuffle_epi8(loaded, bswap), window.mask),
                             window.flip,
@@ -763,11 +798,11 @@ mod x86 {
                     };
                     equal &= _mm256_movemask_pd(_mm256_castsi256_pd(equal_lanes)) as u32;
                 }
-                bits |=
-                    (truth.apply(u64::from(less), u64::from(equal)) & 0xf) << ((group % 16) * 4);
+                bits |= (truth.apply(u64::from(less), u64::from(equal)) & u64::from(present))
+                    << ((group % 16) * 4);
             }
             *slot = bits;
         }
-        full
+        count
     }
 }
