@@ -805,6 +805,19 @@ impl Plan {
         max_versions: u32,
     ) -> Vec<OutputCell<'a>> {
         let mut out = Vec::new();
+        self.for_each_output_cell(cells, max_versions, |cell| out.push(cell));
+        out
+    }
+
+    /// [`Plan::output_cells`] without collecting them: `emit` gets each returned cell, in
+    /// order (a scan writes them straight into its row). Returns how many there were.
+    pub fn for_each_output_cell<'a>(
+        &self,
+        cells: &[CellRef<'a>],
+        max_versions: u32,
+        mut emit: impl FnMut(OutputCell<'a>),
+    ) -> usize {
+        let mut emitted = 0;
         let mut column: Option<(&[u8], &[u8])> = None;
         let mut versions = 0u32;
         for cell in cells {
@@ -823,27 +836,29 @@ impl Plan {
             if versions > max_versions {
                 continue;
             }
-            out.push(OutputCell::from(*cell));
+            // A dropped column's cells count their versions, and FirstKeyOnly's first cell
+            // ends the row even when its column is dropped.
+            let dropped = self.dropped_columns.iter().any(|(family, qualifier)| {
+                cell.family == family.as_slice() && cell.qualifier == qualifier.as_slice()
+            });
+            if !dropped {
+                let mut out = OutputCell::from(*cell);
+                if let Some(len_as_value) = self.key_only {
+                    out.value = if len_as_value {
+                        let length = i32::try_from(cell.value.len()).unwrap_or(i32::MAX);
+                        std::borrow::Cow::Owned(length.to_be_bytes().to_vec())
+                    } else {
+                        std::borrow::Cow::Owned(Vec::new())
+                    };
+                }
+                emit(out);
+                emitted += 1;
+            }
             if self.first_cell_only {
                 break;
             }
         }
-        out.retain(|cell| {
-            !self.dropped_columns.iter().any(|(family, qualifier)| {
-                cell.family == family.as_slice() && cell.qualifier == qualifier.as_slice()
-            })
-        });
-        if let Some(len_as_value) = self.key_only {
-            for cell in &mut out {
-                cell.value = if len_as_value {
-                    let length = i32::try_from(cell.value.len()).unwrap_or(i32::MAX);
-                    std::borrow::Cow::Owned(length.to_be_bytes().to_vec())
-                } else {
-                    std::borrow::Cow::Owned(Vec::new())
-                };
-            }
-        }
-        out
+        emitted
     }
 }
 
