@@ -466,7 +466,7 @@ mod x86 {
 
     use smallvec::SmallVec;
 
-    use super::{Combine, Placed, SegmentPlan, Truth};
+    use super::{Combine, Placed, SegmentPlan, Window};
     use crate::batch::{Bitmap, FixedBatch};
 
     /// Byte-reversal control for `pshufb`: reverses each 8-byte lane (little-endian load to
@@ -491,8 +491,8 @@ mod x86 {
         flip: __m512i,
     }
 
-    /// Compares 8 keys held in `low`/`high` (128 bytes) chunk by chunk; returns the result
-    /// bits (one per key, low 8 bits).
+    /// Compares 8 keys held in `low`/`high` (128 bytes) chunk by chunk; returns their less
+    /// and equal bits (one per key, low 8 bits).
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
     #[inline]
     fn permute_group(
@@ -500,8 +500,7 @@ mod x86 {
         high: __m512i,
         chunks: &[PermuteChunk],
         needs_less: bool,
-        truth: Truth,
-    ) -> u64 {
+    ) -> (u64, u64) {
         let mut less: u8 = 0;
         let mut equal: u8 = 0xff;
         for chunk in chunks {
@@ -517,7 +516,7 @@ mod x86 {
             }
             equal &= _mm512_cmpeq_epu64_mask(lanes, chunk.value);
         }
-        truth.apply(u64::from(less), u64::from(equal)) & 0xff
+        (u64::from(less), u64::from(equal))
     }
 
     /// AVX-512 for keys of at most 16 bytes: 8 keys (at most 128 bytes) per step; one
@@ -562,8 +561,10 @@ mod x86 {
         let fast_words = (0..=count / 64)
             .take_while(|word| *word < count / 64 && (word * 64 + 56) * width + 128 <= data.len())
             .count();
+        // Less and equal bits are gathered a word (64 keys) at a time and turned into results
+        // once per word.
         for (word_index, word) in words.iter_mut().enumerate().take(fast_words) {
-            let mut bits = 0u64;
+            let (mut less, mut equal) = (0u64, 0u64);
             for group in 0..8 {
                 let base = (word_index * 64 + group * 8) * width;
                 // SAFETY: base + 128 <= (word_index * 64 + 56) * width + 128 <= data.len().
@@ -574,12 +575,14 @@ mod x86 {
                         _mm512_loadu_si512(pointer.add(64).cast()),
                     )
                 };
-                bits |= permute_group(low, high, &chunks, needs_less, truth) << (group * 8);
+                let (group_less, group_equal) = permute_group(low, high, &chunks, needs_less);
+                less |= group_less << (group * 8);
+                equal |= group_equal << (group * 8);
             }
-            *word = bits;
+            *word = truth.apply(less, equal);
         }
         for (word_index, word) in words.iter_mut().enumerate().skip(fast_words) {
-            let mut bits = 0u64;
+            let (mut less, mut equal) = (0u64, 0u64);
             for group in 0..8 {
                 let first_key = word_index * 64 + group * 8;
                 if first_key >= count {
@@ -611,12 +614,12 @@ mod x86 {
                         (low, high)
                     }
                 };
-                let keys_here = (count - first_key).min(8);
-                bits |= (permute_group(low, high, &chunks, needs_less, truth)
-                    & low_bits(keys_here))
-                    << (group * 8);
+                let (group_less, group_equal) = permute_group(low, high, &chunks, needs_less);
+                less |= group_less << (group * 8);
+                equal |= group_equal << (group * 8);
             }
-            *word = bits;
+            // Keys past the batch were loaded as zeros: their bits are cleared.
+            *word = truth.apply(less, equal) & low_bits(count - word_index * 64);
         }
     }
 
@@ -645,55 +648,70 @@ mod x86 {
         let bswap = unsafe { _mm512_loadu_si512(BSWAP_64.as_ptr().cast()) };
         // Each window's lane offsets, built once (the mask, value and flip are broadcast from
         // memory as operands).
-        let mut offsets_of: SmallVec<[__m512i; 4]> = SmallVec::new();
+        let mut windows: SmallVec<[(Window, __m512i); 4]> = SmallVec::new();
         for window in &placed.windows {
-            offsets_of.push(_mm512_add_epi64(lanes, _mm512_set1_epi64(window.at as i64)));
+            let offsets = _mm512_add_epi64(lanes, _mm512_set1_epi64(window.at as i64));
+            windows.push((*window, offsets));
         }
         let step_bytes = (8 * width) as i64;
         let groups = count.div_ceil(8);
-        let words = out.words_mut();
-        for (word_index, slot) in words.iter_mut().enumerate() {
-            let mut bits = 0u64;
-            for group in word_index * 8..(word_index * 8 + 8).min(groups) {
-                let keys_here = (count - group * 8).min(8);
-                let present = low_bits(keys_here) as __mmask8;
-                let base = _mm512_set1_epi64(group as i64 * step_bytes);
-                let mut less: u8 = 0;
-                let mut equal: u8 = 0xff;
-                for (window, window_offsets) in placed.windows.iter().zip(&offsets_of) {
-                    let offsets = _mm512_add_epi64(base, *window_offsets);
-                    // SAFETY: lane i reads 8 bytes at (group * 8 + i) * width + at, inside
-                    // key group * 8 + i (at + 8 <= width), and only for the keys present
-                    // (group * 8 + i < count); the other lanes are masked off and not read.
-                    let loaded = unsafe {
-                        if keys_here == 8 {
-                            _mm512_i64gather_epi64::<1>(offsets, data.as_ptr().cast())
-                        } else {
-                            _mm512_mask_i64gather_epi64::<1>(
-                                _mm512_setzero_si512(),
-                                present,
-                                offsets,
-                                data.as_ptr().cast(),
-                            )
-                        }
-                    };
-                    let mask = _mm512_set1_epi64(window.mask as i64);
-                    let value = _mm512_set1_epi64(window.value as i64);
-                    if placed.ordered {
-                        let word = _mm512_xor_si512(
-                            _mm512_and_si512(_mm512_shuffle_epi8(loaded, bswap), mask),
-                            _mm512_set1_epi64(window.flip as i64),
-                        );
-                        less |= equal & _mm512_cmplt_epu64_mask(word, value);
-                        equal &= _mm512_cmpeq_epu64_mask(word, value);
+        let ordered = placed.ordered;
+        // One step's less and equal bits (8 keys); `present` masks off keys past the batch.
+        let step = |windows: &[(Window, __m512i)], group: usize, present: __mmask8| -> (u64, u64) {
+            let base = _mm512_set1_epi64(group as i64 * step_bytes);
+            let mut less: u8 = 0;
+            let mut equal: u8 = 0xff;
+            for (window, window_offsets) in windows {
+                let offsets = _mm512_add_epi64(base, *window_offsets);
+                // SAFETY: lane i reads 8 bytes at (group * 8 + i) * width + at, inside key
+                // group * 8 + i (at + 8 <= width), and only for the keys present (group * 8 +
+                // i < count); the other lanes are masked off and not read.
+                let loaded = unsafe {
+                    if present == 0xff {
+                        _mm512_i64gather_epi64::<1>(offsets, data.as_ptr().cast())
                     } else {
-                        equal &= _mm512_cmpeq_epu64_mask(_mm512_and_si512(loaded, mask), value);
+                        _mm512_mask_i64gather_epi64::<1>(
+                            _mm512_setzero_si512(),
+                            present,
+                            offsets,
+                            data.as_ptr().cast(),
+                        )
                     }
+                };
+                let mask = _mm512_set1_epi64(window.mask as i64);
+                let value = _mm512_set1_epi64(window.value as i64);
+                if ordered {
+                    let word = _mm512_xor_si512(
+                        _mm512_and_si512(_mm512_shuffle_epi8(loaded, bswap), mask),
+                        _mm512_set1_epi64(window.flip as i64),
+                    );
+                    less |= equal & _mm512_cmplt_epu64_mask(word, value);
+                    equal &= _mm512_cmpeq_epu64_mask(word, value);
+                } else {
+                    equal &= _mm512_cmpeq_epu64_mask(_mm512_and_si512(loaded, mask), value);
                 }
-                bits |= (truth.apply(u64::from(less), u64::from(equal)) & u64::from(present))
-                    << ((group % 8) * 8);
             }
-            *slot = bits;
+            (u64::from(less), u64::from(equal))
+        };
+        // Less and equal bits are gathered a word (64 keys) at a time and turned into results
+        // once per word.
+        let fill = |windows: &[(Window, __m512i)], words: &mut [u64]| {
+            for (word_index, slot) in words.iter_mut().enumerate() {
+                let (mut less, mut equal) = (0u64, 0u64);
+                for group in word_index * 8..(word_index * 8 + 8).min(groups) {
+                    let present = low_bits((count - group * 8).min(8)) as __mmask8;
+                    let (step_less, step_equal) = step(windows, group, present);
+                    less |= step_less << ((group % 8) * 8);
+                    equal |= step_equal << ((group % 8) * 8);
+                }
+                *slot = truth.apply(less, equal) & low_bits(count - word_index * 64);
+            }
+        };
+        let words = out.words_mut();
+        match windows.as_slice() {
+            // One window, the usual plan: its constants stay in registers.
+            [one] => fill(std::slice::from_ref(one), words),
+            all => fill(all, words),
         }
         count
     }
@@ -750,58 +768,71 @@ mod x86 {
         }
         let step_bytes = (4 * width) as i64;
         let groups = count.div_ceil(4);
-        let words = out.words_mut();
-        for (word_index, slot) in words.iter_mut().enumerate() {
-            let mut bits = 0u64;
-            for group in word_index * 16..(word_index * 16 + 16).min(groups) {
-                let keys_here = (count - group * 4).min(4);
-                let present = low_bits(keys_here) as u32;
-                let base = _mm256_set1_epi64x(group as i64 * step_bytes);
-                let mut less: u32 = 0;
-                let mut equal: u32 = 0xf;
-                for window in &windows {
-                    let offsets = _mm256_add_epi64(base, window.offsets);
-                    // SAFETY: lane i reads 8 bytes at (group * 4 + i) * width + at, inside
-                    // key group * 4 + i (at + 8 <= width), and only for the keys present;
-                    // the other lanes' mask sign bits are clear, so they are not read.
-                    let loaded = unsafe {
-                        if keys_here == 4 {
-                            _mm256_i64gather_epi64::<1>(data.as_ptr().cast(), offsets)
-                        } else {
-                            let lanes_present = _mm256_set_epi64x(
-                                -i64::from(keys_here > 3),
-                                -i64::from(keys_here > 2),
-                                -i64::from(keys_here > 1),
-                                -1,
-                            );
-                            _mm256_mask_i64gather_epi64::<1>(
-                                _mm256_setzero_si256(),
-                                data.as_ptr().cast(),
-                                offsets,
-                                lanes_present,
-                            )
-                        }
-                    };
-                    let equal_lanes = if placed.ordered {
-                        let word = _mm256_xor_si256(
-                            _mm256_and_si256(_mm256_shuffle_epi8(loaded, bswap), window.mask),
-                            window.flip,
-                        );
-                        let lower = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(
-                            window.value,
-                            word,
-                        ))) as u32;
-                        less |= equal & lower;
-                        _mm256_cmpeq_epi64(word, window.value)
+        let ordered = placed.ordered;
+        // One step's less and equal bits (4 keys, `keys_here` of them in the batch).
+        let step = |windows: &[WindowVectors256], group: usize, keys_here: usize| -> (u64, u64) {
+            let base = _mm256_set1_epi64x(group as i64 * step_bytes);
+            let mut less: u32 = 0;
+            let mut equal: u32 = 0xf;
+            for window in windows {
+                let offsets = _mm256_add_epi64(base, window.offsets);
+                // SAFETY: lane i reads 8 bytes at (group * 4 + i) * width + at, inside key
+                // group * 4 + i (at + 8 <= width), and only for the keys present; the other
+                // lanes' mask sign bits are clear, so they are not read.
+                let loaded = unsafe {
+                    if keys_here == 4 {
+                        _mm256_i64gather_epi64::<1>(data.as_ptr().cast(), offsets)
                     } else {
-                        _mm256_cmpeq_epi64(_mm256_and_si256(loaded, window.mask), window.value)
-                    };
-                    equal &= _mm256_movemask_pd(_mm256_castsi256_pd(equal_lanes)) as u32;
-                }
-                bits |= (truth.apply(u64::from(less), u64::from(equal)) & u64::from(present))
-                    << ((group % 16) * 4);
+                        let lanes_present = _mm256_set_epi64x(
+                            -i64::from(keys_here > 3),
+                            -i64::from(keys_here > 2),
+                            -i64::from(keys_here > 1),
+                            -1,
+                        );
+                        _mm256_mask_i64gather_epi64::<1>(
+                            _mm256_setzero_si256(),
+                            data.as_ptr().cast(),
+                            offsets,
+                            lanes_present,
+                        )
+                    }
+                };
+                let equal_lanes = if ordered {
+                    let word = _mm256_xor_si256(
+                        _mm256_and_si256(_mm256_shuffle_epi8(loaded, bswap), window.mask),
+                        window.flip,
+                    );
+                    let lower = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(
+                        window.value,
+                        word,
+                    ))) as u32;
+                    less |= equal & lower;
+                    _mm256_cmpeq_epi64(word, window.value)
+                } else {
+                    _mm256_cmpeq_epi64(_mm256_and_si256(loaded, window.mask), window.value)
+                };
+                equal &= _mm256_movemask_pd(_mm256_castsi256_pd(equal_lanes)) as u32;
             }
-            *slot = bits;
+            (u64::from(less), u64::from(equal))
+        };
+        // Less and equal bits are gathered a word (64 keys) at a time and turned into results
+        // once per word.
+        let fill = |windows: &[WindowVectors256], words: &mut [u64]| {
+            for (word_index, slot) in words.iter_mut().enumerate() {
+                let (mut less, mut equal) = (0u64, 0u64);
+                for group in word_index * 16..(word_index * 16 + 16).min(groups) {
+                    let (step_less, step_equal) = step(windows, group, (count - group * 4).min(4));
+                    less |= step_less << ((group % 16) * 4);
+                    equal |= step_equal << ((group % 16) * 4);
+                }
+                *slot = truth.apply(less, equal) & low_bits(count - word_index * 64);
+            }
+        };
+        let words = out.words_mut();
+        match windows.as_slice() {
+            // One window, the usual plan: its constants stay in registers.
+            [one] => fill(std::slice::from_ref(one), words),
+            all => fill(all, words),
         }
         count
     }
