@@ -124,6 +124,25 @@ fn bench_every_isa(
     batch: &Batch<'_>,
     kernel: &dyn Kernel,
 ) {
+    let paths = Isa::supported().into_iter().map(|isa| {
+        let label = match isa {
+            Isa::Portable => "portable",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+        };
+        (label, isa)
+    });
+    bench_paths(c, name, batch, kernel, paths);
+}
+
+/// Runs `kernel` over `batch` in group `name`: the twin, then each `(label, isa)` of `paths`.
+fn bench_paths(
+    c: &mut Criterion<ThreadCpuTime>,
+    name: &str,
+    batch: &Batch<'_>,
+    kernel: &dyn Kernel,
+    paths: impl IntoIterator<Item = (&'static str, Isa)>,
+) {
     let mut group = kernel_group(c, name, batch.len());
     let mut out = Bitmap::zeros(batch.len());
     group.bench_function("twin", |b| {
@@ -132,12 +151,7 @@ fn bench_every_isa(
             black_box(&out);
         })
     });
-    for isa in Isa::supported() {
-        let label = match isa {
-            Isa::Portable => "portable",
-            Isa::Avx2 => "avx2",
-            Isa::Avx512 => "avx512",
-        };
+    for (label, isa) in paths {
         group.bench_function(BenchmarkId::from_parameter(label), |b| {
             b.iter(|| {
                 kernel.eval_with(isa, black_box(batch), &mut out);
@@ -194,28 +208,14 @@ fn planned_row_filters(c: &mut Criterion<ThreadCpuTime>) {
     }
 }
 
-/// Runs `kernel` (twin and every supported path) over `batch`, in group `name`.
+/// Runs `kernel` over `batch` in group `name`: the twin and the best path for this CPU.
 fn bench_batch(
     c: &mut Criterion<ThreadCpuTime>,
     name: &str,
     batch: &Batch<'_>,
     kernel: &dyn Kernel,
 ) {
-    let mut group = kernel_group(c, name, batch.len());
-    let mut out = Bitmap::zeros(batch.len());
-    group.bench_function("twin", |b| {
-        b.iter(|| {
-            kernel.eval_scalar(black_box(batch), &mut out);
-            black_box(&out);
-        })
-    });
-    group.bench_function("best", |b| {
-        b.iter(|| {
-            kernel.eval(black_box(batch), &mut out);
-            black_box(&out);
-        })
-    });
-    group.finish();
+    bench_paths(c, name, batch, kernel, [("best", Isa::best())]);
 }
 
 /// `count` values of `width` bytes: an 8-digit score (the entry's index modulo 1000), then

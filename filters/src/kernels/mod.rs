@@ -184,16 +184,7 @@ impl Kernel for PrefixKernel {
     fn eval_with(&self, isa: Isa, batch: &Batch<'_>, out: &mut Bitmap) {
         match batch {
             Batch::Var(_) => per_entry(batch, out, |key| key.starts_with(&self.prefix)),
-            Batch::Fixed(_) => eval_segment(
-                &self.plan,
-                isa,
-                batch,
-                Combine {
-                    op: CompareOp::Equal,
-                    tie: Ordering::Equal,
-                },
-                out,
-            ),
+            Batch::Fixed(_) => eval_segment(&self.plan, isa, batch, Combine::EQUAL, out),
         }
     }
 
@@ -326,16 +317,7 @@ impl MaskedEquals {
 impl Kernel for MaskedEquals {
     fn eval_with(&self, isa: Isa, batch: &Batch<'_>, out: &mut Bitmap) {
         match &self.plan {
-            Some(plan) => eval_segment(
-                plan,
-                isa,
-                batch,
-                Combine {
-                    op: CompareOp::Equal,
-                    tie: Ordering::Equal,
-                },
-                out,
-            ),
+            Some(plan) => eval_segment(plan, isa, batch, Combine::EQUAL, out),
             None => out.reset_zeros(batch.len()),
         }
     }
@@ -985,15 +967,7 @@ impl Kernel for FuzzyKernel {
                 .map(|(k, m)| k & m)
                 .collect();
             let plan = SegmentPlan::new(0, &mask, &value, false);
-            plan.eval_fixed(
-                isa,
-                fixed,
-                Combine {
-                    op: CompareOp::Equal,
-                    tie: Ordering::Equal,
-                },
-                &mut rule_hits,
-            );
+            plan.eval_fixed(isa, fixed, Combine::EQUAL, &mut rule_hits);
             out.or_assign(&rule_hits);
         }
     }

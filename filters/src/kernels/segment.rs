@@ -58,6 +58,12 @@ pub(crate) struct Combine {
 }
 
 impl Combine {
+    /// The segment equals the value (prefixes, masked equalities, fuzzy rules).
+    pub(crate) const EQUAL: Combine = Combine {
+        op: CompareOp::Equal,
+        tie: Ordering::Equal,
+    };
+
     /// The result for one key from its segment ordering.
     #[inline(always)]
     pub(crate) fn holds(self, ordering: Ordering) -> bool {
@@ -466,7 +472,7 @@ mod x86 {
 
     use smallvec::SmallVec;
 
-    use super::{Combine, Placed, SegmentPlan, Window};
+    use super::{Combine, Placed, SegmentPlan, Truth, Window};
     use crate::batch::{Bitmap, FixedBatch};
 
     /// Byte-reversal control for `pshufb`: reverses each 8-byte lane (little-endian load to
@@ -480,6 +486,57 @@ mod x86 {
 
     fn low_bits(n: usize) -> u64 {
         if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
+    }
+
+    /// [`fill_words`] over a plan's windows (or chunks): `step(windows, index, keys_here)`.
+    /// A plan of one window, the usual one, gets a loop of its own in which the window's
+    /// constants stay in registers.
+    #[inline(always)]
+    fn fill_steps<W>(
+        words: &mut [u64],
+        count: usize,
+        keys_per_step: usize,
+        truth: Truth,
+        windows: &[W],
+        step: impl Fn(&[W], usize, usize) -> (u64, u64),
+    ) {
+        match windows {
+            [one] => fill_words(words, count, keys_per_step, truth, |index, keys| {
+                step(std::slice::from_ref(one), index, keys)
+            }),
+            all => fill_words(words, count, keys_per_step, truth, |index, keys| {
+                step(all, index, keys)
+            }),
+        }
+    }
+
+    /// Fills `words` (one bit per key of `count`) from steps of `keys_per_step` keys:
+    /// `step(index, keys_here)` gives step `index`'s less and equal bits, `keys_here` being
+    /// how many of its keys are in the batch. The bits are collected a word (64 keys) at a
+    /// time, the operator is applied once per word, and bits past the batch are cleared.
+    /// Inlined into each SIMD path, whose `step` then runs with that path's features.
+    #[inline(always)]
+    fn fill_words(
+        words: &mut [u64],
+        count: usize,
+        keys_per_step: usize,
+        truth: Truth,
+        mut step: impl FnMut(usize, usize) -> (u64, u64),
+    ) {
+        let steps_per_word = 64 / keys_per_step;
+        let steps = count.div_ceil(keys_per_step);
+        for (word_index, slot) in words.iter_mut().enumerate() {
+            let (mut less, mut equal) = (0u64, 0u64);
+            let first = word_index * steps_per_word;
+            for index in first..(first + steps_per_word).min(steps) {
+                let keys_here = (count - index * keys_per_step).min(keys_per_step);
+                let (step_less, step_equal) = step(index, keys_here);
+                let shift = (index - first) * keys_per_step;
+                less |= step_less << shift;
+                equal |= step_equal << shift;
+            }
+            *slot = truth.apply(less, equal) & low_bits(count - word_index * 64);
+        }
     }
 
     /// One chunk's constants for the permute path: the `vpermt2b` control, mask, value and
@@ -556,71 +613,38 @@ mod x86 {
             })
             .collect();
         let step_bytes = 8 * width;
-        let words = out.words_mut();
-        // Words whose 8 steps all read 128 in-bounds bytes: no checks, no masks.
-        let fast_words = (0..=count / 64)
-            .take_while(|word| *word < count / 64 && (word * 64 + 56) * width + 128 <= data.len())
-            .count();
-        // Less and equal bits are gathered a word (64 keys) at a time and turned into results
-        // once per word.
-        for (word_index, word) in words.iter_mut().enumerate().take(fast_words) {
-            let (mut less, mut equal) = (0u64, 0u64);
-            for group in 0..8 {
-                let base = (word_index * 64 + group * 8) * width;
-                // SAFETY: base + 128 <= (word_index * 64 + 56) * width + 128 <= data.len().
-                let (low, high) = unsafe {
+        let step = |chunks: &[PermuteChunk], index: usize, _keys_here: usize| {
+            let base = index * step_bytes;
+            let (low, high) = if base + 128 <= data.len() {
+                // SAFETY: bytes base..base + 128 are inside `data`.
+                unsafe {
                     let pointer = data.as_ptr().add(base);
                     (
                         _mm512_loadu_si512(pointer.cast()),
                         _mm512_loadu_si512(pointer.add(64).cast()),
                     )
-                };
-                let (group_less, group_equal) = permute_group(low, high, &chunks, needs_less);
-                less |= group_less << (group * 8);
-                equal |= group_equal << (group * 8);
-            }
-            *word = truth.apply(less, equal);
-        }
-        for (word_index, word) in words.iter_mut().enumerate().skip(fast_words) {
-            let (mut less, mut equal) = (0u64, 0u64);
-            for group in 0..8 {
-                let first_key = word_index * 64 + group * 8;
-                if first_key >= count {
-                    break;
                 }
-                let base = first_key * width;
-                let (low, high) = if base + 128 <= data.len() {
-                    // SAFETY: bytes base..base + 128 are inside `data`.
-                    unsafe {
-                        let pointer = data.as_ptr().add(base);
-                        (
-                            _mm512_loadu_si512(pointer.cast()),
-                            _mm512_loadu_si512(pointer.add(64).cast()),
-                        )
-                    }
-                } else {
-                    let n = step_bytes.min(data.len() - base);
-                    // SAFETY: the masked loads touch only bytes base..base + n, all inside
-                    // `data` (n <= data.len() - base); the second load is issued only when
-                    // n > 64, so its start base + 64 is inside `data` too.
-                    unsafe {
-                        let pointer = data.as_ptr().add(base);
-                        let low = _mm512_maskz_loadu_epi8(low_bits(n.min(64)), pointer.cast());
-                        let high = if n > 64 {
-                            _mm512_maskz_loadu_epi8(low_bits(n - 64), pointer.add(64).cast())
-                        } else {
-                            _mm512_setzero_si512()
-                        };
-                        (low, high)
-                    }
-                };
-                let (group_less, group_equal) = permute_group(low, high, &chunks, needs_less);
-                less |= group_less << (group * 8);
-                equal |= group_equal << (group * 8);
-            }
-            // Keys past the batch were loaded as zeros: their bits are cleared.
-            *word = truth.apply(less, equal) & low_bits(count - word_index * 64);
-        }
+            } else {
+                // The batch's last steps: keys past it load as zeros (their bits are
+                // cleared).
+                let n = step_bytes.min(data.len() - base);
+                // SAFETY: the masked loads touch only bytes base..base + n, all inside
+                // `data` (n <= data.len() - base); the second load is issued only when
+                // n > 64, so its start base + 64 is inside `data` too.
+                unsafe {
+                    let pointer = data.as_ptr().add(base);
+                    let low = _mm512_maskz_loadu_epi8(low_bits(n.min(64)), pointer.cast());
+                    let high = if n > 64 {
+                        _mm512_maskz_loadu_epi8(low_bits(n - 64), pointer.add(64).cast())
+                    } else {
+                        _mm512_setzero_si512()
+                    };
+                    (low, high)
+                }
+            };
+            permute_group(low, high, chunks, needs_less)
+        };
+        fill_steps(out.words_mut(), count, 8, truth, &chunks, step);
     }
 
     /// AVX-512 for keys wider than 16 bytes: 8 keys per step, one 8-lane 64-bit gather per
@@ -654,20 +678,20 @@ mod x86 {
             windows.push((*window, offsets));
         }
         let step_bytes = (8 * width) as i64;
-        let groups = count.div_ceil(8);
         let ordered = placed.ordered;
-        // One step's less and equal bits (8 keys); `present` masks off keys past the batch.
-        let step = |windows: &[(Window, __m512i)], group: usize, present: __mmask8| -> (u64, u64) {
-            let base = _mm512_set1_epi64(group as i64 * step_bytes);
+        // One step's less and equal bits (8 keys, `keys_here` of them in the batch).
+        let step = |windows: &[(Window, __m512i)], index: usize, keys_here: usize| {
+            let present = low_bits(keys_here) as __mmask8;
+            let base = _mm512_set1_epi64(index as i64 * step_bytes);
             let mut less: u8 = 0;
             let mut equal: u8 = 0xff;
             for (window, window_offsets) in windows {
                 let offsets = _mm512_add_epi64(base, *window_offsets);
-                // SAFETY: lane i reads 8 bytes at (group * 8 + i) * width + at, inside key
-                // group * 8 + i (at + 8 <= width), and only for the keys present (group * 8 +
+                // SAFETY: lane i reads 8 bytes at (index * 8 + i) * width + at, inside key
+                // index * 8 + i (at + 8 <= width), and only for the keys present (index * 8 +
                 // i < count); the other lanes are masked off and not read.
                 let loaded = unsafe {
-                    if present == 0xff {
+                    if keys_here == 8 {
                         _mm512_i64gather_epi64::<1>(offsets, data.as_ptr().cast())
                     } else {
                         _mm512_mask_i64gather_epi64::<1>(
@@ -693,26 +717,7 @@ mod x86 {
             }
             (u64::from(less), u64::from(equal))
         };
-        // Less and equal bits are gathered a word (64 keys) at a time and turned into results
-        // once per word.
-        let fill = |windows: &[(Window, __m512i)], words: &mut [u64]| {
-            for (word_index, slot) in words.iter_mut().enumerate() {
-                let (mut less, mut equal) = (0u64, 0u64);
-                for group in word_index * 8..(word_index * 8 + 8).min(groups) {
-                    let present = low_bits((count - group * 8).min(8)) as __mmask8;
-                    let (step_less, step_equal) = step(windows, group, present);
-                    less |= step_less << ((group % 8) * 8);
-                    equal |= step_equal << ((group % 8) * 8);
-                }
-                *slot = truth.apply(less, equal) & low_bits(count - word_index * 64);
-            }
-        };
-        let words = out.words_mut();
-        match windows.as_slice() {
-            // One window, the usual plan: its constants stay in registers.
-            [one] => fill(std::slice::from_ref(one), words),
-            all => fill(all, words),
-        }
+        fill_steps(out.words_mut(), count, 8, truth, &windows, step);
         count
     }
 
@@ -767,17 +772,16 @@ mod x86 {
             });
         }
         let step_bytes = (4 * width) as i64;
-        let groups = count.div_ceil(4);
         let ordered = placed.ordered;
         // One step's less and equal bits (4 keys, `keys_here` of them in the batch).
-        let step = |windows: &[WindowVectors256], group: usize, keys_here: usize| -> (u64, u64) {
-            let base = _mm256_set1_epi64x(group as i64 * step_bytes);
+        let step = |windows: &[WindowVectors256], index: usize, keys_here: usize| -> (u64, u64) {
+            let base = _mm256_set1_epi64x(index as i64 * step_bytes);
             let mut less: u32 = 0;
             let mut equal: u32 = 0xf;
             for window in windows {
                 let offsets = _mm256_add_epi64(base, window.offsets);
-                // SAFETY: lane i reads 8 bytes at (group * 4 + i) * width + at, inside key
-                // group * 4 + i (at + 8 <= width), and only for the keys present; the other
+                // SAFETY: lane i reads 8 bytes at (index * 4 + i) * width + at, inside key
+                // index * 4 + i (at + 8 <= width), and only for the keys present; the other
                 // lanes' mask sign bits are clear, so they are not read.
                 let loaded = unsafe {
                     if keys_here == 4 {
@@ -815,25 +819,7 @@ mod x86 {
             }
             (u64::from(less), u64::from(equal))
         };
-        // Less and equal bits are gathered a word (64 keys) at a time and turned into results
-        // once per word.
-        let fill = |windows: &[WindowVectors256], words: &mut [u64]| {
-            for (word_index, slot) in words.iter_mut().enumerate() {
-                let (mut less, mut equal) = (0u64, 0u64);
-                for group in word_index * 16..(word_index * 16 + 16).min(groups) {
-                    let (step_less, step_equal) = step(windows, group, (count - group * 4).min(4));
-                    less |= step_less << ((group % 16) * 4);
-                    equal |= step_equal << ((group % 16) * 4);
-                }
-                *slot = truth.apply(less, equal) & low_bits(count - word_index * 64);
-            }
-        };
-        let words = out.words_mut();
-        match windows.as_slice() {
-            // One window, the usual plan: its constants stay in registers.
-            [one] => fill(std::slice::from_ref(one), words),
-            all => fill(all, words),
-        }
+        fill_steps(out.words_mut(), count, 4, truth, &windows, step);
         count
     }
 }
