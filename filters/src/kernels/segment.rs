@@ -490,24 +490,23 @@ mod x86 {
 
     /// [`fill_words`] over a plan's windows (or chunks): `step(windows, index, keys_here)`.
     /// A plan of one window, the usual one, gets a loop of its own in which the window's
-    /// constants stay in registers.
-    #[inline(always)]
-    fn fill_steps<W>(
-        words: &mut [u64],
-        count: usize,
-        keys_per_step: usize,
-        truth: Truth,
-        windows: &[W],
-        step: impl Fn(&[W], usize, usize) -> (u64, u64),
-    ) {
-        match windows {
-            [one] => fill_words(words, count, keys_per_step, truth, |index, keys| {
-                step(std::slice::from_ref(one), index, keys)
-            }),
-            all => fill_words(words, count, keys_per_step, truth, |index, keys| {
-                step(all, index, keys)
-            }),
-        }
+    /// constants stay in registers. A macro rather than a function: the closures it builds
+    /// must be defined inside the calling SIMD function, whose target features they then
+    /// inherit; built in a plain function they lack those features, `step` cannot be
+    /// inlined into them, and every step of 4 or 8 keys became a call (the 16-byte AVX-512
+    /// prefix kernel ran about 2x slower that way).
+    macro_rules! fill_steps {
+        ($words:expr, $count:expr, $keys_per_step:expr, $truth:expr, $windows:expr, $step:expr) => {{
+            let step = $step;
+            match $windows {
+                [one] => fill_words($words, $count, $keys_per_step, $truth, |index, keys| {
+                    step(std::slice::from_ref(one), index, keys)
+                }),
+                all => fill_words($words, $count, $keys_per_step, $truth, |index, keys| {
+                    step(all, index, keys)
+                }),
+            }
+        }};
     }
 
     /// Fills `words` (one bit per key of `count`) from steps of `keys_per_step` keys:
@@ -644,7 +643,7 @@ mod x86 {
             };
             permute_group(low, high, chunks, needs_less)
         };
-        fill_steps(out.words_mut(), count, 8, truth, &chunks, step);
+        fill_steps!(out.words_mut(), count, 8, truth, chunks.as_slice(), step);
     }
 
     /// AVX-512 for keys wider than 16 bytes: 8 keys per step, one 8-lane 64-bit gather per
@@ -717,7 +716,7 @@ mod x86 {
             }
             (u64::from(less), u64::from(equal))
         };
-        fill_steps(out.words_mut(), count, 8, truth, &windows, step);
+        fill_steps!(out.words_mut(), count, 8, truth, windows.as_slice(), step);
         count
     }
 
@@ -819,7 +818,7 @@ mod x86 {
             }
             (u64::from(less), u64::from(equal))
         };
-        fill_steps(out.words_mut(), count, 4, truth, &windows, step);
+        fill_steps!(out.words_mut(), count, 4, truth, windows.as_slice(), step);
         count
     }
 }
