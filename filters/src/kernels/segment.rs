@@ -494,7 +494,7 @@ mod x86 {
     /// must be defined inside the calling SIMD function, whose target features they then
     /// inherit; built in a plain function they lack those features, `step` cannot be
     /// inlined into them, and every step of 4 or 8 keys became a call (the 16-byte AVX-512
-    /// prefix kernel ran about 2x slower that way).
+    /// prefix kernel ran 1.7x slower that way).
     macro_rules! fill_steps {
         ($words:expr, $count:expr, $keys_per_step:expr, $truth:expr, $windows:expr, $step:expr) => {{
             let step = $step;
