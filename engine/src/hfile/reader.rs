@@ -551,8 +551,12 @@ pub(crate) struct FileCursor {
     /// The cell under the cursor (in `block`), and its fields decoded.
     position: Option<(Position, DecodedCell)>,
     gate: Option<Arc<RowGate>>,
-    /// Rows of the current block that pass the gate (`None`: all do).
-    passing: Option<Bitmap>,
+    /// Rows of the current block that pass the gate's row-key kernel, when
+    /// `rows_selected` (the bitmap's allocation is kept from block to block).
+    passing: Bitmap,
+    /// `passing` holds the current block's rows; otherwise every row passes
+    /// or, for a block whose keys form no batch, each is tested by itself.
+    rows_selected: bool,
     /// Whether blocks read from the file go into the block cache
     /// (compaction inputs do not, so they never evict what reads use).
     fill_cache: bool,
@@ -615,7 +619,8 @@ impl FileCursor {
             block: None,
             position: None,
             gate,
-            passing: None,
+            passing: Bitmap::zeros(0),
+            rows_selected: false,
             fill_cache: true,
             ahead: VecDeque::new(),
             next_in_sequence: None,
@@ -649,10 +654,10 @@ impl FileCursor {
             return Ok(block.clone());
         }
         let block = self.fetch(ordinal)?;
-        self.passing = self
+        self.rows_selected = self
             .gate
             .as_ref()
-            .and_then(|g| g.block_rows(block.row_key_batch(), block.rows()));
+            .is_some_and(|g| g.block_rows_into(block.row_key_batch(), &mut self.passing));
         self.block = Some((ordinal, block.clone()));
         Ok(block)
     }
@@ -789,26 +794,27 @@ impl FileCursor {
 
     /// True when row `r` of the current block passes the gate.
     fn row_ok(&self, block: &DataBlock, r: usize) -> bool {
-        match (&self.passing, &self.gate) {
-            (Some(bits), _) => bits.get(r),
-            (None, Some(gate)) if gate.row_filter => gate.row_passes(block.row(r)),
+        match &self.gate {
+            _ if self.rows_selected => self.passing.get(r),
+            Some(gate) if gate.row_filter => gate.row_passes(block.row(r)),
             _ => true,
         }
     }
 
-    /// The first passing row at or after `r` in `block`.
-    fn passing_from(&self, block: &DataBlock, mut r: usize) -> Option<usize> {
-        while r < block.rows() {
-            if self.row_ok(block, r) {
-                return Some(r);
-            }
-            r += 1;
+    /// The first passing row at or after `r` in `block` (the current
+    /// block): a word of the selection at a time when there is one.
+    fn passing_from(&self, block: &DataBlock, r: usize) -> Option<usize> {
+        if self.rows_selected {
+            return self.passing.next_one(r);
         }
-        None
+        (r..block.rows()).find(|&r| self.row_ok(block, r))
     }
 
-    /// The last passing row at or before `r` in `block`.
+    /// The last passing row at or before `r` in `block` (the current block).
     fn passing_until(&self, block: &DataBlock, r: usize) -> Option<usize> {
+        if self.rows_selected {
+            return self.passing.last_one_until(r);
+        }
         (0..=r).rev().find(|&r| self.row_ok(block, r))
     }
 
