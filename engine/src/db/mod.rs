@@ -17,12 +17,14 @@
 //! WAL).
 
 mod admin;
+mod checkpoint;
 mod open;
 mod report;
 
 use std::path::Path;
 use std::sync::Arc;
 
+pub use checkpoint::CheckpointReport;
 pub use report::{BackgroundWork, DbStats, RecoveryReport, VerifyReport};
 
 use crate::catalog::{Catalog, TableInner};
