@@ -177,6 +177,7 @@ impl Executor {
                 "table references are resolved by the shell session (strata_tools::session)"
                     .to_owned(),
             )),
+            Command::Backup { dir } => self.backup(dir, out),
             Command::Version => {
                 writeln!(out, "{}", version_line())?;
                 Ok(Reply::Done)

@@ -164,6 +164,13 @@ pub enum Command {
         /// Its bytes.
         span: Span,
     },
+    /// `backup 'DIR'` (strata's own; HBase has no shell command for it): a consistent copy
+    /// of the whole database in the new directory `DIR`, on the machine the database is on
+    /// (`strata::Db::checkpoint`).
+    Backup {
+        /// The directory to create, as given.
+        dir: String,
+    },
     /// `version`.
     Version,
     /// `help ['command' | 'group']`.
@@ -220,6 +227,7 @@ impl Command {
             Command::DescribeNamespace { .. } => "describe_namespace",
             Command::DropNamespace { .. } => "drop_namespace",
             Command::ListNamespaceTables { .. } => "list_namespace_tables",
+            Command::Backup { .. } => "backup",
             Command::Version => "version",
             Command::Help { .. } => "help",
             Command::Exit => "exit",

@@ -49,6 +49,7 @@ pub const COMMAND_GROUPS: [(&str, &[&str]); 5] = [
     (
         "tools",
         &[
+            "backup",
             "compact",
             "flush",
             "get_splits",
@@ -119,6 +120,9 @@ pub fn help_text(command: &str) -> Option<&'static str> {
         }
         "merge_region" => {
             "Merge adjacent regions into one holding the files of all (names or ids, as list_regions prints them). strata merges only adjacent regions; 'force' is accepted and changes nothing.\n\n  strata> merge_region 'ENCODED_REGIONNAME', 'ENCODED_REGIONNAME'\n  strata> merge_region 't1,a,12', 't1,m,13', true\n  strata> merge_region ['12', '13', '14']\n"
+        }
+        "backup" => {
+            "Make a consistent copy of the whole database in a new directory while it keeps taking writes (strata's own command). The copy holds every write acknowledged before the command started; open it as a database to restore. Through `strata shell --connect` the directory is on the server's machine.\n\n  strata> backup '/backups/2026-11-27'\n"
         }
         "normalize" => {
             "Run the region normalizer over every table now: adjacent regions whose sizes add up to less than the table's average region size merge. Prints true.\n\n  strata> normalize\n"

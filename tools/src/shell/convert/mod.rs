@@ -74,6 +74,7 @@ pub(crate) fn convert(call: &Call, source: &str) -> Result<Converted, ShellError
             single_namespace(&mut context)
         }
         "whoami" => context.arity(Arity::Exactly(0)).map(|()| Command::Whoami),
+        "backup" => backup(&mut context),
         "status" => status(&mut context),
         "help" => help(&mut context),
         "version" => context.arity(Arity::Exactly(0)).map(|()| Command::Version),
@@ -97,7 +98,7 @@ fn canonical_name(name: &str) -> Option<&'static str> {
 }
 
 /// Every command the shell knows, by canonical name.
-pub(crate) const COMMAND_NAMES: [&str; 42] = [
+pub(crate) const COMMAND_NAMES: [&str; 43] = [
     "create",
     "list",
     "exists",
@@ -136,6 +137,7 @@ pub(crate) const COMMAND_NAMES: [&str; 42] = [
     "drop_namespace",
     "list_namespace_tables",
     "whoami",
+    "backup",
     "status",
     "version",
     "help",
@@ -298,6 +300,13 @@ fn single_namespace(context: &mut Context<'_>) -> Result<Command, ShellError> {
         "drop_namespace" => Command::DropNamespace { namespace },
         _ => Command::ListNamespaceTables { namespace },
     })
+}
+
+/// `backup 'DIR'`: the directory, as given.
+fn backup(context: &mut Context<'_>) -> Result<Command, ShellError> {
+    context.arity(Arity::Exactly(1))?;
+    let dir = context.utf8(context.arg(0), "backup directory")?;
+    Ok(Command::Backup { dir })
 }
 
 fn help(context: &mut Context<'_>) -> Result<Command, ShellError> {
