@@ -728,6 +728,12 @@ impl TableDescriptor {
     pub fn name(&self) -> &str {
         &self.name
     }
+
+    /// The same table under another name (a snapshot's clone).
+    pub(crate) fn renamed(mut self, name: &str) -> Self {
+        self.name = canonical_table_name(name).to_owned();
+        self
+    }
     /// The families, in declaration order.
     pub fn families(&self) -> &[FamilyDescriptor] {
         &self.families
@@ -873,6 +879,33 @@ pub(crate) fn validate_table_name(name: &str) -> Result<()> {
     }
     if !legal(qualifier) {
         return fail("it must be [A-Za-z0-9_.-] and not start with '.' or '-'");
+    }
+    Ok(())
+}
+
+/// Checks a snapshot name by HBase's rules for them (a table qualifier's: `[A-Za-z0-9_.-]`,
+/// not starting with `.` or `-`, 1..=255 bytes; no namespace part).
+pub(crate) fn validate_snapshot_name(name: &str) -> Result<()> {
+    let fail = |reason| {
+        Err(Error::InvalidSnapshotName {
+            name: name.to_owned(),
+            reason,
+        })
+    };
+    if name.is_empty() {
+        return fail("it is empty");
+    }
+    if name.len() > 255 {
+        return fail("it is longer than 255 bytes");
+    }
+    if name.starts_with(['.', '-']) {
+        return fail("it must not start with '.' or '-'");
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+    {
+        return fail("it may only contain [A-Za-z0-9_.-]");
     }
     Ok(())
 }
