@@ -9,7 +9,8 @@
 //!
 //! Modules: [`schema`] converts between the shell's family and table specifications and the
 //! engine's descriptors (and renders `describe`); `ddl` runs the table commands; `dml` the
-//! reads and writes; `admin` the maintenance and cluster commands; `output` renders cells;
+//! reads and writes; `admin` the maintenance and cluster commands (and `backup`); `snapshot` HBase's snapshot
+//! commands; `output` renders cells;
 //! `errors` words engine errors as HBase does.
 
 mod admin;
@@ -20,6 +21,7 @@ pub mod identity;
 mod namespace;
 mod output;
 pub mod schema;
+mod snapshot;
 
 use std::io::{self, Write};
 use std::path::Path;
@@ -177,6 +179,11 @@ impl Executor {
                 "table references are resolved by the shell session (strata_tools::session)"
                     .to_owned(),
             )),
+            Command::Snapshot { table, name } => self.snapshot(table, name),
+            Command::ListSnapshots { pattern } => self.list_snapshots(pattern.as_deref(), out),
+            Command::CloneSnapshot { name, table } => self.clone_snapshot(name, table),
+            Command::RestoreSnapshot { name } => self.restore_snapshot(name),
+            Command::DeleteSnapshot { name } => self.delete_snapshot(name),
             Command::Backup { dir } => self.backup(dir, out),
             Command::Version => {
                 writeln!(out, "{}", version_line())?;
