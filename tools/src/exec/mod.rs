@@ -201,6 +201,17 @@ impl Executor {
             .map_err(|error| self.engine_error(name, error))
     }
 
+    /// The names `list`-like commands keep: those the whole regular expression matches
+    /// (Java's `Pattern.matches`), all of them without one.
+    fn matching(names: Vec<String>, pattern: Option<&str>) -> Result<Vec<String>, CommandError> {
+        let regex = regex::Regex::new(&format!("^(?:{})$", pattern.unwrap_or(".*")))
+            .map_err(|error| errors::failed(format!("invalid regular expression: {error}")))?;
+        Ok(names
+            .into_iter()
+            .filter(|name| regex.is_match(name))
+            .collect())
+    }
+
     /// "Now" by the database's clock.
     fn now_ms(&self) -> i64 {
         self.clock.now_ms()

@@ -23,15 +23,10 @@ impl Executor {
         pattern: Option<&str>,
         out: &mut dyn Write,
     ) -> Result<Reply, CommandError> {
-        // Java's Pattern.matches: the whole name must match.
-        let regex = regex::Regex::new(&format!("^(?:{})$", pattern.unwrap_or(".*")))
-            .map_err(|error| failed(format!("invalid regular expression: {error}")))?;
-        let snapshots: Vec<strata::SnapshotInfo> = self
-            .db
-            .list_snapshots()
-            .into_iter()
-            .filter(|s| regex.is_match(&s.name))
-            .collect();
+        let all = self.db.list_snapshots();
+        let names = Executor::matching(all.iter().map(|s| s.name.clone()).collect(), pattern)?;
+        let snapshots: Vec<&strata::SnapshotInfo> =
+            all.iter().filter(|s| names.contains(&s.name)).collect();
         let layout = self.options.layout;
         out.write_all(
             layout
@@ -43,7 +38,6 @@ impl Executor {
             out.write_all(layout.row(&s.name, &detail).as_bytes())?;
         }
         writeln!(out, "{}", row_count_line(snapshots.len() as u64))?;
-        let names: Vec<String> = snapshots.into_iter().map(|s| s.name).collect();
         Ok(Reply::Value(
             list_result_line(&names)
                 .trim_start_matches("=> ")
