@@ -304,6 +304,45 @@ pub enum Error {
         /// The regions asked for.
         second: u64,
     },
+    /// A snapshot with this name already exists (HBase's `SnapshotExistsException`);
+    /// names are unique across tables.
+    SnapshotExists {
+        /// The snapshot name.
+        name: String,
+    },
+    /// No snapshot with this name exists (HBase's `SnapshotDoesNotExistException`).
+    SnapshotNotFound {
+        /// The snapshot name.
+        name: String,
+    },
+    /// A snapshot name does not follow HBase's rules for them (`[A-Za-z0-9_.-]`, not
+    /// starting with `.` or `-`, 1..=255 bytes).
+    InvalidSnapshotName {
+        /// The rejected name.
+        name: String,
+        /// Why it was rejected.
+        reason: &'static str,
+    },
+    /// A restore of a snapshot onto a table that is enabled: HBase restores only into a
+    /// disabled table (`disable` it first).
+    TableNotDisabled {
+        /// The table.
+        table: String,
+    },
+    /// A checkpoint's directory must not exist yet: the checkpoint creates it, whole, in one
+    /// rename.
+    CheckpointTargetExists {
+        /// The directory asked for.
+        path: PathBuf,
+    },
+    /// A checkpoint's directory cannot be inside the database it copies (its files would
+    /// be copied into themselves, and the database's open would find them).
+    CheckpointInsideDatabase {
+        /// The directory asked for.
+        path: PathBuf,
+        /// The database directory.
+        database: PathBuf,
+    },
     /// A file's content failed a checksum or does not parse.
     Corruption {
         /// The damaged file.
@@ -445,6 +484,9 @@ impl Error {
                 | Error::BulkFileAlreadyLoaded { .. }
                 | Error::BackfillOverlapsBottomLevel { .. }
                 | Error::RegionsNotAdjacent { .. }
+                | Error::InvalidSnapshotName { .. }
+                | Error::CheckpointTargetExists { .. }
+                | Error::CheckpointInsideDatabase { .. }
         )
     }
 }
@@ -692,6 +734,26 @@ impl fmt::Display for Error {
                 f,
                 "regions {first} and {second} of table '{table}' are not adjacent: the first \
                  must end where the second starts"
+            ),
+            Error::SnapshotExists { name } => write!(f, "snapshot '{name}' already exists"),
+            Error::SnapshotNotFound { name } => write!(f, "snapshot '{name}' does not exist"),
+            Error::InvalidSnapshotName { name, reason } => {
+                write!(f, "invalid snapshot name '{name}': {reason}")
+            }
+            Error::TableNotDisabled { table } => write!(
+                f,
+                "table '{table}' must be disabled before a snapshot is restored into it"
+            ),
+            Error::CheckpointTargetExists { path } => write!(
+                f,
+                "{} already exists: a checkpoint makes a new directory",
+                path.display()
+            ),
+            Error::CheckpointInsideDatabase { path, database } => write!(
+                f,
+                "{} is inside the database directory {}: a checkpoint goes elsewhere",
+                path.display(),
+                database.display()
             ),
             Error::Corruption {
                 file,

@@ -307,11 +307,10 @@ fn verify_hfiles(
         }
         return Ok(());
     };
+    // Tables' files and the files snapshots pin.
     let mut referenced: Vec<(u64, u64)> = state
-        .tables
-        .values()
-        .flat_map(|t| t.regions.iter())
-        .flat_map(|r| r.files.iter().map(|f| (f.meta.id, f.meta.size)))
+        .referenced_files()
+        .map(|meta| (meta.id, meta.size))
         .collect();
     referenced.sort_unstable();
     referenced.dedup_by_key(|(id, _)| *id);

@@ -109,7 +109,9 @@ pub use cell::{
     MAX_ROW_KEY_BYTES, MAX_TIMESTAMP, RowResult, TimeRange,
 };
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use db::{BackgroundWork, Db, DbStats, RecoveryReport, VerifyReport};
+pub use db::{
+    BackgroundWork, CheckpointReport, Db, DbStats, RecoveryReport, SnapshotInfo, VerifyReport,
+};
 pub use error::{CellKey, Error, Result};
 pub use hfile::cache::CacheStats;
 #[cfg(feature = "fault-injection")]

@@ -728,6 +728,12 @@ impl TableDescriptor {
     pub fn name(&self) -> &str {
         &self.name
     }
+
+    /// The same table under another name (a snapshot's clone).
+    pub(crate) fn renamed(mut self, name: &str) -> Self {
+        self.name = canonical_table_name(name).to_owned();
+        self
+    }
     /// The families, in declaration order.
     pub fn families(&self) -> &[FamilyDescriptor] {
         &self.families
@@ -821,6 +827,27 @@ pub(crate) fn namespace_of(table: &str) -> &str {
     }
 }
 
+/// Why a name that must be 1..=255 bytes is not: empty, or too long.
+fn length_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("it is empty")
+    } else if name.len() > 255 {
+        Some("it is longer than 255 bytes")
+    } else {
+        None
+    }
+}
+
+/// A table name's qualifier, or a namespace part, or a snapshot name by HBase's rule:
+/// `[A-Za-z0-9_.-]`, not empty, not starting with `.` or `-`.
+fn is_legal_qualifier(part: &str) -> bool {
+    !part.is_empty()
+        && !part.starts_with(['.', '-'])
+        && part
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
 /// Checks a namespace name as HBase does (`TableName.isLegalNamespaceName`): letters, digits
 /// and `_` (ASCII, as strata's table names are), 1..=255 bytes.
 pub(crate) fn validate_namespace_name(name: &str) -> Result<()> {
@@ -830,11 +857,8 @@ pub(crate) fn validate_namespace_name(name: &str) -> Result<()> {
             reason,
         })
     };
-    if name.is_empty() {
-        return fail("it is empty");
-    }
-    if name.len() > 255 {
-        return fail("it is longer than 255 bytes");
+    if let Some(reason) = length_problem(name) {
+        return fail(reason);
     }
     if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
         return fail("namespaces may only contain letters, digits and '_'");
@@ -851,30 +875,36 @@ pub(crate) fn validate_table_name(name: &str) -> Result<()> {
             reason,
         })
     };
-    if name.is_empty() {
-        return fail("it is empty");
-    }
-    if name.len() > 255 {
-        return fail("it is longer than 255 bytes");
+    if let Some(reason) = length_problem(name) {
+        return fail(reason);
     }
     let (namespace, qualifier) = match name.split_once(':') {
         Some((ns, q)) => (Some(ns), q),
         None => (None, name),
     };
-    let legal = |part: &str| {
-        !part.is_empty()
-            && !part.starts_with(['.', '-'])
-            && part
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
-    };
-    if namespace.is_some_and(|ns| !legal(ns)) {
+    if namespace.is_some_and(|ns| !is_legal_qualifier(ns)) {
         return fail("the namespace must be [A-Za-z0-9_.-] and not start with '.' or '-'");
     }
-    if !legal(qualifier) {
+    if !is_legal_qualifier(qualifier) {
         return fail("it must be [A-Za-z0-9_.-] and not start with '.' or '-'");
     }
     Ok(())
+}
+
+/// Checks a snapshot name by HBase's rules for them (a table qualifier's: `[A-Za-z0-9_.-]`,
+/// not starting with `.` or `-`, 1..=255 bytes; no namespace part).
+pub(crate) fn validate_snapshot_name(name: &str) -> Result<()> {
+    let reason = length_problem(name).or_else(|| {
+        (!is_legal_qualifier(name))
+            .then_some("it must be [A-Za-z0-9_.-] and not start with '.' or '-'")
+    });
+    match reason {
+        Some(reason) => Err(Error::InvalidSnapshotName {
+            name: name.to_owned(),
+            reason,
+        }),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]

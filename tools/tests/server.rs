@@ -10,6 +10,7 @@ mod server_support;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -660,4 +661,76 @@ fn bad_http_requests_get_a_4xx_and_the_port_keeps_serving() {
     assert_eq!(status, 200);
     let http_stats = server.handle.snapshot().http;
     assert_eq!(http_stats.failed_requests, 5);
+}
+
+#[test]
+fn backup_copies_a_local_database_and_a_served_one_on_the_servers_machine() {
+    let root = tempfile::tempdir().unwrap();
+    let data = root.path().join("db");
+    let setup = strata()
+        .args(["shell", "--data"])
+        .arg(&data)
+        .args(["-e", "create 't', 'f'; put 't', 'r1', 'f:q', 'v1'"])
+        .output()
+        .unwrap();
+    assert_eq!(setup.status.code(), Some(0), "{setup:?}");
+
+    // Local: the directory, closed.
+    let local = root.path().join("backups").join("local");
+    let made = strata()
+        .args(["backup", "--data"])
+        .arg(&data)
+        .arg("--out")
+        .arg(&local)
+        .output()
+        .unwrap();
+    assert_eq!(made.status.code(), Some(0), "{made:?}");
+    let text = String::from_utf8_lossy(&made.stdout);
+    assert!(text.contains("HFiles linked"), "{text}");
+    // Again to the same place: refused, exit 1, the first copy untouched.
+    let again = strata()
+        .args(["backup", "--data"])
+        .arg(&data)
+        .arg("--out")
+        .arg(&local)
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(1), "{again:?}");
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains("already exists"),
+        "{again:?}"
+    );
+
+    // Through a server, while it serves: the path is the server's.
+    let mut server = ServerProcess::start(&data, &[]);
+    let admin = server.addresses.admin.to_string();
+    let write = strata()
+        .args([
+            "shell",
+            "--connect",
+            &admin,
+            "-e",
+            "put 't', 'r2', 'f:q', 'v2'",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(write.status.code(), Some(0), "{write:?}");
+    let served = root.path().join("backups").join("served");
+    let made = strata()
+        .args(["backup", "--connect", &admin, "--out"])
+        .arg(&served)
+        .output()
+        .unwrap();
+    assert_eq!(made.status.code(), Some(0), "{made:?}");
+    let status = server.terminate();
+    assert!(status.success(), "{status:?}");
+
+    let rows = |dir: &Path| {
+        let db = Db::open_default(dir).unwrap();
+        let n = db.table("t").unwrap().count(&Scan::new()).unwrap();
+        db.close().unwrap();
+        n
+    };
+    assert_eq!(rows(&local), 1);
+    assert_eq!(rows(&served), 2);
 }

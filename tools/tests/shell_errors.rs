@@ -203,8 +203,8 @@ fn unsupported_ruby_is_explained() {
             "1:1",
         ),
         (
-            "snapshot 't', 's'",
-            "ERROR: 'snapshot' is an HBase shell command that strata shell does not support",
+            "grant 'bob', 'RW'",
+            "ERROR: 'grant' is an HBase shell command that strata shell does not support",
             "1:1",
         ),
     ]);

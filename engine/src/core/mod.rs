@@ -256,10 +256,20 @@ impl Services {
         &self,
         files: impl Iterator<Item = &'a Arc<HFileReader>>,
     ) {
+        self.delete_unreferenced_ids(files.map(|file| file.meta().id));
+    }
+
+    /// Deletes the HFiles of `ids` that neither a region nor a snapshot
+    /// references any more (a table's file may be shared with its clones,
+    /// its daughters after a split, and the snapshots that pin it).
+    pub(crate) fn delete_unreferenced_ids(&self, ids: impl Iterator<Item = u64>) {
         let live = self.manifest.lock().state().live_files();
-        for file in files {
-            if !live.contains(&file.meta().id) {
-                let _ = self.io.remove_file(file.path());
+        let data_dir = self.data_dir();
+        for id in ids {
+            if !live.contains(&id) {
+                let _ = self
+                    .io
+                    .remove_file(&data_dir.join(crate::names::hfile_name(id)));
             }
         }
     }

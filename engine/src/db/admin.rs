@@ -15,12 +15,31 @@ use super::Db;
 use super::open::build_table;
 use crate::catalog::TableState;
 use crate::error::{Error, Result};
-use crate::manifest::{Edit, RegionRecord, TableRecord, edit};
+use crate::manifest::{Edit, ManifestState, RegionRecord, TableRecord, edit};
 use crate::options::{
     DEFAULT_NAMESPACE, SYSTEM_NAMESPACE, TableDescriptor, is_builtin_namespace, namespace_of,
     validate_namespace_name, validate_table_name,
 };
 use crate::table::Table;
+
+/// Fails unless a new table named `table` may be created in its namespace: it
+/// exists and is not `hbase`.
+pub(super) fn check_namespace_takes(state: &ManifestState, table: &str) -> Result<()> {
+    let namespace = namespace_of(table);
+    if namespace == SYSTEM_NAMESPACE {
+        return Err(Error::ReservedNamespace {
+            namespace: namespace.to_owned(),
+            reason: "it holds HBase's system tables, and strata keeps none; \
+                     it takes no tables",
+        });
+    }
+    if !is_builtin_namespace(namespace) && !state.namespaces.contains(namespace) {
+        return Err(Error::NamespaceNotFound {
+            namespace: namespace.to_owned(),
+        });
+    }
+    Ok(())
+}
 
 impl Db {
     /// Creates a table; its regions come from the descriptor's pre-split.
@@ -34,19 +53,7 @@ impl Db {
                 table: descriptor.name().to_owned(),
             });
         }
-        let namespace = namespace_of(descriptor.name());
-        if namespace == SYSTEM_NAMESPACE {
-            return Err(Error::ReservedNamespace {
-                namespace: namespace.to_owned(),
-                reason: "it holds HBase's system tables, and strata keeps none; \
-                         it takes no tables",
-            });
-        }
-        if !is_builtin_namespace(namespace) && !manifest.state().namespaces.contains(namespace) {
-            return Err(Error::NamespaceNotFound {
-                namespace: namespace.to_owned(),
-            });
-        }
+        check_namespace_takes(manifest.state(), descriptor.name())?;
         let state = manifest.state();
         let table_id = state.next_table_id;
         let family_ids: Vec<u32> = (0..descriptor.families().len() as u32)
@@ -162,10 +169,12 @@ impl Db {
         table
             .state
             .replace(|_| TableState::new(descriptor, family_ids, old.regions.clone()));
+        // A snapshot or a clone may still name them.
         for store in removed {
-            for (_, file) in store.version().files() {
-                let _ = self.inner.services.io.remove_file(file.path());
-            }
+            let version = store.version();
+            self.inner
+                .services
+                .delete_unreferenced(version.files().map(|(_, file)| file));
         }
         Ok(())
     }
@@ -223,10 +232,12 @@ impl Db {
             self.inner
                 .services
                 .release_memstore_bytes(region.memstore_bytes());
+            // A snapshot or a clone may still name them.
             for store in region.stores() {
-                for (_, file) in store.version().files() {
-                    let _ = self.inner.services.io.remove_file(file.path());
-                }
+                let version = store.version();
+                self.inner
+                    .services
+                    .delete_unreferenced(version.files().map(|(_, file)| file));
             }
         }
         Ok(())

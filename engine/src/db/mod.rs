@@ -17,13 +17,17 @@
 //! WAL).
 
 mod admin;
+mod checkpoint;
 mod open;
 mod report;
+mod snapshot;
 
 use std::path::Path;
 use std::sync::Arc;
 
+pub use checkpoint::CheckpointReport;
 pub use report::{BackgroundWork, DbStats, RecoveryReport, VerifyReport};
+pub use snapshot::SnapshotInfo;
 
 use crate::catalog::{Catalog, TableInner};
 use crate::core::Services;

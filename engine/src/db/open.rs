@@ -230,7 +230,7 @@ fn lock_directory(dir: &Path, read_only: bool) -> Result<Option<File>> {
 }
 
 /// Opens the files of one region and builds it.
-fn build_region(
+pub(super) fn build_region(
     io: &Io,
     data_dir: &Path,
     cache: &Arc<BlockCache>,

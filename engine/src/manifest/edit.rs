@@ -14,7 +14,8 @@
 use std::fmt;
 
 use super::state::{
-    LoadedFile, ManifestState, RegionRecord, StoreFile, TableRecord, user_namespace_of,
+    LoadedFile, ManifestState, RegionRecord, SnapshotRecord, StoreFile, TableRecord,
+    user_namespace_of,
 };
 use super::wire::{
     decode_descriptor, decode_family_ids, decode_file_meta, decode_list, decode_region,
@@ -695,6 +696,140 @@ impl EditKind for BulkLoadHistory {
     }
 }
 
+/// Tag 14: a snapshot was taken: the table as it was at one sequence, whose files it
+/// pins. In a snapshot of the catalog, one per snapshot after the tables.
+impl EditKind for SnapshotRecord {
+    const TAG: u8 = 14;
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.put_bytes32(self.name.as_bytes());
+        out.put_i64(self.created_ms);
+        out.put_u64(self.sequence);
+        self.table.encode(out);
+    }
+
+    fn decode(d: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        Ok(SnapshotRecord {
+            name: d.string32()?,
+            created_ms: d.i64()?,
+            sequence: d.id64("snapshot sequence")?,
+            table: TableRecord::decode(d)?,
+        })
+    }
+
+    /// Snapshots are taken holding the manifest's lock, which checks the name first.
+    fn fits(&self, state: &ManifestState) -> Result<(), Misfit> {
+        if state.snapshots.contains_key(&self.name) {
+            return Err(Misfit(format!(
+                "snapshot '{}' is taken while a snapshot holds its name",
+                self.name
+            )));
+        }
+        Ok(())
+    }
+
+    fn apply(&self, state: &mut ManifestState) {
+        state.last_sequence = state.last_sequence.max(self.sequence);
+        for region in &self.table.regions {
+            state.note_region(region);
+        }
+        state.note_families(&self.table.family_ids);
+        state.snapshots.insert(self.name.clone(), self.clone());
+    }
+}
+
+/// Tag 15: a snapshot was deleted; the files only it named may go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DeleteSnapshot {
+    pub(crate) name: String,
+}
+
+impl EditKind for DeleteSnapshot {
+    const TAG: u8 = 15;
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.put_bytes32(self.name.as_bytes());
+    }
+
+    fn decode(d: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        Ok(DeleteSnapshot {
+            name: d.string32()?,
+        })
+    }
+
+    /// Deletes hold the manifest's lock, which checks the snapshot exists.
+    fn fits(&self, state: &ManifestState) -> Result<(), Misfit> {
+        if !state.snapshots.contains_key(&self.name) {
+            return Err(Misfit(format!(
+                "snapshot '{}' is deleted, but there is no such snapshot",
+                self.name
+            )));
+        }
+        Ok(())
+    }
+
+    fn apply(&self, state: &mut ManifestState) {
+        state.snapshots.remove(&self.name);
+    }
+}
+
+/// Tag 16: a disabled table's content was replaced by a snapshot's (HBase's
+/// `restore_snapshot`): its descriptor, family ids and regions (new region ids, the
+/// snapshot's files) are the ones given; it stays disabled. Its remembered bulk loads are
+/// kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RestoreTable {
+    pub(crate) table_id: u64,
+    pub(crate) descriptor: TableDescriptor,
+    /// Id of each family of `descriptor`, in its order.
+    pub(crate) family_ids: Vec<u32>,
+    pub(crate) regions: Vec<RegionRecord>,
+}
+
+impl EditKind for RestoreTable {
+    const TAG: u8 = 16;
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.put_u64(self.table_id);
+        encode_descriptor(out, &self.descriptor);
+        encode_family_ids(out, &self.family_ids);
+        encode_list(out, &self.regions, encode_region);
+    }
+
+    fn decode(d: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        Ok(RestoreTable {
+            table_id: d.u64()?,
+            descriptor: decode_descriptor(d)?,
+            family_ids: decode_family_ids(d)?,
+            regions: decode_list(d, decode_region)?,
+        })
+    }
+
+    /// A restore holds the manifest's lock, which checks the table is disabled.
+    fn fits(&self, state: &ManifestState) -> Result<(), Misfit> {
+        match state.tables.get(&self.table_id) {
+            Some(table) if table.enabled => Err(Misfit(format!(
+                "table {} ('{}') is restored while it is enabled",
+                self.table_id,
+                table.descriptor.name()
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    fn apply(&self, state: &mut ManifestState) {
+        for region in &self.regions {
+            state.note_region(region);
+        }
+        state.note_families(&self.family_ids);
+        if let Some(table) = state.tables.get_mut(&self.table_id) {
+            table.descriptor = self.descriptor.clone();
+            table.family_ids = self.family_ids.clone();
+            table.regions = self.regions.clone();
+        }
+    }
+}
+
 /// `Err` when the catalog holds table `table_id` but not its region
 /// `region_id`, which `what` (an edit's job) changes. An edit of a dropped
 /// table fits (see [`EditKind`]).
@@ -788,6 +923,9 @@ edit_kinds! {
     BulkLoad(BulkLoad),
     MergeRegions(MergeRegions),
     BulkLoadHistory(BulkLoadHistory),
+    CreateSnapshot(SnapshotRecord),
+    DeleteSnapshot(DeleteSnapshot),
+    RestoreTable(RestoreTable),
 }
 
 impl ManifestState {

@@ -66,8 +66,8 @@ impl CommitSlot {
 }
 
 /// The edits that rebuild `state` from nothing: the id marks, the user
-/// namespaces, every table (with its regions and files), and the bulk load
-/// history.
+/// namespaces, every table (with its regions and files), every snapshot, and
+/// the bulk load history.
 pub(super) fn snapshot_edits(state: &ManifestState) -> Vec<Edit> {
     let mut edits = vec![Edit::NextIds(NextIds {
         table: state.next_table_id,
@@ -83,6 +83,7 @@ pub(super) fn snapshot_edits(state: &ManifestState) -> Vec<Edit> {
             .map(|name| Edit::CreateNamespace(CreateNamespace { name: name.clone() })),
     );
     edits.extend(state.tables.values().cloned().map(Edit::CreateTable));
+    edits.extend(state.snapshots.values().cloned().map(Edit::CreateSnapshot));
     if !state.bulk_loaded_order.is_empty() {
         edits.push(Edit::BulkLoadHistory(BulkLoadHistory {
             entries: state

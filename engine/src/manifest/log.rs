@@ -50,6 +50,12 @@ impl Manifest {
         Ok(manifest)
     }
 
+    /// Writes a first manifest holding `state` into `dir` (a new database
+    /// directory: a checkpoint's), durably, and makes it current.
+    pub(crate) fn write_new(dir: &Path, io: Io, state: ManifestState) -> Result<()> {
+        Manifest::write_snapshot(dir, io, 1, state).map(drop)
+    }
+
     /// Reads the database's manifest without writing anything; every
     /// [`Manifest::record`] then fails with [`Error::ReadOnly`].
     pub(crate) fn open_read_only(dir: &Path, io: Io) -> Result<Manifest> {

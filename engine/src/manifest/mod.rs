@@ -12,9 +12,9 @@
 //!   fsync the directory.
 //!
 //! Every open starts a new manifest holding a snapshot of the state (a
-//! `NextIds` edit, one `CreateNamespace` per user namespace and one
+//! `NextIds` edit, one `CreateNamespace` per user namespace, one
 //! `CreateTable` per table, with every region's files and flushed
-//! sequence), switches `CURRENT` to it and deletes the old one;
+//! sequence, and one `CreateSnapshot` per snapshot), switches `CURRENT` to it and deletes the old one;
 //! so does an append that finds the manifest larger than
 //! `MAX_MANIFEST_BYTES` (`log.rs`). Manifests therefore stay small. A crash before the
 //! rename leaves the old manifest live; a crash after it leaves an unused
@@ -47,4 +47,6 @@ pub(crate) use log::Manifest;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use reader::parse_manifest;
 pub(crate) use reader::read_current;
-pub(crate) use state::{LoadedFile, ManifestState, RegionRecord, StoreFile, TableRecord};
+pub(crate) use state::{
+    LoadedFile, ManifestState, RegionRecord, SnapshotRecord, StoreFile, TableRecord,
+};

@@ -56,6 +56,22 @@ pub(crate) struct TableRecord {
     pub(crate) enabled: bool,
 }
 
+/// A snapshot of a table (HBase's `snapshot 't', 'name'`): the table as it was at one
+/// sequence, naming its files, which stay on disk (pinned) until the snapshot is deleted
+/// and nothing else references them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SnapshotRecord {
+    /// The snapshot's name, unique in the database.
+    pub(crate) name: String,
+    /// When it was taken, in milliseconds since the epoch (the database's clock).
+    pub(crate) created_ms: i64,
+    /// Every write of the table with a sequence <= this, and none after, is in its files.
+    pub(crate) sequence: u64,
+    /// The table as it was: its id and name then, descriptor, family ids, regions with
+    /// their files (each region's flushed sequence is `sequence`), whether it was enabled.
+    pub(crate) table: TableRecord,
+}
+
 /// The catalog the manifest describes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ManifestState {
@@ -75,6 +91,8 @@ pub(crate) struct ManifestState {
     pub(crate) bulk_loaded: BTreeMap<(u64, u128), BTreeSet<u32>>,
     /// The keys of `bulk_loaded`, oldest first (the next to forget).
     pub(crate) bulk_loaded_order: VecDeque<(u64, u128)>,
+    /// The snapshots, by name. Dropping a table keeps its snapshots.
+    pub(crate) snapshots: BTreeMap<String, SnapshotRecord>,
 }
 
 impl Default for ManifestState {
@@ -89,6 +107,7 @@ impl Default for ManifestState {
             last_sequence: 0,
             bulk_loaded: BTreeMap::new(),
             bulk_loaded_order: VecDeque::new(),
+            snapshots: BTreeMap::new(),
         }
     }
 }
@@ -120,13 +139,20 @@ impl ManifestState {
         })
     }
 
-    /// Ids of every file the catalog references.
-    pub(crate) fn live_files(&self) -> HashSet<u64> {
+    /// Every file the catalog references, once per reference: the files of every region
+    /// of every table, then those of every snapshot (which pin them).
+    pub(crate) fn referenced_files(&self) -> impl Iterator<Item = &FileMeta> {
         self.tables
             .values()
+            .chain(self.snapshots.values().map(|s| &s.table))
             .flat_map(|t| t.regions.iter())
-            .flat_map(|r| r.files.iter().map(|f| f.meta.id))
-            .collect()
+            .flat_map(|r| r.files.iter().map(|f| &f.meta))
+    }
+
+    /// Ids of every file the catalog references, a table's or a snapshot's: the files
+    /// that compaction, drops and open must leave on disk.
+    pub(crate) fn live_files(&self) -> HashSet<u64> {
+        self.referenced_files().map(|meta| meta.id).collect()
     }
 
     /// Remembers that file `number` of bulk writer `writer` was loaded

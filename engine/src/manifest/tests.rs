@@ -784,3 +784,82 @@ fn an_edit_that_does_not_fit_the_catalog_read_so_far_is_corruption() {
         }
     }
 }
+
+#[test]
+fn snapshot_edits_round_trip_pin_files_and_survive_reopen() {
+    let snapshot = SnapshotRecord {
+        name: "s1".to_owned(),
+        created_ms: 1_700_000_000_000,
+        sequence: 40,
+        table: table(1),
+    };
+    let restore = edit::RestoreTable {
+        table_id: 1,
+        descriptor: table(1).descriptor,
+        family_ids: vec![20, 21],
+        regions: table(2).regions,
+    };
+    let delete = edit::DeleteSnapshot {
+        name: "s1".to_owned(),
+    };
+    for edit in [
+        Edit::CreateSnapshot(snapshot.clone()),
+        Edit::DeleteSnapshot(delete.clone()),
+        Edit::RestoreTable(restore.clone()),
+    ] {
+        let bytes = encode_edit(&edit);
+        assert_eq!(decode_edit(&bytes).unwrap(), edit);
+        for cut in 0..bytes.len() {
+            assert!(decode_edit(&bytes[..cut]).is_err());
+        }
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let io = Io::with_backend(Backend::Sync);
+    let mut m = Manifest::open(dir.path(), io.clone()).unwrap();
+    m.record(&Edit::CreateTable(table(1))).unwrap();
+    m.record(&Edit::CreateSnapshot(snapshot.clone())).unwrap();
+    // A name is taken once; a restore wants a disabled table.
+    for misfit in [
+        Edit::CreateSnapshot(snapshot.clone()),
+        Edit::RestoreTable(restore.clone()),
+    ] {
+        assert!(
+            matches!(m.record(&misfit), Err(Error::InvariantBroken { .. })),
+            "{misfit:?}"
+        );
+    }
+    // The table goes; its file stays, pinned, through a reopen.
+    m.record(&Edit::DropTable(edit::DropTable { table_id: 1 }))
+        .unwrap();
+    assert!(m.state().live_files().contains(&1000));
+    drop(m);
+    let mut m = Manifest::open(dir.path(), io.clone()).unwrap();
+    assert_eq!(m.state().snapshots.get("s1"), Some(&snapshot));
+    assert!(m.state().live_files().contains(&1000));
+    assert!(m.state().last_sequence >= 40);
+    m.record(&Edit::DeleteSnapshot(delete.clone())).unwrap();
+    assert!(!m.state().live_files().contains(&1000));
+    assert!(matches!(
+        m.record(&Edit::DeleteSnapshot(delete)),
+        Err(Error::InvariantBroken { .. })
+    ));
+    // A disabled table's regions are replaced, its files are the new ones.
+    m.record(&Edit::CreateTable(TableRecord {
+        enabled: false,
+        ..table(3)
+    }))
+    .unwrap();
+    m.record(&Edit::RestoreTable(edit::RestoreTable {
+        table_id: 3,
+        ..restore
+    }))
+    .unwrap();
+    drop(m);
+    let m = Manifest::open(dir.path(), io).unwrap();
+    let restored = &m.state().tables[&3];
+    assert_eq!(restored.family_ids, [20, 21]);
+    assert_eq!(restored.regions, table(2).regions);
+    assert!(!restored.enabled);
+    assert!(m.state().next_region_id > 201 && m.state().next_family_id > 21);
+}

@@ -181,6 +181,9 @@ struct Shared {
     synced: Watermark,
     /// Mirrors `State::failed.is_some()`, read without the lock on every write.
     has_failed: AtomicBool,
+    /// Held by [`Wal::release_through`] while it deletes segments, and by a
+    /// checkpoint while it reads them ([`Wal::hold_segments`]).
+    release: Mutex<()>,
 }
 
 impl Shared {
@@ -244,6 +247,7 @@ impl Wal {
             room: Condvar::new(),
             synced: Watermark::new(0),
             has_failed: AtomicBool::new(false),
+            release: Mutex::new(()),
         });
         let thread_shared = shared.clone();
         let thread = std::thread::Builder::new()
@@ -394,8 +398,8 @@ impl Wal {
         self.shared.state.lock().stats
     }
 
-    /// The segments the log holds, oldest first, with their highest sequence.
-    #[cfg(test)]
+    /// The segments the log holds, oldest first, with their highest sequence;
+    /// the last is the one being written.
     pub(crate) fn segments(&self) -> Vec<SegmentInfo> {
         self.shared.state.lock().segments.iter().copied().collect()
     }
@@ -417,6 +421,7 @@ impl Wal {
     /// Deletes every segment, except the one being written, whose records
     /// all have sequences <= `bound` (all flushed).
     pub(crate) fn release_through(&self, bound: u64) -> Result<()> {
+        let _release = self.shared.release.lock();
         let releasable: Vec<u64> = {
             let mut state = self.shared.state.lock();
             let mut ids = Vec::new();
@@ -448,6 +453,15 @@ impl Wal {
             self.shared.io.sync_dir(&self.shared.dir)?;
         }
         Ok(())
+    }
+
+    /// Keeps every segment file on disk while the guard lives:
+    /// [`Wal::release_through`] waits for it before deleting any. A checkpoint
+    /// holds it from before it reads the catalog until it has read the
+    /// segments, so that no segment holding a record the catalog it read
+    /// has not flushed goes away under it.
+    pub(crate) fn hold_segments(&self) -> MutexGuard<'_, ()> {
+        self.shared.release.lock()
     }
 
     /// Writes and syncs what is pending, then stops the commit thread.

@@ -600,6 +600,58 @@ pub(crate) fn replay(
     Ok(summary)
 }
 
+/// Bytes of frames a copy hands to the destination log at a time.
+const COPY_BATCH_BYTES: usize = 4 * 1024 * 1024;
+
+/// Appends to `to` every row mutation of the sealed segments `ids` of `dir`
+/// that `keep` accepts, in log order; returns how many it copied. The
+/// frames are copied as they are (a frame does not depend on where it
+/// lies). A segment that is not sealed, or damaged, is
+/// [`Error::Corruption`]: only sealed segments are ever copied.
+pub(crate) fn copy_mutations(
+    io: &Io,
+    dir: &Path,
+    ids: &[u64],
+    mut keep: impl FnMut(&LoggedMutation<'_>) -> bool,
+    to: &super::Wal,
+) -> Result<u64> {
+    let mut batch: Vec<u8> = Vec::new();
+    let (mut batch_frames, mut batch_max, mut copied) = (0u64, 0u64, 0u64);
+    for &id in ids {
+        let path = dir.join(segment_file_name(id));
+        let bytes = read_segment(io, &path)?;
+        let header = parse_segment_header(&bytes)
+            .map_err(|e| Error::corruption(&path, 0, format!("damaged segment header: {e}")))?;
+        let check = check_segment(&bytes, header.version, false);
+        if let SegmentEnd::Corrupt { offset, reason } = &check.end {
+            return Err(Error::corruption(&path, *offset, reason.clone()));
+        }
+        for &(offset, frame_bytes) in &check.mutations {
+            let mutation = decode_mutation(payload_at(&bytes, offset, frame_bytes))
+                .map_err(|e| Error::corruption(&path, offset, e.to_string()))?;
+            if !keep(&mutation) {
+                continue;
+            }
+            let frame = bytes
+                .get(offset as usize..offset as usize + frame_bytes)
+                .unwrap_or_default();
+            batch.extend_from_slice(frame);
+            batch_frames += 1;
+            batch_max = batch_max.max(mutation.sequence);
+            copied += 1;
+            if batch.len() >= COPY_BATCH_BYTES {
+                to.append(&batch, batch_frames, batch_max, None)?;
+                batch.clear();
+                batch_frames = 0;
+            }
+        }
+    }
+    if batch_frames > 0 {
+        to.append(&batch, batch_frames, batch_max, None)?;
+    }
+    Ok(copied)
+}
+
 /// Leaves the last segment replay keeps ready for the log to go on after
 /// it: removed when it holds no record (returns false), else sealed (a
 /// version-1 segment is cut after its last frame instead).

@@ -13,6 +13,7 @@
 //!               [--protocol auto|binary|compact] [--durability async|sync|fsync|skip|table]
 //! strata server [--data DIR] [--bind 127.0.0.1] [--thrift-port 9090] [--admin-port 16000]
 //!               [--http-port 16030] [--log-format text|json] [--log-level LEVEL] [Thrift flags]
+//! strata backup [--data DIR | --connect HOST:PORT] --out BACKUP
 //! ```
 
 use std::ffi::OsString;
@@ -127,6 +128,22 @@ enum Tool {
     /// bound addresses on one line of standard output, logs to standard error, and stops
     /// cleanly on SIGINT or SIGTERM.
     Server(ServerArgs),
+    /// Make a consistent copy of a database in the new directory BACKUP while it keeps taking
+    /// writes (the shell's `backup 'BACKUP'`): of the directory --data (no other process may
+    /// have it open), or with --connect of the database a `strata server` serves, in which
+    /// case BACKUP is a path on the server's machine (give it absolute). Restore by opening
+    /// the copy: stop the server, move BACKUP in place of its data directory, start it.
+    Backup {
+        /// The database directory.
+        #[arg(long, default_value = DEFAULT_DATA_DIR)]
+        data: PathBuf,
+        /// Back up the database of the `strata server` whose admin port is HOST:PORT.
+        #[arg(long, value_name = "HOST:PORT", conflicts_with = "data")]
+        connect: Option<String>,
+        /// The directory to create for the copy (it must not exist).
+        #[arg(long, value_name = "BACKUP")]
+        out: PathBuf,
+    },
 }
 
 #[derive(clap::Args)]
@@ -438,6 +455,19 @@ fn main() -> ExitCode {
         Tool::Thrift(args) => thrift(args),
         Tool::Server(args) => server(args),
         Tool::Bulkload(args) => bulkload(args),
+        Tool::Backup { data, connect, out } => {
+            backup_statement(&out).and_then(|statement| match connect {
+                Some(address) => {
+                    connected_shell(&address, Some(statement), TimestampFormat::EpochMillis)
+                }
+                None => shell(
+                    data,
+                    Some(statement),
+                    TimestampFormat::EpochMillis,
+                    WalRecovery::Strict,
+                ),
+            })
+        }
     };
     result.unwrap_or_else(|message| {
         eprintln!("strata: {message}");
@@ -524,6 +554,19 @@ fn bulkload(args: BulkloadArgs) -> Result<ExitCode, String> {
     outcome?;
     closed.map_err(|error| format!("closing {}: {error}", args.data.display()))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `strata backup`'s statement: the shell's `backup 'OUT'`, OUT quoted as a single-quoted
+/// string (where only `\\` and `\'` are escapes).
+fn backup_statement(out: &std::path::Path) -> Result<OsString, String> {
+    let path = out.to_str().ok_or_else(|| {
+        format!(
+            "{} is not UTF-8, which the shell's strings need",
+            out.display()
+        )
+    })?;
+    let quoted = path.replace('\\', "\\\\").replace('\'', "\\'");
+    Ok(OsString::from(format!("backup '{quoted}'")))
 }
 
 /// `strata shell`: script from -e or standard input, or the interactive shell.

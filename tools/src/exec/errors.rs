@@ -93,6 +93,17 @@ impl Executor {
                 .unwrap_or_else(|| {
                     strata::Error::InvalidNamespaceName { name, reason }.to_string()
                 }),
+            strata::Error::SnapshotExists { name } => format!(
+                "org.apache.hadoop.hbase.snapshot.SnapshotExistsException: Snapshot '{name}' \
+                 already stored on the filesystem."
+            ),
+            strata::Error::SnapshotNotFound { name } => format!(
+                "org.apache.hadoop.hbase.snapshot.SnapshotDoesNotExistException: Snapshot \
+                 '{name}' doesn't exist on the filesystem"
+            ),
+            strata::Error::TableNotDisabled { table } => {
+                format!("org.apache.hadoop.hbase.TableNotDisabledException: {table}")
+            }
             strata::Error::NotACounter { len, .. } => {
                 format!(
                     "org.apache.hadoop.hbase.DoNotRetryIOException: Field is not a long, it's {len} bytes wide"

@@ -9,7 +9,8 @@
 //!
 //! Modules: [`schema`] converts between the shell's family and table specifications and the
 //! engine's descriptors (and renders `describe`); `ddl` runs the table commands; `dml` the
-//! reads and writes; `admin` the maintenance and cluster commands; `output` renders cells;
+//! reads and writes; `admin` the maintenance and cluster commands (and `backup`); `snapshot` HBase's snapshot
+//! commands; `output` renders cells;
 //! `errors` words engine errors as HBase does.
 
 mod admin;
@@ -20,6 +21,7 @@ pub mod identity;
 mod namespace;
 mod output;
 pub mod schema;
+mod snapshot;
 
 use std::io::{self, Write};
 use std::path::Path;
@@ -177,6 +179,12 @@ impl Executor {
                 "table references are resolved by the shell session (strata_tools::session)"
                     .to_owned(),
             )),
+            Command::Snapshot { table, name } => self.snapshot(table, name),
+            Command::ListSnapshots { pattern } => self.list_snapshots(pattern.as_deref(), out),
+            Command::CloneSnapshot { name, table } => self.clone_snapshot(name, table),
+            Command::RestoreSnapshot { name } => self.restore_snapshot(name),
+            Command::DeleteSnapshot { name } => self.delete_snapshot(name),
+            Command::Backup { dir } => self.backup(dir, out),
             Command::Version => {
                 writeln!(out, "{}", version_line())?;
                 Ok(Reply::Done)
@@ -191,6 +199,17 @@ impl Executor {
         self.db
             .table(name)
             .map_err(|error| self.engine_error(name, error))
+    }
+
+    /// The names `list`-like commands keep: those the whole regular expression matches
+    /// (Java's `Pattern.matches`), all of them without one.
+    fn matching(names: Vec<String>, pattern: Option<&str>) -> Result<Vec<String>, CommandError> {
+        let regex = regex::Regex::new(&format!("^(?:{})$", pattern.unwrap_or(".*")))
+            .map_err(|error| errors::failed(format!("invalid regular expression: {error}")))?;
+        Ok(names
+            .into_iter()
+            .filter(|name| regex.is_match(name))
+            .collect())
     }
 
     /// "Now" by the database's clock.

@@ -231,7 +231,7 @@ fn log_statement(connection: u64, peer: &str, report: &StatementReport<'_>) {
     let elapsed_us = u64::try_from(report.elapsed.as_micros()).unwrap_or(u64::MAX);
     let administrative = COMMAND_GROUPS
         .iter()
-        .filter(|(group, _)| matches!(*group, "ddl" | "namespace" | "tools"))
+        .filter(|(group, _)| matches!(*group, "ddl" | "namespace" | "snapshots" | "tools"))
         .any(|(_, commands)| commands.contains(&name));
     let read_only = matches!(
         name,
@@ -247,6 +247,7 @@ fn log_statement(connection: u64, peer: &str, report: &StatementReport<'_>) {
             | "list_namespace_tables"
             | "get_splits"
             | "normalizer_enabled"
+            | "list_snapshots"
     );
     if administrative && !read_only {
         tracing::info!(
