@@ -23,7 +23,7 @@ mod report;
 use std::path::Path;
 use std::sync::Arc;
 
-pub use report::{BackgroundWork, DbStats, RecoveryReport, VerifyReport};
+pub use report::{BackgroundWork, DbMetrics, DbStats, RecoveryReport, TableMetrics, VerifyReport};
 
 use crate::catalog::{Catalog, TableInner};
 use crate::core::Services;
