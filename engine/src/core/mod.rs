@@ -169,6 +169,11 @@ impl Services {
     pub(crate) fn stop_writes(&self, cause: Error) {
         let mut kept = self.stop_cause.lock();
         if kept.is_none() {
+            tracing::error!(
+                dir = %self.dir.display(),
+                error = %cause,
+                "a storage failure stopped every change (reads go on; reopen once fixed)"
+            );
             *kept = Some(cause);
             self.writes_stopped.store(true, Ordering::Release);
         }

@@ -137,6 +137,51 @@ pub struct RecoveryReport {
     pub wal_set_aside: Vec<PathBuf>,
 }
 
+impl RecoveryReport {
+    /// The open's operator events: one summary, and a warning for each kind
+    /// of damage recovery met.
+    pub(super) fn log_open(
+        &self,
+        dir: &std::path::Path,
+        read_only: bool,
+        tables: usize,
+        elapsed: std::time::Duration,
+    ) {
+        tracing::info!(
+            dir = %dir.display(),
+            read_only,
+            tables,
+            records_replayed = self.records_replayed,
+            records_skipped = self.records_skipped,
+            orphan_files_deleted = self.orphan_files_deleted,
+            elapsed_ms = elapsed.as_millis() as u64,
+            "opened the database"
+        );
+        if let Some((file, offset)) = &self.torn_tail {
+            tracing::warn!(
+                file = %file.display(),
+                offset,
+                "damage found: the WAL's last record was torn (a crash cut it); replay stopped there"
+            );
+        }
+        if let Some((file, offset)) = &self.manifest_torn_tail {
+            tracing::warn!(
+                file = %file.display(),
+                offset,
+                "damage found: the manifest's last edit was torn (a crash cut it) and is ignored"
+            );
+        }
+        if let Some((file, offset)) = &self.wal_damage {
+            tracing::warn!(
+                file = %file.display(),
+                offset,
+                set_aside = ?self.wal_set_aside,
+                "damage found: point-in-time recovery discarded every WAL record from here"
+            );
+        }
+    }
+}
+
 /// What [`Db::verify`] found.
 #[derive(Debug, Clone, Default)]
 pub struct VerifyReport {
@@ -157,6 +202,9 @@ impl Db {
             report.files += 1;
             report.blocks += file.block_count() as u64;
             report.problems.extend(file.verify());
+        }
+        for problem in &report.problems {
+            tracing::warn!(error = %problem, "damage found by verify");
         }
         Ok(report)
     }
