@@ -51,7 +51,7 @@
 //! | core | `core` | the services every job shares, built once at open |
 //! | parts | `iter`, `memstore`, `hfile` | cell sources and their merge (read by row: rows lent from cached blocks, block runs); the memstore; HFiles and their block cache |
 //! | services | `wal`, `manifest`, `mvcc`, `io` | the log, the catalog's durable record, sequences and the read point, I/O |
-//! | foundation | `cell`, `error`, `codec`, `clock`, `options`, `ops`, `keys`, `prefetch`, `watermark`, `names`, `gate`, `file_meta` | values, errors and helpers every layer may use |
+//! | foundation | `cell`, `error`, `codec`, `clock`, `options`, `ops`, `keys`, `prefetch`, `watermark`, `names`, `gate`, `file_meta`, `metrics` | values, errors and helpers every layer may use |
 #![warn(missing_docs)]
 
 // facade
@@ -97,6 +97,7 @@ mod error;
 mod file_meta;
 mod gate;
 pub mod keys;
+mod metrics;
 mod names;
 mod ops;
 mod options;
@@ -110,7 +111,8 @@ pub use cell::{
 };
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use db::{
-    BackgroundWork, CheckpointReport, Db, DbStats, RecoveryReport, SnapshotInfo, VerifyReport,
+    BackgroundWork, CheckpointReport, Db, DbMetrics, DbStats, RecoveryReport, SnapshotInfo,
+    TableMetrics, VerifyReport,
 };
 pub use error::{CellKey, Error, Result};
 pub use hfile::cache::CacheStats;
@@ -118,6 +120,7 @@ pub use hfile::cache::CacheStats;
 pub use io::fault;
 pub use io::{Backend as IoBackend, IO_ENV_VAR, io_fallback_reason};
 pub use maintenance::ingest::{BulkLoadOptions, BulkLoadReport, BulkLoadStep, StepObserver};
+pub use metrics::{LatencyBucket, LatencySnapshot, SAMPLE_PERIOD as LATENCY_SAMPLE_PERIOD};
 pub use ops::{
     Append, BatchOp, BatchResult, CheckAction, CheckAndMutate, CheckAndMutateBuilder,
     CheckAndMutateResult, ColumnSelection, CompareOp, Condition, Delete, Get, Increment, Mutation,

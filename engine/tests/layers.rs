@@ -43,6 +43,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "names",
             "gate",
             "file_meta",
+            "metrics",
         ],
     ),
 ];

@@ -547,6 +547,7 @@ fn parse_prometheus(text: &str) -> Vec<(String, String, f64)> {
     )
     .unwrap();
     let mut declared = std::collections::HashSet::new();
+    let mut histograms = std::collections::HashSet::new();
     let mut samples = Vec::new();
     for line in text.lines() {
         if let Some(comment) = line.strip_prefix("# ") {
@@ -556,8 +557,14 @@ fn parse_prometheus(text: &str) -> Vec<(String, String, f64)> {
             assert!(name.is_match(family), "{line}");
             if kind == "TYPE" {
                 let type_name = words.next().unwrap_or_default();
-                assert!(["counter", "gauge"].contains(&type_name), "{line}");
+                assert!(
+                    ["counter", "gauge", "histogram"].contains(&type_name),
+                    "{line}"
+                );
                 declared.insert(family.to_owned());
+                if type_name == "histogram" {
+                    histograms.insert(family.to_owned());
+                }
             } else {
                 assert_eq!(kind, "HELP", "{line}");
             }
@@ -567,7 +574,13 @@ fn parse_prometheus(text: &str) -> Vec<(String, String, f64)> {
             .captures(line)
             .unwrap_or_else(|| panic!("bad sample: {line}"));
         let family = captures.get(1).unwrap().as_str().to_owned();
-        assert!(declared.contains(&family), "{family} has no TYPE");
+        // A histogram's samples are its `_bucket`s, `_sum` and `_count`.
+        let declared_as = ["_bucket", "_sum", "_count"]
+            .iter()
+            .filter_map(|suffix| family.strip_suffix(suffix))
+            .find(|base| histograms.contains(*base))
+            .unwrap_or(&family);
+        assert!(declared.contains(declared_as), "{family} has no TYPE");
         let value: f64 = captures.get(3).unwrap().as_str().parse().unwrap();
         let labels = captures.get(2).map_or("", |m| m.as_str()).to_owned();
         samples.push((family, labels, value));
@@ -612,6 +625,43 @@ fn metrics_are_served_in_the_prometheus_text_format_at_both_paths() {
             1.0
         );
         assert!(value("strata_admin_statements_total", "") >= 5.0);
+        assert_eq!(value("strata_region_gets_total", &labels), 1.0);
+        assert_eq!(value("strata_region_scans_total", &labels), 0.0);
+        assert!(
+            value("strata_open_files", "") >= 2.0,
+            "the WAL and the HFile"
+        );
+        assert_eq!(value("strata_compaction_debt_bytes", ""), 0.0);
+        assert_eq!(
+            value("strata_table_compaction_debt_bytes", "{table=\"t\"}"),
+            0.0
+        );
+        // Histograms: cumulative buckets up to +Inf, which is the count. Puts and gets are
+        // sampled (one in 16 per thread, counted 16 times); each put synced the WAL.
+        for histogram in [
+            "strata_write_latency_seconds",
+            "strata_get_latency_seconds",
+            "strata_scan_latency_seconds",
+            "strata_wal_sync_latency_seconds",
+        ] {
+            let buckets: Vec<f64> = samples
+                .iter()
+                .filter(|(f, _, _)| *f == format!("{histogram}_bucket"))
+                .map(|(_, _, v)| *v)
+                .collect();
+            assert_eq!(buckets.len(), 32, "{histogram}: 31 bounds and +Inf");
+            assert!(buckets.windows(2).all(|w| w[0] <= w[1]), "{histogram}");
+            let count = value(&format!("{histogram}_count"), "");
+            assert_eq!(
+                value(&format!("{histogram}_bucket"), "{le=\"+Inf\"}"),
+                count
+            );
+            assert!(value(&format!("{histogram}_sum"), "") >= 0.0);
+        }
+        assert_eq!(value("strata_get_latency_seconds_count", ""), 16.0);
+        assert!(value("strata_write_latency_seconds_count", "") >= 16.0);
+        assert!(value("strata_wal_sync_latency_seconds_count", "") >= 1.0);
+        assert!(value("strata_wal_sync_latency_seconds_sum", "") > 0.0);
     }
     let (status, response) = http_request(
         server.addresses.http,

@@ -55,8 +55,37 @@ impl RowBuffer {
     }
 }
 
-/// Runs `pick` on `store` of `region`; returns the files it wrote.
+/// Runs `pick` on `store` of `region`; returns the files it wrote. Each
+/// compaction is an operator event (its region's table by id: a region
+/// knows its table's id, not its name).
 pub(crate) fn run(
+    services: &Services,
+    region: &Region,
+    store: &Store,
+    family: &FamilyDescriptor,
+    pick: &Pick,
+) -> Result<Vec<FileMeta>> {
+    let started = std::time::Instant::now();
+    let outputs = rewrite_pick(services, region, store, family, pick)?;
+    let bytes_in: u64 = pick.inputs().map(|f| f.meta().size).sum();
+    tracing::info!(
+        table_id = region.table_id(),
+        region = region.id(),
+        family = family.name(),
+        level = pick.level,
+        output_level = pick.output_level,
+        input_files = pick.inputs().count(),
+        bytes_in,
+        output_files = outputs.len(),
+        bytes_out = outputs.iter().map(|f| f.size).sum::<u64>(),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "compacted a store"
+    );
+    Ok(outputs)
+}
+
+/// [`run`] without its event.
+fn rewrite_pick(
     services: &Services,
     region: &Region,
     store: &Store,

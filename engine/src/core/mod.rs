@@ -23,6 +23,7 @@ use crate::hfile::cache::BlockCache;
 use crate::hfile::reader::HFileReader;
 use crate::io::Io;
 use crate::manifest::{Edit, Manifest};
+use crate::metrics::Latencies;
 use crate::mvcc::{Mvcc, RowLocks};
 use crate::names::DATA_DIR;
 use crate::options::DbOptions;
@@ -63,6 +64,8 @@ pub(crate) struct Services {
     /// `DbOptions::global_memstore_limit_bytes` bounds).
     pub(crate) memstore_bytes: AtomicU64,
     pub(crate) counters: Counters,
+    /// Latency histograms of writes, gets and scans.
+    pub(crate) latencies: Latencies,
     manifest: Mutex<Manifest>,
     /// `None` when the database is open read-only.
     wal: Option<Wal>,
@@ -99,6 +102,7 @@ impl Services {
             row_locks: RowLocks::new(),
             memstore_bytes: AtomicU64::new(memstore_bytes),
             counters: Counters::default(),
+            latencies: Latencies::default(),
             manifest: Mutex::new(manifest),
             wal,
             closed: AtomicBool::new(false),
@@ -165,6 +169,11 @@ impl Services {
     pub(crate) fn stop_writes(&self, cause: Error) {
         let mut kept = self.stop_cause.lock();
         if kept.is_none() {
+            tracing::error!(
+                dir = %self.dir.display(),
+                error = %cause,
+                "a storage failure stopped every change (reads go on; reopen once fixed)"
+            );
             *kept = Some(cause);
             self.writes_stopped.store(true, Ordering::Release);
         }

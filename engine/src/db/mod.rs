@@ -26,7 +26,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use checkpoint::CheckpointReport;
-pub use report::{BackgroundWork, DbStats, RecoveryReport, VerifyReport};
+pub use report::{BackgroundWork, DbMetrics, DbStats, RecoveryReport, TableMetrics, VerifyReport};
 pub use snapshot::SnapshotInfo;
 
 use crate::catalog::{Catalog, TableInner};

@@ -68,6 +68,7 @@ impl Db {
     }
 
     fn open_on(dir: &Path, options: DbOptions, io: Io) -> Result<Db> {
+        let started = std::time::Instant::now();
         let dir = dir.to_path_buf();
         let read_only = options.read_only;
         ensure_directory(&dir, &options, &io)?;
@@ -118,6 +119,7 @@ impl Db {
             memstore_bytes,
             lock_file,
         ));
+        recovery.log_open(services.dir(), read_only, tables.len(), started.elapsed());
         let catalog = Arc::new(Catalog::new(tables));
         let supervisor = Arc::new(Supervisor::new(services.clone(), catalog.clone()));
         if !read_only {

@@ -27,6 +27,7 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{Error, Result};
@@ -81,6 +82,8 @@ pub(crate) struct Io {
     /// given one (the `backend` is then [`Backend::Fault`]).
     #[cfg(any(test, feature = "fault-injection"))]
     faults: Option<fault::FaultInjector>,
+    /// Files opened through this `Io` (and its clones) and not yet closed.
+    open_files: Arc<AtomicU64>,
 }
 
 /// The read of a `read_many` batch that failed, and why.
@@ -146,6 +149,7 @@ impl Io {
             backend,
             #[cfg(any(test, feature = "fault-injection"))]
             faults: None,
+            open_files: Arc::default(),
         })
     }
 
@@ -155,6 +159,7 @@ impl Io {
         Io {
             backend,
             faults: None,
+            open_files: Arc::default(),
         }
     }
 
@@ -165,12 +170,19 @@ impl Io {
         Io {
             backend: Backend::Fault,
             faults: Some(faults.for_this_boot()),
+            open_files: Arc::default(),
         }
     }
 
     /// The back end in use.
     pub(crate) fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// Files opened through this `Io` or a clone of it and still open
+    /// (HFiles, WAL segments, the manifest).
+    pub(crate) fn open_files(&self) -> u64 {
+        self.open_files.load(Ordering::Relaxed)
     }
 
     /// Opens an existing file for reading.
@@ -230,7 +242,9 @@ impl Io {
             .len();
         #[cfg(not(any(test, feature = "fault-injection")))]
         let _: Option<FaultHandle> = fault;
+        self.open_files.fetch_add(1, Ordering::Relaxed);
         Ok(IoFile {
+            open_files: Arc::clone(&self.open_files),
             file,
             path: path.to_path_buf(),
             backend: self.backend,
@@ -363,6 +377,14 @@ pub(crate) struct IoFile {
     /// The simulated disk's view of the file (fault back end only).
     #[cfg(any(test, feature = "fault-injection"))]
     fault: Option<FaultHandle>,
+    /// The count of open files of the `Io` that opened this one.
+    open_files: Arc<AtomicU64>,
+}
+
+impl Drop for IoFile {
+    fn drop(&mut self) {
+        self.open_files.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl IoFile {

@@ -38,6 +38,7 @@ pub(crate) fn merge_regions(
     second: &Arc<Region>,
 ) -> Result<Arc<Region>> {
     check_adjacent(table, first, second)?;
+    let started = std::time::Instant::now();
     for region in [first, second] {
         rewrite_shared_files(services, table, region)?;
         flush_region(services, table, region)?;
@@ -46,6 +47,14 @@ pub(crate) fn merge_regions(
     let merged = merged_region(table, first, second, &record);
     install(table, first, second, &merged);
     services.counters.merges.fetch_add(1, Ordering::Relaxed);
+    tracing::info!(
+        table = %table.name,
+        first = first.id(),
+        second = second.id(),
+        merged = merged.id(),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "merged two regions"
+    );
     Ok(merged)
 }
 

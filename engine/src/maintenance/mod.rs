@@ -51,6 +51,9 @@ pub(crate) struct Supervisor {
     /// The region normalizer runs after flushes (`DbOptions::region_normalizer`,
     /// switched by `Db::set_normalizer`).
     normalizer: AtomicBool,
+    /// Writers waiting at a hard limit now, and since when some have been
+    /// (see [`stall::StalledWriter`]).
+    stalled: parking_lot::Mutex<stall::Stalls>,
 }
 
 impl Supervisor {
@@ -63,6 +66,7 @@ impl Supervisor {
             services,
             catalog,
             memory_flush_pending: AtomicBool::new(false),
+            stalled: parking_lot::Mutex::default(),
         }
     }
 

@@ -33,6 +33,19 @@ pub(crate) enum Job {
     Normalize(Arc<TableInner>),
 }
 
+impl Job {
+    /// What the job is, its table's name and its region's id (none for a
+    /// normalizer run), for an event about it.
+    fn describe(&self) -> (&'static str, String, Option<u64>) {
+        match self {
+            Job::Flush(table, region) => ("flush", table.name.clone(), Some(region.id())),
+            Job::Compact(table, region) => ("compaction", table.name.clone(), Some(region.id())),
+            Job::Split(table, region) => ("split", table.name.clone(), Some(region.id())),
+            Job::Normalize(table) => ("normalize", table.name.clone(), None),
+        }
+    }
+}
+
 #[derive(Default)]
 struct Queue {
     flushes: VecDeque<(Arc<TableInner>, Arc<Region>)>,
@@ -296,13 +309,15 @@ fn worker(pool: &Pool, supervisor: &Weak<Supervisor>) {
             pool.finished(None);
             return;
         };
+        let (kind, table, region) = job.describe();
         let outcome = supervisor.run(job);
-        if outcome.is_err() {
+        if let Err(error) = &outcome {
             supervisor
                 .services()
                 .counters
                 .background_failures
                 .fetch_add(1, Ordering::Relaxed);
+            tracing::error!(job = kind, table, region, %error, "a background job failed");
         }
         drop(supervisor);
         pool.finished(outcome.err());

@@ -40,6 +40,7 @@ pub(crate) fn get_row(
     read_point: u64,
     now_ms: i64,
 ) -> Result<RowResult> {
+    count_get(region);
     let mut cells = Vec::new();
     let mut scratch = GetScratch::default();
     let direct = super::direct::read_row_directly(
@@ -73,6 +74,7 @@ pub(crate) fn get_row_into<S: RowSink>(
     sink: &mut S,
     scratch: &mut GetScratch,
 ) -> Result<bool> {
+    count_get(region);
     match super::direct::read_row_directly(
         state,
         (region, stores),
@@ -88,6 +90,16 @@ pub(crate) fn get_row_into<S: RowSink>(
     }
     let plan = plan_get(state, get, read_point, now_ms)?;
     read_row_into(&mut RegionScanner::open(region, &plan), &plan, sink)
+}
+
+/// Counts a single-row read of `region` (its rows are counted where they
+/// are read).
+#[inline]
+fn count_get(region: &Region) {
+    region
+        .activity
+        .gets
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Reads the row of `get` from `region` through the general path (a scan
@@ -162,6 +174,7 @@ fn plan_one<'s>(
     read_point: u64,
     now_ms: i64,
 ) -> Result<PlannedGet<'s>> {
+    count_get(region);
     Ok(match plan_direct_get(state, stores, get, now_ms)? {
         Some(plan) => PlannedGet::Direct(region, plan),
         None => {

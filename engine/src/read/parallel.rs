@@ -21,6 +21,7 @@ use super::stream::RowStream;
 use crate::catalog::TableState;
 use crate::cell::RowResult;
 use crate::error::{Error, Result};
+use crate::metrics::ScanTimer;
 
 /// Rows a worker sends at once, at most.
 const ROWS_PER_BATCH: usize = 1024;
@@ -143,6 +144,8 @@ pub struct ParallelScan {
     stop: Arc<AtomicBool>,
     workers: Vec<JoinHandle<()>>,
     failed: bool,
+    /// Times the scan until it is dropped.
+    timer: Option<ScanTimer>,
 }
 
 impl std::fmt::Debug for ParallelScan {
@@ -227,7 +230,14 @@ impl ParallelScan {
             stop,
             workers,
             failed: false,
+            timer: None,
         })
+    }
+
+    /// The scan, timed by `timer` until dropped.
+    pub(crate) fn timed(mut self, timer: ScanTimer) -> ParallelScan {
+        self.timer = Some(timer);
+        self
     }
 
     /// The next row (or, with a batch size, the next part of a row); `None`

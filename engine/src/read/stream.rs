@@ -15,6 +15,7 @@ use crate::catalog::TableState;
 use crate::cell::{Cell, RowResult};
 use crate::error::Result;
 use crate::iter::run::below_upper;
+use crate::metrics::ScanTimer;
 
 /// The rows of a scan, region after region, through the filter stage and
 /// the row limit: what [`Scanner`] and [`ScanCursor`](super::cursor::ScanCursor) share.
@@ -28,6 +29,9 @@ pub(crate) struct RowStream {
     visible: RowBuffer,
     rows_returned: u64,
     finished: bool,
+    /// Times the scan until the stream is dropped (scans the caller
+    /// started; `None` for the engine's own).
+    timer: Option<ScanTimer>,
 }
 
 impl RowStream {
@@ -54,7 +58,14 @@ impl RowStream {
             visible: RowBuffer::default(),
             rows_returned: 0,
             finished,
+            timer: None,
         })
+    }
+
+    /// The stream, timed by `timer` until dropped.
+    pub(crate) fn timed(mut self, timer: ScanTimer) -> RowStream {
+        self.timer = Some(timer);
+        self
     }
 
     /// The plan the stream reads.
@@ -190,6 +201,10 @@ impl RowStream {
                     return Ok(false);
                 };
                 self.region_index = Some(index);
+                region
+                    .activity
+                    .scans
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 self.current = Some(RegionScanner::open(region, &self.plan));
             }
             let Some(scanner) = &mut self.current else {
@@ -247,6 +262,12 @@ impl Scanner {
             stream: RowStream::new(state, plan)?,
             pending: VecDeque::new(),
         })
+    }
+
+    /// The scanner, timed by `timer` until dropped.
+    pub(crate) fn timed(mut self, timer: ScanTimer) -> Scanner {
+        self.stream = self.stream.timed(timer);
+        self
     }
 }
 

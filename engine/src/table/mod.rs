@@ -15,6 +15,7 @@ use crate::cell::RowResult;
 use crate::core::Services;
 use crate::error::{Error, Result};
 use crate::maintenance::Supervisor;
+use crate::metrics::{Latencies, Sampled};
 use crate::ops::{Delete, Get, Put, Scan};
 use crate::options::TableDescriptor;
 use crate::read::cursor::ScanCursor;
@@ -291,15 +292,21 @@ impl Table {
         sink: &mut S,
         scratch: &mut GetScratch,
     ) -> Result<bool> {
+        let timing = Latencies::start(Sampled::Get);
         let routed = Self::region_with_stores(state, &get.row)?;
         let read_point = self.services.mvcc.read_point();
-        get_row_into(state, routed, get, read_point, now_ms, sink, scratch)
+        let found = get_row_into(state, routed, get, read_point, now_ms, sink, scratch)?;
+        Latencies::finish(&self.services.latencies.get, timing);
+        Ok(found)
     }
 
     /// Reads one row; an absent row gives an empty result.
     pub fn get(&self, get: &Get) -> Result<RowResult> {
+        let timing = Latencies::start(Sampled::Get);
         let state = self.state()?;
-        self.get_in(&state, get, self.read_now_ms(&state))
+        let row = self.get_in(&state, get, self.read_now_ms(&state))?;
+        Latencies::finish(&self.services.latencies.get, timing);
+        Ok(row)
     }
 
     /// The clock reading a read resolves TTLs against. Only TTL expiry
@@ -340,7 +347,8 @@ impl Table {
     /// Starts a scan; rows come from the returned iterator.
     pub fn scan(&self, scan: &Scan) -> Result<Scanner> {
         let (state, plan) = self.plan_whole_scan(scan)?;
-        Scanner::new(state, plan)
+        let timer = self.services.latencies.scan_timer();
+        Ok(Scanner::new(state, plan)?.timed(timer))
     }
 
     /// Starts a scan whose region parts are read on `threads` threads
@@ -359,14 +367,16 @@ impl Table {
         threads: usize,
         order: ScanOrder,
     ) -> Result<ParallelScan> {
+        let timer = self.services.latencies.scan_timer();
         let parts = self.scan_parts(scan)?;
-        ParallelScan::start(
+        Ok(ParallelScan::start(
             parts,
             threads,
             order == ScanOrder::KeyOrder,
             scan.limit,
             scan.batch,
-        )
+        )?
+        .timed(timer))
     }
 
     /// The scan planned per region part, in scan order, at one read point
@@ -406,8 +416,9 @@ impl Table {
     /// the same rows as [`Table::scan`], without an allocation per row or
     /// cell (see [`ScanCursor`]). The cheapest way to read many rows.
     pub fn scan_cursor(&self, scan: &Scan) -> Result<ScanCursor> {
+        let timer = self.services.latencies.scan_timer();
         let (state, plan) = self.plan_whole_scan(scan)?;
-        Ok(ScanCursor::new(RowStream::new(state, plan)?))
+        Ok(ScanCursor::new(RowStream::new(state, plan)?.timed(timer)))
     }
 }
 

@@ -34,6 +34,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::error::{Error, Result};
 use crate::io::{Io, IoFile, SyncKind};
+use crate::metrics::{LatencyHistogram, LatencySnapshot};
 use crate::names::{CREATING_SUFFIX, segment_file_name};
 use crate::watermark::Watermark;
 use format::{SEGMENT_HEADER_BYTES, segment_header};
@@ -184,6 +185,9 @@ struct Shared {
     /// Held by [`Wal::release_through`] while it deletes segments, and by a
     /// checkpoint while it reads them ([`Wal::hold_segments`]).
     release: Mutex<()>,
+    /// How long each write that included a sync took (HBase's WAL
+    /// `SyncTime`); recorded by the commit thread, which times them anyway.
+    sync_latency: LatencyHistogram,
 }
 
 impl Shared {
@@ -222,6 +226,7 @@ impl Wal {
             io,
             segment_bytes,
             async_sync_interval: Duration::from_millis(async_sync_interval_ms),
+            sync_latency: LatencyHistogram::default(),
             state: Mutex::new(State {
                 filling: Vec::new(),
                 filling_frames: 0,
@@ -396,6 +401,11 @@ impl Wal {
     /// Group commit counters.
     pub(crate) fn stats(&self) -> WalStats {
         self.shared.state.lock().stats
+    }
+
+    /// The latency of the log's syncs since open.
+    pub(crate) fn sync_latency(&self) -> LatencySnapshot {
+        self.shared.sync_latency.snapshot()
     }
 
     /// The segments the log holds, oldest first, with their highest sequence;
@@ -731,7 +741,8 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
             wake();
             outcome
         });
-        let elapsed_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let elapsed = started.elapsed();
+        let elapsed_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
 
         match outcome {
             Ok(segments_started) => {
@@ -764,6 +775,7 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
                     state.synced_group = group.number;
                     state.stats.syncs += 1;
                     state.stats.sync_micros_total += elapsed_us;
+                    shared.sync_latency.record(elapsed, 1);
                     unsynced_since = None;
                 } else if !group.bytes.is_empty() && unsynced_since.is_none() {
                     unsynced_since = Some(started);

@@ -20,6 +20,7 @@ use crate::core::Services;
 use crate::error::{Error, Result};
 use crate::io::SyncKind;
 use crate::memstore::NewCell;
+use crate::metrics::{Latencies, Sampled};
 use crate::options::Durability;
 use crate::region::Region;
 use crate::store::Store;
@@ -97,6 +98,7 @@ pub(crate) fn commit(services: &Services, rows: &[PreparedRow]) -> Result<()> {
         return Ok(());
     }
     services.check_writable()?;
+    let timing = Latencies::start(Sampled::Write);
     let count = rows.len() as u64;
     let first = services.mvcc.begin(count);
     if let Err(e) = log(services, rows, first) {
@@ -130,6 +132,7 @@ pub(crate) fn commit(services: &Services, rows: &[PreparedRow]) -> Result<()> {
         .fetch_add(grown_total, Ordering::Relaxed);
     services.mvcc.complete(first, count);
     services.mvcc.wait_visible(first + count - 1);
+    Latencies::finish(&services.latencies.write, timing);
     Ok(())
 }
 

@@ -4,14 +4,19 @@
 //!
 //! Names are `strata_*`; counters get their `_total` suffix from the encoder. Per-table series
 //! carry a `table` label, per-region series `table` and `region` (the region's id, as in its
-//! HBase name `table,start,id`). [`families`] lists every family from a snapshot; a richer
-//! engine snapshot adds its families there.
+//! HBase name `table,start,id`). Latency histograms are Prometheus histograms in seconds, one
+//! bucket per power of two of nanoseconds (bounds the engine's finer buckets share).
+//! [`families`] lists every family from a snapshot.
+
+use std::time::Duration;
 
 use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, NoLabelSet};
+use prometheus_client::metrics::MetricType;
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Registry;
+use strata::LatencySnapshot;
 
 use super::snapshot::StateSnapshot;
 
@@ -54,18 +59,51 @@ impl Exposition {
     }
 }
 
-/// Counter or gauge.
+/// Counter, gauge or histogram.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Counter,
     Gauge,
+    Histogram,
 }
 
 /// A sample's value.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 enum Value {
     Count(u64),
     Real(f64),
+    /// A latency histogram in seconds: its sum, count and buckets (upper
+    /// bound, operations in the bucket, not cumulative; the last is +Inf).
+    Histogram {
+        sum: f64,
+        count: u64,
+        buckets: Vec<(f64, u64)>,
+    },
+}
+
+/// The upper bounds of the exposed latency buckets: every power of two of
+/// nanoseconds from 2^7 (128 ns) to 2^37 (about 137 s), which are bucket
+/// boundaries of the engine's histogram (it has four buckets per power of
+/// two; one per power keeps a scrape small), then +Inf.
+const LATENCY_BOUND_NANOS: std::ops::RangeInclusive<u32> = 7..=37;
+
+impl From<&LatencySnapshot> for Value {
+    fn from(histogram: &LatencySnapshot) -> Value {
+        let mut buckets = Vec::new();
+        let mut below = 0u64;
+        for power in LATENCY_BOUND_NANOS {
+            let bound = Duration::from_nanos(1u64 << power);
+            let cumulative = histogram.count_below(bound);
+            buckets.push((bound.as_secs_f64(), cumulative.saturating_sub(below)));
+            below = cumulative;
+        }
+        buckets.push((f64::INFINITY, histogram.count.saturating_sub(below)));
+        Value::Histogram {
+            sum: histogram.sum.as_secs_f64(),
+            count: histogram.count,
+            buckets,
+        }
+    }
 }
 
 impl From<u64> for Value {
@@ -131,15 +169,27 @@ impl Family {
         let metric_type = match self.kind {
             Kind::Counter => ConstCounter::new(0u64).metric_type(),
             Kind::Gauge => ConstGauge::new(0u64).metric_type(),
+            Kind::Histogram => MetricType::Histogram,
         };
         let mut family = encoder.encode_descriptor(self.name, self.help, None, metric_type)?;
         for (labels, value) in &self.samples {
-            let metric = family.encode_family(labels)?;
-            match (self.kind, *value) {
-                (Kind::Counter, Value::Count(v)) => ConstCounter::new(v).encode(metric)?,
-                (Kind::Counter, Value::Real(v)) => ConstCounter::new(v).encode(metric)?,
-                (Kind::Gauge, Value::Count(v)) => ConstGauge::new(v).encode(metric)?,
-                (Kind::Gauge, Value::Real(v)) => ConstGauge::new(v).encode(metric)?,
+            let mut metric = family.encode_family(labels)?;
+            match (self.kind, value) {
+                (Kind::Counter, Value::Count(v)) => ConstCounter::new(*v).encode(metric)?,
+                (Kind::Counter, Value::Real(v)) => ConstCounter::new(*v).encode(metric)?,
+                (Kind::Gauge, Value::Count(v)) => ConstGauge::new(*v).encode(metric)?,
+                (Kind::Gauge, Value::Real(v)) => ConstGauge::new(*v).encode(metric)?,
+                (
+                    Kind::Histogram,
+                    Value::Histogram {
+                        sum,
+                        count,
+                        buckets,
+                    },
+                ) => metric.encode_histogram::<NoLabelSet>(*sum, *count, buckets, None)?,
+                // Families are built by kind in this module; a mismatch is a
+                // bug here, reported as a failed encoding rather than a panic.
+                _ => return Err(std::fmt::Error),
             }
         }
         Ok(())
@@ -385,9 +435,66 @@ fn families(snapshot: &StateSnapshot) -> Vec<Family> {
             stats.cache.capacity_bytes,
         ),
     ];
+    families.extend(engine_families(snapshot));
     families.extend(table_families(snapshot));
     families.extend(server_families(snapshot));
     families
+}
+
+/// The engine's latency histograms (named after HBase's RegionServer `Put`, `Get` and
+/// `ScanTime` and its WAL's `SyncTime`), compaction debt and open files.
+fn engine_families(snapshot: &StateSnapshot) -> Vec<Family> {
+    use Kind::{Gauge, Histogram};
+    let engine = &snapshot.engine;
+    let histogram = |name, help, latencies: &LatencySnapshot| {
+        Family::single(name, Histogram, help, Value::from(latencies))
+    };
+    let mut table_debt = Family::new(
+        "strata_table_compaction_debt_bytes",
+        Gauge,
+        "Bytes compaction has to rewrite before no level of the table's stores is over its trigger or target.",
+    );
+    for table in &engine.tables {
+        table_debt = table_debt.sample(
+            vec![("table", table.name.clone())],
+            table.compaction_debt_bytes,
+        );
+    }
+    vec![
+        histogram(
+            "strata_write_latency_seconds",
+            "Commits of puts, deletes, increments, appends, check-and-mutates and batches (HBase's Put/Mutate), from the WAL append to visible (and synced when asked); one in 16 per thread timed and counted 16 times.",
+            &engine.writes,
+        ),
+        histogram(
+            "strata_get_latency_seconds",
+            "Single-row gets (HBase's Get); one in 16 per thread timed and counted 16 times.",
+            &engine.gets,
+        ),
+        histogram(
+            "strata_scan_latency_seconds",
+            "Scans from their start until the scanner was dropped (HBase's ScanTime), the caller's time between rows included.",
+            &engine.scans,
+        ),
+        histogram(
+            "strata_wal_sync_latency_seconds",
+            "WAL writes that included a sync (HBase's WAL SyncTime).",
+            &engine.wal_syncs,
+        ),
+        Family::single(
+            "strata_compaction_debt_bytes",
+            Gauge,
+            "Bytes compaction has to rewrite before no level of any store is over its trigger or target (an estimate, as RocksDB's pending compaction bytes).",
+            engine.compaction_debt_bytes,
+        ),
+        table_debt,
+        Family::single(
+            "strata_open_files",
+            Gauge,
+            "Files the database holds open: HFiles, WAL segments, the manifest.",
+            engine.open_files,
+        ),
+    ]
 }
 
 /// Per-table and per-region families.
@@ -420,6 +527,12 @@ fn table_families(snapshot: &StateSnapshot) -> Vec<Family> {
         Gauge,
         "HFiles of a region per level (level 0 and the levels that hold files).",
     );
+    let mut gets = Family::new(
+        "strata_region_gets",
+        Counter,
+        "Single-row reads of a region (gets, get_many rows, the reads of increments and check-and-mutates).",
+    );
+    let mut scans = Family::new("strata_region_scans", Counter, "Scans that read a region.");
     let mut read_rows = Family::new(
         "strata_region_read_rows",
         Counter,
@@ -475,6 +588,8 @@ fn table_families(snapshot: &StateSnapshot) -> Vec<Family> {
                 }
             }
             let activity = &info.activity;
+            gets = gets.sample(labels(), activity.gets);
+            scans = scans.sample(labels(), activity.scans);
             read_rows = read_rows.sample(labels(), activity.rows_read);
             written_rows = written_rows.sample(labels(), activity.rows_written);
             written_bytes = written_bytes.sample(labels(), activity.bytes_written);
@@ -493,6 +608,8 @@ fn table_families(snapshot: &StateSnapshot) -> Vec<Family> {
         hfile_bytes,
         hfile_cells,
         hfiles,
+        gets,
+        scans,
         read_rows,
         written_rows,
         written_bytes,

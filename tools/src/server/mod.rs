@@ -120,12 +120,14 @@ impl ServerState {
             .unwrap_or_else(PoisonError::into_inner)
             .observe(tables, taken_at);
         let admin = &self.admin_counters;
+        let engine = self.db.metrics();
         StateSnapshot {
             taken_at,
             started_at: self.started_at,
             data_dir: self.db.path().to_path_buf(),
             addresses: self.addresses,
-            stats: self.db.stats(),
+            stats: engine.stats,
+            engine,
             background: self.db.background_work(),
             background_error: self.db.background_error().map(|error| error.to_string()),
             storage_failure: self.db.storage_failure().map(|error| error.to_string()),

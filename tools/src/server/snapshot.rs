@@ -1,10 +1,9 @@
 //! One view of the database and the server, gathered at once for a scrape of `/metrics` or
 //! a view of the status page, so both say the same thing.
 //!
-//! Today it is made of what the engine already reports ([`Db::stats`], [`Db::background_work`],
+//! It is made of what the engine reports ([`Db::metrics`], [`Db::background_work`],
 //! [`strata::Table::regions`] with their [`strata::RegionActivity`]) and the server's own
-//! counters. When the engine keeps a metrics registry of its own, its snapshot becomes one
-//! more field here, and [`super::metrics`] and [`super::status`] read it from there.
+//! counters.
 //!
 //! The engine does not record when a region last flushed or compacted; [`RegionWatch`] notes
 //! the time at which the server first saw a region's flush or compaction count go up (it
@@ -15,7 +14,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use strata::{BackgroundWork, Db, DbStats, RegionInfo};
+use strata::{BackgroundWork, Db, DbMetrics, DbStats, RegionInfo};
 
 use crate::exec::region_name;
 use crate::net::ConnectionStats;
@@ -109,6 +108,9 @@ pub struct StateSnapshot {
     pub addresses: Addresses,
     /// The engine's counters.
     pub stats: DbStats,
+    /// The engine's metrics: latency histograms, compaction debt, open files, per-table
+    /// activity ([`Db::metrics`]; its `stats` are [`StateSnapshot::stats`]).
+    pub engine: DbMetrics,
     /// Flushes and compactions queued and running.
     pub background: BackgroundWork,
     /// The last failure of a background job, in words.
