@@ -682,6 +682,24 @@ pub enum Mutation {
     Delete(Delete),
 }
 
+impl Mutation {
+    /// The row the put or delete changes.
+    pub fn row(&self) -> &[u8] {
+        match self {
+            Mutation::Put(put) => &put.row,
+            Mutation::Delete(delete) => &delete.row,
+        }
+    }
+
+    /// The durability the put or delete asks for, if it names one.
+    pub(crate) fn durability(&self) -> Option<Durability> {
+        match self {
+            Mutation::Put(put) => put.durability,
+            Mutation::Delete(delete) => delete.durability,
+        }
+    }
+}
+
 /// Puts and deletes on one row applied atomically, in order, with one
 /// sequence number: a delete in the list never hides a put of the same list.
 #[derive(Debug, Clone, PartialEq, Eq)]

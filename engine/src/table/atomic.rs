@@ -10,7 +10,7 @@ use crate::ops::{
     Append, CheckAction, CheckAndMutate, CheckAndMutateResult, CompareOp, Condition, Get,
     Increment, Mutation, RowMutations,
 };
-use crate::write::PreparedCell;
+use crate::write::{PreparedCell, check_together_size, commit_together};
 
 /// A column as (family, qualifier).
 type ColumnKey = (Vec<u8>, Vec<u8>);
@@ -296,6 +296,81 @@ impl Table {
         Self::validate_row_mutations(&state, mutations)?;
         let _lock = self.lock_row(&mutations.row);
         self.mutate_row_locked(&state, mutations)
+    }
+
+    /// Applies puts and deletes on several rows of one region atomically
+    /// (HBase's `MultiRowMutationEndpoint.mutateRows`): all of them or none
+    /// are applied, and readers see all of them or none, because they share
+    /// one sequence number and one WAL record. Within a row the mutations
+    /// apply in order, as in [`Table::mutate_row`]: a delete never hides a
+    /// put of the same call. The call is as durable as the strongest
+    /// durability any of its puts and deletes asks for (the table's when none
+    /// names one).
+    ///
+    /// Rows in more than one region fail with [`Error::RowsSpanRegions`],
+    /// an unknown family with [`Error::UnknownFamily`], an empty list with
+    /// [`Error::EmptyMutation`]; nothing is applied then.
+    pub fn mutate_rows(&self, mutations: &[Mutation]) -> Result<()> {
+        let first_row = mutations
+            .first()
+            .map(Mutation::row)
+            .ok_or(Error::EmptyMutation)?;
+        validate_row(first_row)?;
+        let (_gate, state) = self.writable(first_row)?;
+        let region = Self::region(&state, first_row)?;
+        // The rows in first-seen order, each with its mutations in order.
+        let mut rows: Vec<(&[u8], Vec<&Mutation>)> = Vec::new();
+        let mut asked = None;
+        for mutation in mutations {
+            let row = mutation.row();
+            validate_row(row)?;
+            if !region.contains(row) {
+                return Err(Error::RowsSpanRegions {
+                    table: state.descriptor.name().to_owned(),
+                    first_row: first_row.to_vec(),
+                    other_row: row.to_vec(),
+                    region_end: region.end().to_vec(),
+                });
+            }
+            match mutation {
+                Mutation::Put(put) if put.cells.is_empty() => return Err(Error::EmptyMutation),
+                Mutation::Put(put) => {
+                    for cell in &put.cells {
+                        Self::family_id(&state, &cell.family)?;
+                    }
+                }
+                Mutation::Delete(delete) => Self::validate_delete(&state, delete)?,
+            }
+            asked = asked.max(mutation.durability());
+            match rows.iter_mut().find(|(r, _)| *r == row) {
+                Some((_, list)) => list.push(mutation),
+                None => rows.push((row, vec![mutation])),
+            }
+        }
+        // One WAL record carries every row, so they share one durability.
+        let durability = asked.unwrap_or(state.descriptor.get_durability());
+        let _locks = self
+            .services
+            .row_locks
+            .lock(self.inner.id, rows.iter().map(|(row, _)| *row));
+        let now = self.services.now_ms();
+        let mut prepared = Vec::with_capacity(rows.len());
+        for (row, list) in &rows {
+            let mut cells = CellsByFamily::default();
+            for mutation in list {
+                match mutation {
+                    Mutation::Put(put) => Self::add_put_cells(&state, put, now, &mut cells)?,
+                    Mutation::Delete(delete) => {
+                        self.add_delete_cells(&state, delete, now, &mut cells)?
+                    }
+                }
+            }
+            prepared.push(cells.into_prepared(region, row, durability)?);
+        }
+        check_together_size(&prepared)?;
+        commit_together(&self.services, &prepared)?;
+        self.notify_written(&state, &prepared);
+        Ok(())
     }
 
     /// HBase's check: `operand OP stored` on the newest visible value.

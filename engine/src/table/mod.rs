@@ -245,6 +245,12 @@ impl Table {
     /// flushes the written regions now need.
     pub(super) fn commit_and_notify(&self, state: &TableState, rows: &[PreparedRow]) -> Result<()> {
         commit(&self.services, rows)?;
+        self.notify_written(state, rows);
+        Ok(())
+    }
+
+    /// Schedules the flushes the regions of `rows`, just written, now need.
+    pub(super) fn notify_written(&self, state: &TableState, rows: &[PreparedRow]) {
         let flush_size = state.descriptor.get_memstore_flush_size_bytes();
         let mut last = None;
         for row in rows {
@@ -254,7 +260,6 @@ impl Table {
                 last = Some(row.region.id());
             }
         }
-        Ok(())
     }
 
     /// Writes a put. Returns once it is visible (and, with `SyncWal`, durable).
