@@ -14,6 +14,7 @@ use strata_filters::Filter;
 use crate::cell::RowResult;
 use crate::error::Result;
 use crate::options::Durability;
+use crate::read_snapshot::{ReadSnapshot, SnapshotRef};
 
 /// Which columns a get or scan returns. Empty means every family.
 ///
@@ -314,6 +315,8 @@ pub(crate) struct ReadOptions {
     pub(crate) time_max: i64,
     pub(crate) max_versions: u32,
     pub(crate) filter: Option<Arc<Filter>>,
+    /// The read snapshot to read at (default: the current read point).
+    pub(crate) snapshot: Option<SnapshotRef>,
 }
 
 impl Default for ReadOptions {
@@ -326,6 +329,7 @@ impl Default for ReadOptions {
             time_max: i64::MAX,
             max_versions: 1,
             filter: None,
+            snapshot: None,
         }
     }
 }
@@ -389,6 +393,14 @@ macro_rules! read_option_builders {
         /// Every version the family keeps.
         pub fn all_versions(mut self) -> Self {
             self.$options.max_versions = u32::MAX;
+            self
+        }
+
+        /// Reads at `snapshot`'s read point: exactly the data visible when
+        /// it was taken ([`crate::Db::read_snapshot`]). A read after the
+        /// snapshot was released fails with [`crate::Error::SnapshotReleased`].
+        pub fn snapshot(mut self, snapshot: &ReadSnapshot) -> Self {
+            self.$options.snapshot = Some(snapshot.reference());
             self
         }
     };

@@ -15,7 +15,7 @@ use crate::cell::RowResult;
 use crate::core::Services;
 use crate::error::{Error, Result};
 use crate::maintenance::Supervisor;
-use crate::ops::{Delete, Get, Put, Scan};
+use crate::ops::{Delete, Get, Put, ReadOptions, Scan};
 use crate::options::TableDescriptor;
 use crate::read::cursor::ScanCursor;
 use crate::read::direct::GetScratch;
@@ -24,6 +24,7 @@ use crate::read::parallel::{ParallelScan, Parts};
 use crate::read::plan::{ScanPlan, plan_parts, plan_scan};
 use crate::read::sink::RowSink;
 use crate::read::stream::{RowStream, Scanner};
+use crate::read_snapshot::HeldReadPoint;
 use crate::region::Region;
 use crate::region::RegionActivity;
 use crate::write::{PreparedRow, commit};
@@ -283,7 +284,24 @@ impl Table {
     /// [`get_row`]).
     pub(super) fn get_in(&self, state: &TableState, get: &Get, now_ms: i64) -> Result<RowResult> {
         let routed = Self::region_with_stores(state, &get.row)?;
-        get_row(state, routed, get, self.services.mvcc.read_point(), now_ms)
+        let (read_point, _held) = self.read_point_of(&get.read)?;
+        get_row(state, routed, get, read_point, now_ms)
+    }
+
+    /// The read point of a read with options `read`: its read snapshot's
+    /// (held for as long as the returned hold lives, which the read keeps
+    /// until it ends) or the current one.
+    pub(crate) fn read_point_of(
+        &self,
+        read: &ReadOptions,
+    ) -> Result<(u64, Option<Arc<HeldReadPoint>>)> {
+        match &read.snapshot {
+            None => Ok((self.services.mvcc.read_point(), None)),
+            Some(snapshot) => {
+                let held = snapshot.hold(&self.services.snapshots)?;
+                Ok((held.sequence(), Some(Arc::new(held))))
+            }
+        }
     }
 
     /// Reads the row of `get` into `sink` (see [`get_row_into`]): what
@@ -297,7 +315,7 @@ impl Table {
         scratch: &mut GetScratch,
     ) -> Result<bool> {
         let routed = Self::region_with_stores(state, &get.row)?;
-        let read_point = self.services.mvcc.read_point();
+        let (read_point, _held) = self.read_point_of(&get.read)?;
         get_row_into(state, routed, get, read_point, now_ms, sink, scratch)
     }
 
@@ -380,9 +398,13 @@ impl Table {
     /// bad scan fails as [`Table::scan`] fails.
     pub(crate) fn scan_parts(&self, scan: &Scan) -> Result<Parts> {
         let state = self.state()?;
-        let read_point = self.services.mvcc.read_point();
+        let (read_point, held) = self.read_point_of(&scan.read)?;
         let now = self.read_now_ms(&state);
-        plan_parts(state, scan, read_point, now)
+        let mut parts = plan_parts(state, scan, read_point, now)?;
+        for plan in &mut parts.plans {
+            plan.snapshot = held.clone();
+        }
+        Ok(parts)
     }
 
     /// The whole scan as one part.
@@ -398,12 +420,9 @@ impl Table {
     /// read point.
     fn plan_whole_scan(&self, scan: &Scan) -> Result<(Arc<TableState>, ScanPlan)> {
         let state = self.state()?;
-        let plan = plan_scan(
-            &state,
-            scan,
-            self.services.mvcc.read_point(),
-            self.read_now_ms(&state),
-        )?;
+        let (read_point, held) = self.read_point_of(&scan.read)?;
+        let mut plan = plan_scan(&state, scan, read_point, self.read_now_ms(&state))?;
+        plan.snapshot = held;
         Ok((state, plan))
     }
 
