@@ -773,6 +773,16 @@ pub enum Condition {
         /// Operand.
         operand: Vec<u8>,
     },
+    /// HBase 2.4's `CheckAndMutate.Builder.ifMatches(Filter)`: holds when a
+    /// get of the row with this filter (and the check's time range; newest
+    /// version of each column, every family) returns at least one cell.
+    Filter(Filter),
+    /// Holds when a get of the whole row (within the check's time range)
+    /// returns at least one cell (`exists: true`) or none (`false`).
+    Row {
+        /// Whether the row must have a visible cell or must have none.
+        exists: bool,
+    },
 }
 
 /// What a [`CheckAndMutate`] does when its condition holds.
@@ -790,7 +800,8 @@ pub enum CheckAction {
     Append(Append),
 }
 
-/// Checks one column of a row and, if the check holds, mutates the row;
+/// Checks one column of a row, the row through a filter, or whether the row
+/// exists, and, if the check holds, mutates the row;
 /// atomically under the row's lock.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckAndMutate {
@@ -854,6 +865,28 @@ impl CheckAndMutateBuilder {
     /// which also accepts an empty stored value).
     pub fn if_not_exists(self, family: impl AsRef<[u8]>, qualifier: impl AsRef<[u8]>) -> Self {
         self.if_matches(family, qualifier, CompareOp::Equal, [])
+    }
+
+    /// Holds when the row, read with `filter`, has at least one cell
+    /// (HBase 2.4 `CheckAndMutate.Builder.ifMatches(Filter)`): the filter
+    /// sees the newest version of every column of the row, as a get with
+    /// the filter would.
+    pub fn if_filter_matches(mut self, filter: Filter) -> Self {
+        self.condition = Some(Condition::Filter(filter));
+        self
+    }
+
+    /// Holds when the row has at least one visible cell.
+    pub fn if_row_exists(mut self) -> Self {
+        self.condition = Some(Condition::Row { exists: true });
+        self
+    }
+
+    /// Holds when the row has no visible cell (never written, or every
+    /// cell deleted or expired).
+    pub fn if_row_not_exists(mut self) -> Self {
+        self.condition = Some(Condition::Row { exists: false });
+        self
     }
 
     /// Only versions with timestamps in `[min, max)` are checked.

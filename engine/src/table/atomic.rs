@@ -391,14 +391,20 @@ impl Table {
     pub fn check_and_mutate(&self, check: &CheckAndMutate) -> Result<CheckAndMutateResult> {
         let (_gate, state) = self.writable(&check.row)?;
         validate_row(&check.row)?;
-        let Condition::Compare {
-            family,
-            qualifier,
-            op,
-            operand,
-        } = &check.condition;
-        Self::family_id(&state, family)?;
-        validate_qualifier(qualifier)?;
+        // What the check reads: the column, the row through the filter, or
+        // the whole row.
+        let get = match &check.condition {
+            Condition::Compare {
+                family, qualifier, ..
+            } => {
+                Self::family_id(&state, family)?;
+                validate_qualifier(qualifier)?;
+                Get::new(&check.row).column(family, qualifier)
+            }
+            Condition::Filter(filter) => Get::new(&check.row).filter(filter.clone()),
+            Condition::Row { .. } => Get::new(&check.row),
+        }
+        .time_range(check.time_min, check.time_max);
         let action_row = match &check.action {
             CheckAction::Put(p) => &p.row,
             CheckAction::Delete(d) => &d.row,
@@ -439,13 +445,18 @@ impl Table {
                 )?;
             }
         }
-        let get = Get::new(&check.row)
-            .column(family, qualifier)
-            .time_range(check.time_min, check.time_max);
         let _lock = self.lock_row(&check.row);
         let current = self.get_in(&state, &get, now)?;
-        let stored = current.cells.first().map(|c| c.value.as_slice());
-        if !Self::condition_holds(*op, operand, stored) {
+        let holds = match &check.condition {
+            Condition::Compare { op, operand, .. } => {
+                let stored = current.cells.first().map(|c| c.value.as_slice());
+                Self::condition_holds(*op, operand, stored)
+            }
+            // HBase: the filter matches when the filtered get returns a cell.
+            Condition::Filter(_) => !current.cells.is_empty(),
+            Condition::Row { exists } => current.cells.is_empty() != *exists,
+        };
+        if !holds {
             return Ok(CheckAndMutateResult {
                 success: false,
                 result: None,
