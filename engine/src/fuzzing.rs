@@ -32,9 +32,9 @@ use crate::manifest::{ManifestState, decode_edit, encode_edit, parse_manifest};
 use crate::options::Compression;
 use crate::options::{BloomType, FamilyDescriptor, TableDescriptor};
 use crate::wal::format::{
-    FrameAt, GroupCommit, LEGACY_VERSION, SEGMENT_VERSION, Seal, WalRecord, append_frame,
-    append_group_commit, decode_mutation, decode_mutations, decode_record, encode_multi_row,
-    encode_mutation, frame_at, parse_segment_header, seal_frame, segment_header,
+    CellParts, FrameAt, GroupCommit, LEGACY_VERSION, LoggedMutation, SEGMENT_VERSION, Seal,
+    WalRecord, append_frame, append_group_commit, decode_mutation, decode_mutations, decode_record,
+    encode_multi_row, encode_mutation, frame_at, parse_segment_header, seal_frame, segment_header,
 };
 use crate::wal::replay::{SegmentEnd, check_segment, payload_at};
 
@@ -82,20 +82,7 @@ pub fn wal_record(payload: &[u8]) -> Outcome {
                 "decode_record and decode_mutation disagree"
             );
             let mut out = Vec::new();
-            encode_mutation(
-                &mut out,
-                m.region_id,
-                m.sequence,
-                m.row,
-                m.families.iter().map(|(family, cells)| {
-                    (
-                        *family,
-                        cells
-                            .iter()
-                            .map(|c| (c.kind, c.timestamp, c.qualifier, c.value)),
-                    )
-                }),
-            );
+            encode_mutation(&mut out, m.region_id, m.sequence, m.row, cell_parts(m));
             out
         }
         WalRecord::MultiRow(rows) => {
@@ -109,19 +96,7 @@ pub fn wal_record(payload: &[u8]) -> Outcome {
                 &mut out,
                 region_id,
                 sequence,
-                rows.iter().map(|m| {
-                    (
-                        m.row,
-                        m.families.iter().map(|(family, cells)| {
-                            (
-                                *family,
-                                cells
-                                    .iter()
-                                    .map(|c| (c.kind, c.timestamp, c.qualifier, c.value)),
-                            )
-                        }),
-                    )
-                }),
+                rows.iter().map(|m| (m.row, cell_parts(m))),
             );
             out
         }
@@ -134,6 +109,20 @@ pub fn wal_record(payload: &[u8]) -> Outcome {
     };
     Outcome::check(encoded == payload, || {
         format!("record {record:?} re-encodes to other bytes")
+    })
+}
+
+/// A logged mutation's cells as the encoders take them.
+fn cell_parts<'a>(
+    m: &LoggedMutation<'a>,
+) -> impl ExactSizeIterator<Item = (u32, impl ExactSizeIterator<Item = CellParts<'a>>)> {
+    m.families.iter().map(|(family, cells)| {
+        (
+            *family,
+            cells
+                .iter()
+                .map(|c| (c.kind, c.timestamp, c.qualifier, c.value)),
+        )
     })
 }
 

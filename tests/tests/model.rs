@@ -177,27 +177,8 @@ impl Model {
         out
     }
 
-    fn write(&mut self, row: usize, cells: Vec<(usize, usize, i64, CellKind, Vec<u8>)>) {
-        self.seq += 1;
-        for (family, qualifier, ts, kind, value) in cells {
-            // Identical keys within one mutation: the last one wins.
-            self.cells.retain(|c| {
-                !(c.seq == self.seq
-                    && c.family == family
-                    && c.qualifier == qualifier
-                    && c.ts == ts
-                    && c.kind == kind)
-            });
-            self.cells.push(MCell {
-                row,
-                family,
-                qualifier,
-                ts,
-                kind,
-                seq: self.seq,
-                value,
-            });
-        }
+    fn write(&mut self, row: usize, cells: Vec<ModelCell>) {
+        self.write_rows(vec![(row, cells)]);
     }
 
     /// One multi-row mutation: every row's cells at one sequence.

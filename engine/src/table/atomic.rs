@@ -1,6 +1,8 @@
 //! Atomic row operations: increment, append, mutate-row and
 //! check-and-mutate, each reading and writing its row under the row lock.
 
+use std::collections::HashMap;
+
 use super::Table;
 use super::mutation::CellsByFamily;
 use crate::catalog::TableState;
@@ -318,8 +320,10 @@ impl Table {
         validate_row(first_row)?;
         let (_gate, state) = self.writable(first_row)?;
         let region = Self::region(&state, first_row)?;
-        // The rows in first-seen order, each with its mutations in order.
+        // The rows in first-seen order, each with its mutations in order
+        // (`index` finds a row's place without a search per mutation).
         let mut rows: Vec<(&[u8], Vec<&Mutation>)> = Vec::new();
+        let mut index: HashMap<&[u8], usize> = HashMap::with_capacity(mutations.len());
         let mut asked = None;
         for mutation in mutations {
             let row = mutation.row();
@@ -342,9 +346,12 @@ impl Table {
                 Mutation::Delete(delete) => Self::validate_delete(&state, delete)?,
             }
             asked = asked.max(mutation.durability());
-            match rows.iter_mut().find(|(r, _)| *r == row) {
+            match index.get(row).and_then(|&at| rows.get_mut(at)) {
                 Some((_, list)) => list.push(mutation),
-                None => rows.push((row, vec![mutation])),
+                None => {
+                    index.insert(row, rows.len());
+                    rows.push((row, vec![mutation]));
+                }
             }
         }
         // One WAL record carries every row, so they share one durability.
