@@ -74,7 +74,8 @@ pub struct WalSegmentReport {
     pub id: u64,
     /// File size in bytes (including preallocated space).
     pub file_bytes: u64,
-    /// The row mutation records, in order (with damage, those before it).
+    /// The row mutation records, in order (with damage, those before it); a
+    /// multi-row mutation gives one per row, all at its frame's offset.
     pub records: Vec<WalRecordSummary>,
     /// How the records end.
     pub end: WalSegmentEnd,
