@@ -110,6 +110,29 @@ pub enum Error {
         /// Row found in a nested mutation.
         found: Vec<u8>,
     },
+    /// A multi-row mutation ([`crate::Table::mutate_rows`]) named rows of
+    /// more than one region; it is atomic only within one region (HBase's
+    /// `MultiRowMutationEndpoint` refuses such a call the same way). Nothing
+    /// of it was applied.
+    RowsSpanRegions {
+        /// The table.
+        table: String,
+        /// The first row of the mutation.
+        first_row: Vec<u8>,
+        /// A row in another region than `first_row`.
+        other_row: Vec<u8>,
+        /// Where the region holding `first_row` ends (exclusive; empty: the
+        /// table's end).
+        region_end: Vec<u8>,
+    },
+    /// A read was given a [`crate::ReadSnapshot`] that was released.
+    SnapshotReleased {
+        /// The read point the snapshot held.
+        sequence: u64,
+    },
+    /// A read was given a [`crate::ReadSnapshot`] of another database (or
+    /// of an earlier opening of this one).
+    SnapshotOfAnotherDatabase,
     /// An increment found a value that is not an 8-byte big-endian counter.
     NotACounter {
         /// Family of the column.
@@ -471,6 +494,9 @@ impl Error {
                 | Error::MutationTooLarge { .. }
                 | Error::EmptyMutation
                 | Error::RowMismatch { .. }
+                | Error::RowsSpanRegions { .. }
+                | Error::SnapshotReleased { .. }
+                | Error::SnapshotOfAnotherDatabase
                 | Error::NotACounter { .. }
                 | Error::CounterOverflow { .. }
                 | Error::InvalidOption { .. }
@@ -599,6 +625,27 @@ impl fmt::Display for Error {
                 "mutation for row '{}' found inside an operation on row '{}'",
                 printable(found),
                 printable(expected)
+            ),
+            Error::RowsSpanRegions {
+                table,
+                first_row,
+                other_row,
+                region_end,
+            } => write!(
+                f,
+                "a multi-row mutation of table '{table}' is atomic within one region only: row \
+                 '{}' is in another region than row '{}' (whose region ends at '{}')",
+                printable(other_row),
+                printable(first_row),
+                printable(region_end)
+            ),
+            Error::SnapshotReleased { sequence } => write!(
+                f,
+                "the read snapshot at sequence {sequence} was released; take a new one"
+            ),
+            Error::SnapshotOfAnotherDatabase => write!(
+                f,
+                "the read snapshot belongs to another database (or an earlier opening of this one)"
             ),
             Error::NotACounter {
                 family,

@@ -32,9 +32,9 @@ use crate::manifest::{ManifestState, decode_edit, encode_edit, parse_manifest};
 use crate::options::Compression;
 use crate::options::{BloomType, FamilyDescriptor, TableDescriptor};
 use crate::wal::format::{
-    FrameAt, GroupCommit, LEGACY_VERSION, SEGMENT_VERSION, Seal, WalRecord, append_frame,
-    append_group_commit, decode_mutation, decode_record, encode_mutation, frame_at,
-    parse_segment_header, seal_frame, segment_header,
+    CellParts, FrameAt, GroupCommit, LEGACY_VERSION, LoggedMutation, SEGMENT_VERSION, Seal,
+    WalRecord, append_frame, append_group_commit, decode_mutation, decode_mutations, decode_record,
+    encode_multi_row, encode_mutation, frame_at, parse_segment_header, seal_frame, segment_header,
 };
 use crate::wal::replay::{SegmentEnd, check_segment, payload_at};
 
@@ -82,19 +82,21 @@ pub fn wal_record(payload: &[u8]) -> Outcome {
                 "decode_record and decode_mutation disagree"
             );
             let mut out = Vec::new();
-            encode_mutation(
+            encode_mutation(&mut out, m.region_id, m.sequence, m.row, cell_parts(m));
+            out
+        }
+        WalRecord::MultiRow(rows) => {
+            ensure!(
+                decode_mutations(payload).as_ref() == Ok(rows),
+                "decode_record and decode_mutations disagree"
+            );
+            let (region_id, sequence) = rows.first().map_or((0, 0), |m| (m.region_id, m.sequence));
+            let mut out = Vec::new();
+            encode_multi_row(
                 &mut out,
-                m.region_id,
-                m.sequence,
-                m.row,
-                m.families.iter().map(|(family, cells)| {
-                    (
-                        *family,
-                        cells
-                            .iter()
-                            .map(|c| (c.kind, c.timestamp, c.qualifier, c.value)),
-                    )
-                }),
+                region_id,
+                sequence,
+                rows.iter().map(|m| (m.row, cell_parts(m))),
             );
             out
         }
@@ -107,6 +109,20 @@ pub fn wal_record(payload: &[u8]) -> Outcome {
     };
     Outcome::check(encoded == payload, || {
         format!("record {record:?} re-encodes to other bytes")
+    })
+}
+
+/// A logged mutation's cells as the encoders take them.
+fn cell_parts<'a>(
+    m: &LoggedMutation<'a>,
+) -> impl ExactSizeIterator<Item = (u32, impl ExactSizeIterator<Item = CellParts<'a>>)> {
+    m.families.iter().map(|(family, cells)| {
+        (
+            *family,
+            cells
+                .iter()
+                .map(|c| (c.kind, c.timestamp, c.qualifier, c.value)),
+        )
     })
 }
 
@@ -168,7 +184,7 @@ pub fn wal_segment(input: &[u8]) -> Outcome {
         let payload = payload_at(&bytes, offset, frame_bytes);
         if header.version == SEGMENT_VERSION {
             ensure!(
-                decode_mutation(payload).is_ok(),
+                decode_mutations(payload).is_ok(),
                 "the check keeps an undecodable mutation at {offset}"
             );
         }
@@ -236,9 +252,10 @@ fn build_segment(flags: u8, script: &[u8]) -> (Vec<u8>, Written, bool) {
                 let offset = bytes.len() as u64;
                 append_frame(&mut bytes, part);
                 written.frames.push((offset, part.to_vec()));
-                if let Ok(m) = decode_mutation(part) {
+                if let Ok(rows) = decode_mutations(part) {
                     written.mutations.push((offset, part.to_vec()));
-                    max_sequence = max_sequence.max(m.sequence);
+                    let sequence = rows.iter().map(|m| m.sequence).max().unwrap_or(0);
+                    max_sequence = max_sequence.max(sequence);
                     group_frames += 1;
                     all_frames += 1;
                 }

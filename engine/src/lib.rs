@@ -51,7 +51,7 @@
 //! | core | `core` | the services every job shares, built once at open |
 //! | parts | `iter`, `memstore`, `hfile` | cell sources and their merge (read by row: rows lent from cached blocks, block runs); the memstore; HFiles and their block cache |
 //! | services | `wal`, `manifest`, `mvcc`, `io` | the log, the catalog's durable record, sequences and the read point, I/O |
-//! | foundation | `cell`, `error`, `codec`, `clock`, `options`, `ops`, `keys`, `prefetch`, `watermark`, `names`, `gate`, `file_meta`, `metrics` | values, errors and helpers every layer may use |
+//! | foundation | `cell`, `error`, `codec`, `clock`, `options`, `ops`, `keys`, `prefetch`, `read_snapshot`, `watermark`, `names`, `gate`, `file_meta`, `metrics` | values, errors and helpers every layer may use |
 #![warn(missing_docs)]
 
 // facade
@@ -102,6 +102,7 @@ mod names;
 mod ops;
 mod options;
 mod prefetch;
+mod read_snapshot;
 mod split_block;
 mod watermark;
 
@@ -135,6 +136,7 @@ pub use read::Scanner;
 pub use read::cursor::{CellView, RowView, ScanCursor};
 pub use read::parallel::ParallelScan;
 pub use read::salted::SaltedScan;
+pub use read_snapshot::ReadSnapshot;
 pub use region::RegionActivity;
 pub use store::bulk::{BULK_FILE_SUFFIX, BulkFile, BulkFiles, BulkWriter};
 pub use table::ScanOrder;

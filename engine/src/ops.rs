@@ -14,6 +14,7 @@ use strata_filters::Filter;
 use crate::cell::RowResult;
 use crate::error::Result;
 use crate::options::Durability;
+use crate::read_snapshot::{ReadSnapshot, SnapshotRef};
 
 /// Which columns a get or scan returns. Empty means every family.
 ///
@@ -314,6 +315,8 @@ pub(crate) struct ReadOptions {
     pub(crate) time_max: i64,
     pub(crate) max_versions: u32,
     pub(crate) filter: Option<Arc<Filter>>,
+    /// The read snapshot to read at (default: the current read point).
+    pub(crate) snapshot: Option<SnapshotRef>,
 }
 
 impl Default for ReadOptions {
@@ -326,6 +329,7 @@ impl Default for ReadOptions {
             time_max: i64::MAX,
             max_versions: 1,
             filter: None,
+            snapshot: None,
         }
     }
 }
@@ -389,6 +393,14 @@ macro_rules! read_option_builders {
         /// Every version the family keeps.
         pub fn all_versions(mut self) -> Self {
             self.$options.max_versions = u32::MAX;
+            self
+        }
+
+        /// Reads at `snapshot`'s read point: exactly the data visible when
+        /// it was taken ([`crate::Db::read_snapshot`]). A read after the
+        /// snapshot was released fails with [`crate::Error::SnapshotReleased`].
+        pub fn snapshot(mut self, snapshot: &ReadSnapshot) -> Self {
+            self.$options.snapshot = Some(snapshot.reference());
             self
         }
     };
@@ -682,6 +694,24 @@ pub enum Mutation {
     Delete(Delete),
 }
 
+impl Mutation {
+    /// The row the put or delete changes.
+    pub fn row(&self) -> &[u8] {
+        match self {
+            Mutation::Put(put) => &put.row,
+            Mutation::Delete(delete) => &delete.row,
+        }
+    }
+
+    /// The durability the put or delete asks for, if it names one.
+    pub(crate) fn durability(&self) -> Option<Durability> {
+        match self {
+            Mutation::Put(put) => put.durability,
+            Mutation::Delete(delete) => delete.durability,
+        }
+    }
+}
+
 /// Puts and deletes on one row applied atomically, in order, with one
 /// sequence number: a delete in the list never hides a put of the same list.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -743,6 +773,16 @@ pub enum Condition {
         /// Operand.
         operand: Vec<u8>,
     },
+    /// HBase 2.4's `CheckAndMutate.Builder.ifMatches(Filter)`: holds when a
+    /// get of the row with this filter (and the check's time range; newest
+    /// version of each column, every family) returns at least one cell.
+    Filter(Filter),
+    /// Holds when a get of the whole row (within the check's time range)
+    /// returns at least one cell (`exists: true`) or none (`false`).
+    Row {
+        /// Whether the row must have a visible cell or must have none.
+        exists: bool,
+    },
 }
 
 /// What a [`CheckAndMutate`] does when its condition holds.
@@ -760,7 +800,8 @@ pub enum CheckAction {
     Append(Append),
 }
 
-/// Checks one column of a row and, if the check holds, mutates the row;
+/// Checks one column of a row, the row through a filter, or whether the row
+/// exists, and, if the check holds, mutates the row;
 /// atomically under the row's lock.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckAndMutate {
@@ -824,6 +865,28 @@ impl CheckAndMutateBuilder {
     /// which also accepts an empty stored value).
     pub fn if_not_exists(self, family: impl AsRef<[u8]>, qualifier: impl AsRef<[u8]>) -> Self {
         self.if_matches(family, qualifier, CompareOp::Equal, [])
+    }
+
+    /// Holds when the row, read with `filter`, has at least one cell
+    /// (HBase 2.4 `CheckAndMutate.Builder.ifMatches(Filter)`): the filter
+    /// sees the newest version of every column of the row, as a get with
+    /// the filter would.
+    pub fn if_filter_matches(mut self, filter: Filter) -> Self {
+        self.condition = Some(Condition::Filter(filter));
+        self
+    }
+
+    /// Holds when the row has at least one visible cell.
+    pub fn if_row_exists(mut self) -> Self {
+        self.condition = Some(Condition::Row { exists: true });
+        self
+    }
+
+    /// Holds when the row has no visible cell (never written, or every
+    /// cell deleted or expired).
+    pub fn if_row_not_exists(mut self) -> Self {
+        self.condition = Some(Condition::Row { exists: false });
+        self
     }
 
     /// Only versions with timestamps in `[min, max)` are checked.

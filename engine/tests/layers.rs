@@ -38,6 +38,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "ops",
             "keys",
             "prefetch",
+            "read_snapshot",
             "split_block",
             "watermark",
             "names",

@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use strata::{
-    Db, DbOptions, Durability, Error, FamilyDescriptor, Get, PreSplit, Put, Scan, TableDescriptor,
+    Db, DbOptions, Delete, Durability, Error, FamilyDescriptor, Get, Mutation, PreSplit, Put, Scan,
+    TableDescriptor,
 };
 
 /// Writers that run during the checkpoint.
@@ -180,6 +181,35 @@ fn a_checkpoint_holds_unflushed_writes_and_the_copy_is_independent() {
         .map(|r| r.unwrap().row)
         .collect();
     assert_eq!(rows, vec![b"0-flushed".to_vec(), b"0-logged".to_vec()]);
+}
+
+#[test]
+fn a_checkpoint_copies_a_logged_multi_row_mutation_whole() {
+    // A multi-row mutation is one WAL record holding several rows; the
+    // checkpoint's log copy keeps or leaves that record whole.
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), DbOptions::default()).unwrap();
+    let t = db.create_table(table("t")).unwrap();
+    t.put(&Put::new("0-gone").add("f", "q", "0")).unwrap();
+    t.mutate_rows(&[
+        Mutation::Put(Put::new("0-a").add("f", "q", "1")),
+        Mutation::Put(Put::new("0-b").add("f", "q", "2")),
+        Mutation::Delete(Delete::new("0-gone")),
+    ])
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let report = db.checkpoint(out.path().join("c")).unwrap();
+    assert_eq!(report.wal_mutations, 2, "{report:?}");
+    db.close().unwrap();
+    let copy = Db::open(out.path().join("c"), DbOptions::default()).unwrap();
+    let rows: Vec<Vec<u8>> = copy
+        .table("t")
+        .unwrap()
+        .scan(&Scan::new())
+        .unwrap()
+        .map(|r| r.unwrap().row)
+        .collect();
+    assert_eq!(rows, vec![b"0-a".to_vec(), b"0-b".to_vec()]);
 }
 
 #[test]

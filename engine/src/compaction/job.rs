@@ -100,7 +100,14 @@ fn rewrite_pick(
     // Only the region's own rows: after a split its files may hold the
     // sibling's rows too, and compaction is what drops them.
     merged.seek(&SeekKey::row_start(region.start()))?;
-    let filter = CompactionFilter::new(family, services.now_ms(), pick.bottommost);
+    // Read after the pick: a snapshot taken later reads at a point no
+    // older than anything in the inputs, where the latest view decides.
+    let filter = CompactionFilter::new(
+        family,
+        services.now_ms(),
+        pick.bottommost,
+        services.snapshots.sequences(),
+    );
     let mut outputs = Outputs {
         services,
         family,

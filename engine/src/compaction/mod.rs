@@ -32,6 +32,10 @@
 //! marker is kept only while it hides a ghost of its row; the filter
 //! therefore decides a row at a time, and a row larger than
 //! [`job::MAX_BUFFERED_ROW_CELLS`] keeps all its markers.
+//!
+//! With live read snapshots the rules run once per view (the latest one and
+//! each snapshot's, see `docs/semantics.md` R19a) and a cell keeps the most
+//! any view gives it, so a snapshot reads the same after the compaction.
 
 //!
 //! The parts: [`pick`] (scores and pickers), [`filter`] (the drop rules),

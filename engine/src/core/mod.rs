@@ -27,6 +27,7 @@ use crate::metrics::Latencies;
 use crate::mvcc::{Mvcc, RowLocks};
 use crate::names::DATA_DIR;
 use crate::options::DbOptions;
+use crate::read_snapshot::LiveSnapshots;
 use crate::wal::Wal;
 
 /// Counters the engine's threads update, read by `Db::stats`.
@@ -60,6 +61,9 @@ pub(crate) struct Services {
     pub(crate) cache: Arc<BlockCache>,
     pub(crate) mvcc: Mvcc,
     pub(crate) row_locks: RowLocks,
+    /// The read points live read snapshots hold (compaction keeps what
+    /// they can read).
+    pub(crate) snapshots: Arc<LiveSnapshots>,
     /// Bytes of memory held by every memstore together (the memory budget
     /// `DbOptions::global_memstore_limit_bytes` bounds).
     pub(crate) memstore_bytes: AtomicU64,
@@ -100,6 +104,7 @@ impl Services {
             cache,
             mvcc: Mvcc::new(last_sequence),
             row_locks: RowLocks::new(),
+            snapshots: Arc::new(LiveSnapshots::default()),
             memstore_bytes: AtomicU64::new(memstore_bytes),
             counters: Counters::default(),
             latencies: Latencies::default(),

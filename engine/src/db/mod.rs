@@ -96,6 +96,21 @@ impl Db {
         self.inner.services.wal()?.sync_all()
     }
 
+    /// Takes a read snapshot: the current read point, held until the
+    /// returned handle is dropped. Gets, `get_many` and scans given it
+    /// ([`crate::Get::snapshot`], [`crate::Scan::snapshot`]) on any table of
+    /// this database read exactly the data visible now, while writes,
+    /// flushes, compactions and splits go on (RocksDB's `GetSnapshot`
+    /// contract). Compaction keeps every version a live snapshot can read,
+    /// so a snapshot held for long keeps overwritten and deleted data on
+    /// disk. Not an HBase table snapshot: it lives in memory and ends with
+    /// the database.
+    pub fn read_snapshot(&self) -> Result<crate::ReadSnapshot> {
+        self.check_open()?;
+        let services = &self.inner.services;
+        Ok(services.snapshots.take(|| services.mvcc.read_point()))
+    }
+
     /// Flushes memstores (unless `flush_on_close` is off), syncs the WAL,
     /// stops background work and releases the directory. Every handle of
     /// this database fails with [`crate::Error::Closed`] afterwards.

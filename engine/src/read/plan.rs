@@ -16,6 +16,7 @@ use crate::catalog::TableState;
 use crate::cell::{TimeRange, prefix_successor, validate_row};
 use crate::error::{Error, Result};
 use crate::ops::{ColumnSelection, Get, ReadOptions, Scan};
+use crate::read_snapshot::HeldReadPoint;
 use crate::schema::{FamilyPlan, family_plan};
 use crate::store::ReadScope;
 
@@ -43,6 +44,10 @@ pub(crate) struct ScanPlan {
     /// The filter's cell predicates, when they alone decide rows: applied
     /// while rows are resolved (see [`super::cell_gate`]).
     pub(crate) cell_gate: Option<Arc<CellGate>>,
+    /// The read snapshot `read_point` belongs to, held while the plan (and
+    /// every stream reading it) lives, so that compaction keeps what the
+    /// read still needs.
+    pub(crate) snapshot: Option<Arc<HeldReadPoint>>,
 }
 
 /// The filter part of a plan: compiles the filter for the scan range and
@@ -218,6 +223,7 @@ pub(crate) fn plan_scan(
         filter_max_versions: query.max_versions,
         vectorized: false,
         cell_gate: None,
+        snapshot: None,
     };
     attach_filter(&mut plan, scan.read.filter.as_ref(), scan.vectorized)?;
     Ok(plan)
@@ -245,6 +251,7 @@ pub(crate) fn plan_get(
         filter_max_versions: query.max_versions,
         vectorized: false,
         cell_gate: None,
+        snapshot: None,
     };
     attach_filter(&mut plan, get.read.filter.as_ref(), true)?;
     Ok(plan)

@@ -4,7 +4,7 @@
 use super::Table;
 use crate::catalog::TableState;
 use crate::cell::{RowResult, validate_timestamp};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ops::{BatchOp, BatchResult, Delete, Get, Put, Scan};
 use crate::read::get;
 use crate::read::parallel::{self, Parts};
@@ -128,7 +128,24 @@ impl Table {
     pub fn get_many(&self, gets: &[Get]) -> Result<Vec<RowResult>> {
         let state = self.state()?;
         let now = self.read_now_ms(&state);
-        let read_point = self.services.mvcc.read_point();
+        // One read point for every get: the read snapshot they all name,
+        // or the current one.
+        let snapshot = gets.first().and_then(|get| get.read.snapshot.as_ref());
+        if gets
+            .iter()
+            .any(|get| get.read.snapshot.as_ref() != snapshot)
+        {
+            return Err(Error::InvalidOption {
+                name: "snapshot",
+                reason: "the gets of one get_many read at one read point: give every one \
+                         the same read snapshot, or none"
+                    .into(),
+            });
+        }
+        let (read_point, _held) = match gets.first() {
+            Some(get) => self.read_point_of(&get.read)?,
+            None => (self.services.mvcc.read_point(), None),
+        };
         let regions = gets
             .iter()
             .map(|get| Self::region_with_stores(&state, &get.row))

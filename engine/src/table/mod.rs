@@ -16,7 +16,7 @@ use crate::core::Services;
 use crate::error::{Error, Result};
 use crate::maintenance::Supervisor;
 use crate::metrics::{Latencies, Sampled};
-use crate::ops::{Delete, Get, Put, Scan};
+use crate::ops::{Delete, Get, Put, ReadOptions, Scan};
 use crate::options::TableDescriptor;
 use crate::read::cursor::ScanCursor;
 use crate::read::direct::GetScratch;
@@ -25,6 +25,7 @@ use crate::read::parallel::{ParallelScan, Parts};
 use crate::read::plan::{ScanPlan, plan_parts, plan_scan};
 use crate::read::sink::RowSink;
 use crate::read::stream::{RowStream, Scanner};
+use crate::read_snapshot::HeldReadPoint;
 use crate::region::Region;
 use crate::region::RegionActivity;
 use crate::write::{PreparedRow, commit};
@@ -246,6 +247,12 @@ impl Table {
     /// flushes the written regions now need.
     pub(super) fn commit_and_notify(&self, state: &TableState, rows: &[PreparedRow]) -> Result<()> {
         commit(&self.services, rows)?;
+        self.notify_written(state, rows);
+        Ok(())
+    }
+
+    /// Schedules the flushes the regions of `rows`, just written, now need.
+    pub(super) fn notify_written(&self, state: &TableState, rows: &[PreparedRow]) {
         let flush_size = state.descriptor.get_memstore_flush_size_bytes();
         let mut last = None;
         for row in rows {
@@ -255,7 +262,6 @@ impl Table {
                 last = Some(row.region.id());
             }
         }
-        Ok(())
     }
 
     /// Writes a put. Returns once it is visible (and, with `SyncWal`, durable).
@@ -279,7 +285,24 @@ impl Table {
     /// [`get_row`]).
     pub(super) fn get_in(&self, state: &TableState, get: &Get, now_ms: i64) -> Result<RowResult> {
         let routed = Self::region_with_stores(state, &get.row)?;
-        get_row(state, routed, get, self.services.mvcc.read_point(), now_ms)
+        let (read_point, _held) = self.read_point_of(&get.read)?;
+        get_row(state, routed, get, read_point, now_ms)
+    }
+
+    /// The read point of a read with options `read`: its read snapshot's
+    /// (held for as long as the returned hold lives, which the read keeps
+    /// until it ends) or the current one.
+    pub(crate) fn read_point_of(
+        &self,
+        read: &ReadOptions,
+    ) -> Result<(u64, Option<Arc<HeldReadPoint>>)> {
+        match &read.snapshot {
+            None => Ok((self.services.mvcc.read_point(), None)),
+            Some(snapshot) => {
+                let held = snapshot.hold(&self.services.snapshots)?;
+                Ok((held.sequence(), Some(Arc::new(held))))
+            }
+        }
     }
 
     /// Reads the row of `get` into `sink` (see [`get_row_into`]): what
@@ -294,7 +317,7 @@ impl Table {
     ) -> Result<bool> {
         let timing = Latencies::start(Sampled::Get);
         let routed = Self::region_with_stores(state, &get.row)?;
-        let read_point = self.services.mvcc.read_point();
+        let (read_point, _held) = self.read_point_of(&get.read)?;
         let found = get_row_into(state, routed, get, read_point, now_ms, sink, scratch)?;
         Latencies::finish(&self.services.latencies.get, timing);
         Ok(found)
@@ -385,9 +408,13 @@ impl Table {
     /// bad scan fails as [`Table::scan`] fails.
     pub(crate) fn scan_parts(&self, scan: &Scan) -> Result<Parts> {
         let state = self.state()?;
-        let read_point = self.services.mvcc.read_point();
+        let (read_point, held) = self.read_point_of(&scan.read)?;
         let now = self.read_now_ms(&state);
-        plan_parts(state, scan, read_point, now)
+        let mut parts = plan_parts(state, scan, read_point, now)?;
+        for plan in &mut parts.plans {
+            plan.snapshot = held.clone();
+        }
+        Ok(parts)
     }
 
     /// The whole scan as one part.
@@ -403,12 +430,9 @@ impl Table {
     /// read point.
     fn plan_whole_scan(&self, scan: &Scan) -> Result<(Arc<TableState>, ScanPlan)> {
         let state = self.state()?;
-        let plan = plan_scan(
-            &state,
-            scan,
-            self.services.mvcc.read_point(),
-            self.read_now_ms(&state),
-        )?;
+        let (read_point, held) = self.read_point_of(&scan.read)?;
+        let mut plan = plan_scan(&state, scan, read_point, self.read_now_ms(&state))?;
+        plan.snapshot = held;
         Ok((state, plan))
     }
 

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use super::format::{
     FRAME_HEADER_BYTES, FrameAt, GROUP_COMMIT_FRAME_BYTES, LEGACY_VERSION, LoggedMutation,
     MAX_RECORD_BYTES, SEAL_FRAME_BYTES, SEGMENT_HEADER_BYTES, Seal, WalRecord, append_group_commit,
-    decode_mutation, decode_record, frame_at, parse_segment_header, seal_frame,
+    decode_mutations, decode_record, frame_at, parse_segment_header, seal_frame,
 };
 use super::{ALLOCATION_UNIT_BYTES, SegmentInfo};
 use crate::error::{Error, Result};
@@ -213,6 +213,12 @@ pub(crate) fn check_segment(bytes: &[u8], version: u32, newest: bool) -> Segment
             }
             Ok(WalRecord::Mutation(mutation)) => {
                 max_sequence = max_sequence.max(mutation.sequence);
+                pending.push((offset, frame_bytes));
+            }
+            Ok(WalRecord::MultiRow(rows)) => {
+                // Every row of it carries the one sequence.
+                let sequence = rows.first().map_or(0, |m| m.sequence);
+                max_sequence = max_sequence.max(sequence);
                 pending.push((offset, frame_bytes));
             }
             Ok(WalRecord::GroupCommit(commit)) => {
@@ -555,11 +561,14 @@ pub(crate) fn replay(
         };
         let mut segment_max = 0u64;
         for &(offset, frame_bytes) in &check.mutations {
-            let mutation = decode_mutation(payload_at(&segment.bytes, offset, frame_bytes))
+            // A multi-row mutation is one frame: all its rows are here.
+            let rows = decode_mutations(payload_at(&segment.bytes, offset, frame_bytes))
                 .map_err(|e| Error::corruption(path, offset, e.to_string()))?;
-            segment_max = segment_max.max(mutation.sequence);
-            apply(&mutation, path, offset)?;
-            summary.records += 1;
+            for mutation in &rows {
+                segment_max = segment_max.max(mutation.sequence);
+                apply(mutation, path, offset)?;
+                summary.records += 1;
+            }
         }
         summary.max_sequence = summary.max_sequence.max(segment_max);
         if let SegmentEnd::Torn { offset } = check.end {
@@ -627,9 +636,14 @@ pub(crate) fn copy_mutations(
             return Err(Error::corruption(&path, *offset, reason.clone()));
         }
         for &(offset, frame_bytes) in &check.mutations {
-            let mutation = decode_mutation(payload_at(&bytes, offset, frame_bytes))
+            // A multi-row mutation's rows share one region and one
+            // sequence: the frame is kept or left whole, on its first row.
+            let mutations = decode_mutations(payload_at(&bytes, offset, frame_bytes))
                 .map_err(|e| Error::corruption(&path, offset, e.to_string()))?;
-            if !keep(&mutation) {
+            let Some(mutation) = mutations.first() else {
+                continue;
+            };
+            if !keep(mutation) {
                 continue;
             }
             let frame = bytes

@@ -946,6 +946,13 @@ impl Gateway {
     }
 
     /// `mutateRow(s)(Ts)`: every row's puts (in one commit), then every row's deletes.
+    ///
+    /// Several rows of one region, none both put and deleted, are applied as one
+    /// multi-row mutation (`Table::mutate_rows`): all or nothing, visible together. HBase's
+    /// Thrift1 `mutateRows` promises nothing across rows, so this only strengthens it, and
+    /// the result is the same as HBase's order (puts, then deletes) gives, since a delete
+    /// hides only cells of its own row. Rows of several regions, or a row with both, take
+    /// HBase's path: per row, puts first.
     fn mutate_rows(
         &self,
         table: &[u8],
@@ -956,10 +963,23 @@ impl Gateway {
         let durability = self.table_durability(&table)?;
         let mut puts = Vec::with_capacity(rows.len());
         let mut deletes = Vec::new();
+        let mut together = Vec::with_capacity(rows.len());
+        let mut put_and_deleted = false;
         for (row, mutations) in rows {
             let writes = Self::row_writes(&row, mutations, timestamp, durability)?;
+            put_and_deleted |= writes.put.is_some() && writes.delete.is_some();
+            together.extend(writes.put.iter().cloned().map(strata::Mutation::Put));
+            together.extend(writes.delete.iter().cloned().map(strata::Mutation::Delete));
             puts.extend(writes.put);
             deletes.extend(writes.delete);
+        }
+        if together.len() > 1 && !put_and_deleted {
+            match table.mutate_rows(&together) {
+                Ok(()) => return Ok(Outcome::Void),
+                // Refused whole: nothing was written, HBase's path follows.
+                Err(strata::Error::RowsSpanRegions { .. }) => {}
+                Err(e) => return Err(engine_failure(e)),
+            }
         }
         match puts.as_slice() {
             [] => {}
