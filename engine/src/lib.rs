@@ -122,7 +122,7 @@ pub use ops::{
     Put, RowMutations, Scan,
 };
 pub use options::{
-    BloomType, Compression, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_MAX_REGION_SIZE_BYTES,
+    BloomType, Compression, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_MAX_REGION_SIZE_BYTES, GZ_LEVEL,
     DEFAULT_MEMSTORE_FLUSH_SIZE_BYTES, DEFAULT_NAMESPACE, DbOptions, Durability, FamilyDescriptor,
     IoMode, MAX_PRESPLIT_REGIONS, PreSplit, SYSTEM_NAMESPACE, TableDescriptor, WalRecovery,
 };

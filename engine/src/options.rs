@@ -315,7 +315,12 @@ impl BloomType {
     }
 }
 
-/// Block compression for a family's HFiles.
+/// Block compression for a family's HFiles, by HBase's algorithm names.
+///
+/// Every stored block records the codec it was compressed with
+/// (`docs/format.md`, "HFile: blocks"), so a family whose codec is changed
+/// keeps reading its older files, and a file may hold blocks of several
+/// codecs. All codecs are pure Rust.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Compression {
     /// Blocks stored as is.
@@ -326,26 +331,63 @@ pub enum Compression {
         /// zstd compression level.
         level: i32,
     },
+    /// LZ4's block format (HBase `LZ4`): fast to compress and very fast to
+    /// decompress, a smaller saving than zstd.
+    Lz4,
+    /// Snappy's raw format (HBase `SNAPPY`): about LZ4's speed and saving.
+    Snappy,
+    /// DEFLATE, the algorithm of gzip, at level [`GZ_LEVEL`] (HBase `GZ`):
+    /// slower than zstd for a similar saving; there for schemas that name it.
+    Gz,
 }
 
+/// The DEFLATE level of [`Compression::Gz`]: zlib's and HBase's default (6).
+pub const GZ_LEVEL: u8 = 6;
+
 impl Compression {
-    /// HBase's name (`NONE`, `ZSTD`).
+    /// Every algorithm with its default settings (zstd at level 3), in the
+    /// order of their codes.
+    pub const ALL: [Compression; 5] = [
+        Compression::None,
+        Compression::Zstd { level: 3 },
+        Compression::Lz4,
+        Compression::Snappy,
+        Compression::Gz,
+    ];
+
+    /// HBase's name (`NONE`, `ZSTD`, `LZ4`, `SNAPPY`, `GZ`).
     pub fn name(self) -> &'static str {
         match self {
             Compression::None => "NONE",
             Compression::Zstd { .. } => "ZSTD",
+            Compression::Lz4 => "LZ4",
+            Compression::Snappy => "SNAPPY",
+            Compression::Gz => "GZ",
+        }
+    }
+
+    /// The code that names the algorithm in a block trailer, the HFile meta
+    /// block and the manifest (`docs/format.md`): 0 none, 1 zstd, 2 lz4,
+    /// 3 snappy, 4 gz.
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            Compression::None => 0,
+            Compression::Zstd { .. } => 1,
+            Compression::Lz4 => 2,
+            Compression::Snappy => 3,
+            Compression::Gz => 4,
         }
     }
 
     /// Appends the compression as the HFile meta block and the manifest's
-    /// descriptors store it (`docs/format.md`): code `u8` (0 none, 1 zstd),
-    /// then the zstd level `u32` (0 without zstd).
+    /// descriptors store it (`docs/format.md`): code `u8` ([`Self::code`]),
+    /// then the zstd level `u32` (0 for every other algorithm).
     pub(crate) fn encode(self, out: &mut Vec<u8>) {
-        let (code, level) = match self {
-            Compression::None => (0, 0),
-            Compression::Zstd { level } => (1, level as u32),
+        let level = match self {
+            Compression::Zstd { level } => level as u32,
+            _ => 0,
         };
-        out.put_u8(code);
+        out.put_u8(self.code());
         out.put_u32(level);
     }
 
@@ -356,6 +398,9 @@ impl Compression {
             (1, level) => Ok(Compression::Zstd {
                 level: level as i32,
             }),
+            (2, _) => Ok(Compression::Lz4),
+            (3, _) => Ok(Compression::Snappy),
+            (4, _) => Ok(Compression::Gz),
             (other, _) => Err(DecodeError(format!("unknown compression {other}"))),
         }
     }

@@ -312,4 +312,5 @@ scripts!(
     timestamps_and_reopen,
     hbase_filters,
     namespaces,
+    codecs,
 );
