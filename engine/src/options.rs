@@ -160,7 +160,28 @@ pub struct DbOptions {
     /// The normalizer leaves regions younger than this (since the database
     /// opened, or the split or merge that made them; default 0).
     pub normalizer_min_region_age: std::time::Duration,
+    /// How often the compaction checker looks at every store for work that
+    /// time alone makes due (default 10 s; HBase's `CompactionChecker` chore):
+    /// files whose every cell has outlived the family's TTL are dropped
+    /// whole, and a store whose periodic major compaction is due gets one.
+    /// Zero turns the checker off.
+    pub compaction_check_interval: std::time::Duration,
+    /// HBase's `hbase.hregion.majorcompaction` (default 7 days): a store whose
+    /// oldest file was written longer ago than this (give or take the jitter)
+    /// is major-compacted, so deletes and expired cells stop taking space even
+    /// where no write triggers a compaction. A file's age is the clock's now
+    /// minus its modification time. Zero turns periodic major compaction off.
+    pub major_compaction_period: std::time::Duration,
+    /// HBase's `hbase.hregion.majorcompaction.jitter` (default 0.5): each
+    /// store's period is `major_compaction_period` times a factor in
+    /// `[1 - jitter, 1 + jitter]`, fixed per store (drawn from its region and
+    /// family ids), so the stores of a database do not all rewrite at once.
+    pub major_compaction_jitter: f64,
 }
+
+/// HBase's default `hbase.hregion.majorcompaction`: 7 days.
+pub const DEFAULT_MAJOR_COMPACTION_PERIOD: std::time::Duration =
+    std::time::Duration::from_secs(7 * 24 * 3600);
 
 impl Default for DbOptions {
     fn default() -> Self {
@@ -188,6 +209,9 @@ impl Default for DbOptions {
             normalizer_merge_below_bytes: 0,
             normalizer_min_regions: 3,
             normalizer_min_region_age: std::time::Duration::ZERO,
+            compaction_check_interval: std::time::Duration::from_secs(10),
+            major_compaction_period: DEFAULT_MAJOR_COMPACTION_PERIOD,
+            major_compaction_jitter: 0.5,
         }
     }
 }
@@ -255,6 +279,11 @@ impl DbOptions {
             "global_memstore_limit_bytes",
             self.global_memstore_limit_bytes >= 1024 * 1024,
             "must be at least 1 MiB".into(),
+        )?;
+        check(
+            "major_compaction_jitter",
+            (0.0..=1.0).contains(&self.major_compaction_jitter),
+            format!("{} is outside 0.0..=1.0", self.major_compaction_jitter),
         )?;
         Ok(())
     }
@@ -507,6 +536,14 @@ impl FamilyDescriptor {
     /// The TTL in milliseconds, if any.
     pub(crate) fn ttl_ms(&self) -> Option<u64> {
         self.ttl_ms
+    }
+    /// At `now_ms`, cells with a timestamp below this are expired
+    /// (`i64::MIN` without a TTL: none is).
+    pub(crate) fn oldest_unexpired_ms(&self, now_ms: i64) -> i64 {
+        match self.ttl_ms {
+            Some(ttl) => now_ms.saturating_sub(i64::try_from(ttl).unwrap_or(i64::MAX)),
+            None => i64::MIN,
+        }
     }
     /// Bloom filter kind.
     pub fn get_bloom(&self) -> BloomType {

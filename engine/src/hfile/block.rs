@@ -28,7 +28,6 @@ pub(crate) const MAX_BLOCK_PAYLOAD_BYTES: usize = 64 * 1024 * 1024;
 /// above it are page-padded extents): the default block size.
 const SLAB_LIMIT_BYTES: usize = crate::options::DEFAULT_BLOCK_SIZE_BYTES as usize;
 
-
 /// Where a block lies in its file: offset and stored length (payload plus trailer).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct BlockHandle {
@@ -443,7 +442,11 @@ mod tests {
         for compression in Compression::ALL {
             let mut out = Vec::new();
             frame_block(&noise, compression, &mut out);
-            assert_eq!(out.len(), noise.len() + BLOCK_TRAILER_BYTES, "{compression:?}");
+            assert_eq!(
+                out.len(),
+                noise.len() + BLOCK_TRAILER_BYTES,
+                "{compression:?}"
+            );
         }
     }
 

@@ -47,6 +47,10 @@ pub(crate) struct HFileReader {
     /// A bulk-loaded file's cells read with this sequence (see
     /// [`HFileReader::assign_sequence`]); `None` for every other file.
     assigned_sequence: Option<u64>,
+    /// When the file was written: its modification time when opened, in
+    /// milliseconds since the Unix epoch (HFiles are never modified after
+    /// they are finished). Periodic major compaction measures age from it.
+    written_at_ms: i64,
 }
 
 impl std::fmt::Debug for HFileReader {
@@ -102,6 +106,9 @@ impl HFileReader {
             ));
         }
         let leaf_count = if info.index_levels == 2 { top.len() } else { 0 };
+        let written_at_ms = file
+            .modified_ms()
+            .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
         Ok(HFileReader {
             meta,
             info,
@@ -114,7 +121,13 @@ impl HFileReader {
             cache,
             cache_data_blocks,
             assigned_sequence: None,
+            written_at_ms,
         })
+    }
+
+    /// When the file was written, in milliseconds since the Unix epoch.
+    pub(crate) fn written_at_ms(&self) -> i64 {
+        self.written_at_ms
     }
 
     /// Makes every cell of a bulk-written file (whose cells carry sequence
