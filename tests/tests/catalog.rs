@@ -492,3 +492,51 @@ fn every_codec_reads_back_and_alter_applies_to_new_files() {
     check(&t.db);
     assert_eq!(file_codecs(t.dir.path()), ["SNAPPY"]);
 }
+
+/// HBase's `IN_MEMORY => true`: the family's blocks are cached at priority (the cache's
+/// in-memory tier, a quarter of its capacity), a plain family's are not, and the priority ends
+/// with the files that held it (here: a major compaction replaces them).
+#[test]
+fn in_memory_families_cache_at_priority() {
+    let mut t = TestDb::new(1000);
+    t.reopen_with(DbOptions {
+        block_cache_bytes: 4 << 20,
+        ..TestDb::options(&t.clock)
+    });
+    let table =
+        t.db.create_table(
+            TableDescriptor::new("t")
+                .family(FamilyDescriptor::new("hot").in_memory(true))
+                .family(FamilyDescriptor::new("plain")),
+        )
+        .unwrap();
+    for i in 0..200 {
+        table
+            .put(
+                &Put::new(format!("r{i:03}"))
+                    .add("hot", "q", format!("lookup {i}"))
+                    .add("plain", "q", "x".repeat(500)),
+            )
+            .unwrap();
+    }
+    table.flush().unwrap();
+    let read_family = |family: &str| {
+        for i in 0..200 {
+            let get = Get::new(format!("r{i:03}")).family(family);
+            assert!(!table.get(&get).unwrap().is_empty());
+        }
+    };
+    read_family("plain");
+    assert_eq!(t.db.stats().cache.in_memory_bytes, 0, "plain blocks");
+    read_family("hot");
+    let held = t.db.stats().cache.in_memory_bytes;
+    assert!(held > 0 && held <= (4 << 20) / 4, "{held}");
+    table.major_compact().unwrap();
+    assert_eq!(
+        t.db.stats().cache.in_memory_bytes,
+        0,
+        "the compacted files' priority ended with them"
+    );
+    read_family("hot");
+    assert!(t.db.stats().cache.in_memory_bytes > 0);
+}
