@@ -786,6 +786,11 @@ fn wholly_expired_files_are_dropped_whole_by_the_checker() {
     }
     table.put(&Put::new("a01").add("f", "q", "newer")).unwrap();
     table.flush().unwrap();
+    // File C, newer still, whose rows sort after B's: dropping A must leave
+    // L0 newest first (C, B), not sorted by row.
+    t.clock.advance(1_000);
+    table.put(&Put::new("c00").add("f", "q", "newest")).unwrap();
+    table.flush().unwrap();
     let before = strata_tests::files_with_bytes(&t.dir.path().join("data"));
     let file_b: Vec<PathBuf> = hfiles(t.dir.path())
         .into_iter()
@@ -793,7 +798,7 @@ fn wholly_expired_files_are_dropped_whole_by_the_checker() {
         .collect();
     // Nothing is expired yet: both files stay through several checks.
     std::thread::sleep(Duration::from_millis(50));
-    assert_eq!(hfiles(t.dir.path()).len(), 2);
+    assert_eq!(hfiles(t.dir.path()).len(), 3);
     // A's newest cell (1_000_000) is now older than now - TTL; B's is not.
     t.clock.set(1_010_001);
     let visible = rows(&table, &Scan::new().all_versions());
@@ -802,14 +807,30 @@ fn wholly_expired_files_are_dropped_whole_by_the_checker() {
         "A is dropped"
     );
     assert_eq!(rows(&table, &Scan::new().all_versions()), visible);
-    assert_eq!(visible.len(), 51, "a01 and the b rows");
+    assert_eq!(visible.len(), 52, "a01, the b rows and c00");
     let after = strata_tests::files_with_bytes(&t.dir.path().join("data"));
-    let b = &file_b[0];
-    assert_eq!(after.get(b), before.get(b), "B is not rewritten");
+    for kept in &file_b {
+        assert_eq!(
+            after.get(kept),
+            before.get(kept),
+            "B and C are not rewritten"
+        );
+    }
+    // The newest version of a row still wins across the remaining files.
+    table
+        .put(&Put::new("c00").add("f", "q", "memstore"))
+        .unwrap();
+    table.flush().unwrap();
     assert_eq!(t.db.stats().compactions, 0, "nothing was rewritten");
+    let visible = rows(&table, &Scan::new().all_versions());
     t.reopen_with(checked_often(&t.clock));
     let table = t.db.table("t").unwrap();
-    assert_eq!(hfiles(t.dir.path()), file_b);
+    assert_eq!(hfiles(t.dir.path()).len(), 3);
+    assert!(
+        file_b
+            .iter()
+            .all(|kept| hfiles(t.dir.path()).contains(kept))
+    );
     assert_eq!(rows(&table, &Scan::new().all_versions()), visible);
 }
 

@@ -128,7 +128,7 @@ pub(crate) fn drop_files(
         removed: removed.clone(),
         added: Vec::new(),
     }))?;
-    store.transition(|version| (version.with_compacted(&removed, 0, Vec::new()), ()));
+    store.transition(|version| (version.without(&removed), ()));
     region.refresh_l0_files();
     services.delete_unreferenced(files.iter().map(|(_, f)| f));
     Ok(())
