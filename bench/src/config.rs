@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use crate::error::{BenchError, Result};
 pub use crate::settings::{
-    CompressionChoice, DurabilityChoice, EngineKind, EngineSettings, IoChoice,
+    CompressionChoice, DurabilityChoice, EngineKind, EngineSettings, IoChoice, ValueKind,
 };
 use crate::workload::Workload;
 
@@ -47,6 +47,8 @@ pub struct RunConfig {
     pub key_bytes: usize,
     /// Value size in bytes for db_bench and YCSB workloads.
     pub value_bytes: usize,
+    /// What values are made of (`--values`).
+    pub values: ValueKind,
     /// Client threads.
     pub threads: usize,
     /// Regions strata's table is split into before the load (1: none).

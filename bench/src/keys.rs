@@ -5,6 +5,7 @@
 //! generators of [`crate::random`] and do not depend on the engine.
 
 use crate::random::Rng;
+use crate::settings::ValueKind;
 
 /// A random permutation of `0..n` (Fisher-Yates): fillrandom writes each key
 /// exactly once, in random order, so reads of loaded keys always find them.
@@ -93,6 +94,74 @@ const VALUE_POOL_BYTES: usize = 1 << 20;
 /// copy of that half: db_bench's default compression ratio of 0.5.
 const VALUE_PIECE_BYTES: usize = 100;
 
+/// The vocabulary of [`ValuePool::text`], most common first.
+const TEXT_WORDS: [&str; 64] = [
+    "the",
+    "of",
+    "and",
+    "to",
+    "a",
+    "in",
+    "is",
+    "that",
+    "for",
+    "it",
+    "as",
+    "was",
+    "with",
+    "be",
+    "by",
+    "on",
+    "not",
+    "he",
+    "this",
+    "are",
+    "or",
+    "his",
+    "from",
+    "at",
+    "which",
+    "but",
+    "have",
+    "an",
+    "had",
+    "they",
+    "you",
+    "were",
+    "their",
+    "one",
+    "all",
+    "we",
+    "can",
+    "her",
+    "has",
+    "there",
+    "been",
+    "if",
+    "more",
+    "when",
+    "will",
+    "would",
+    "who",
+    "so",
+    "no",
+    "request",
+    "server",
+    "region",
+    "table",
+    "family",
+    "column",
+    "latency",
+    "compaction",
+    "flush",
+    "timeout",
+    "user",
+    "session",
+    "error",
+    "warning",
+    "status",
+];
+
 /// Values: slices of a pool of half-compressible bytes, as db_bench's
 /// `RandomGenerator` makes them. Shared read-only by all threads.
 #[derive(Debug)]
@@ -113,6 +182,32 @@ impl ValuePool {
             // Printable ASCII, like db_bench's RandomString.
             pool.extend((0..half).map(|_| b' ' + rng.below(95) as u8));
             pool.extend_from_within(start..start + half);
+        }
+        ValuePool { pool, value_bytes }
+    }
+
+    /// A pool of `kind` values of `value_bytes`, filled from `seed`.
+    pub fn of(kind: ValueKind, value_bytes: usize, seed: u64) -> ValuePool {
+        match kind {
+            ValueKind::Random => ValuePool::new(value_bytes, seed),
+            ValueKind::Text => ValuePool::text(value_bytes, seed),
+        }
+    }
+
+    /// A pool of text: words of [`TEXT_WORDS`] separated by spaces, a word's
+    /// chance falling with its rank (the first words are the most common, as
+    /// in prose), and a sentence of them ending every dozen words or so.
+    pub fn text(value_bytes: usize, seed: u64) -> ValuePool {
+        let mut rng = Rng::new(seed);
+        let len = VALUE_POOL_BYTES.max(value_bytes * 2);
+        let mut pool = Vec::with_capacity(len + 32);
+        while pool.len() < len {
+            // The smaller of two draws favours low ranks (roughly Zipf-like).
+            let rank = rng
+                .below(TEXT_WORDS.len() as u64)
+                .min(rng.below(TEXT_WORDS.len() as u64));
+            pool.extend_from_slice(TEXT_WORDS[rank as usize].as_bytes());
+            pool.push(if rng.below(12) == 0 { b'.' } else { b' ' });
         }
         ValuePool { pool, value_bytes }
     }
@@ -161,6 +256,28 @@ mod tests {
         assert_ne!(p[..10], (0..10).collect::<Vec<_>>()[..]);
         p.sort_unstable();
         assert_eq!(p, (0..1000).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn text_values_are_words_and_compress_better_than_random_ones() {
+        let text = ValuePool::of(ValueKind::Text, 1000, 3);
+        let value = text.value(&mut Rng::new(1));
+        assert_eq!(value.len(), 1000);
+        assert!(
+            value
+                .iter()
+                .all(|b| b.is_ascii_lowercase() || b" .".contains(b))
+        );
+        let random = ValuePool::of(ValueKind::Random, 1000, 3);
+        let distinct = |pool: &ValuePool| {
+            let mut seen = std::collections::HashSet::new();
+            let bytes = pool.value(&mut Rng::new(1));
+            for pair in bytes.windows(2) {
+                seen.insert(pair.to_vec());
+            }
+            seen.len()
+        };
+        assert!(distinct(&text) < distinct(&random), "text repeats more");
     }
 
     #[test]

@@ -116,7 +116,7 @@ fn measure_run(
 ) -> Result<RunResult> {
     let shape = workload.key_shape(config.key_bytes);
     let value_bytes = workload.value_bytes(config.value_bytes);
-    let values = ValuePool::new(value_bytes, config.seed);
+    let values = ValuePool::of(config.values, value_bytes, config.seed);
     let ops = workload.ops(config.num, config.ops);
     let label = format!("{} {}", engine_kind.name(), workload.name());
 

@@ -97,6 +97,38 @@ pub enum CompressionChoice {
     None,
     /// zstd level 3 (fjall has no zstd and uses lz4).
     Zstd,
+    /// LZ4 (strata and fjall; this build's RocksDB has only zstd compiled in).
+    Lz4,
+    /// Snappy (strata only).
+    Snappy,
+    /// GZ: DEFLATE at level 6 (strata only).
+    Gz,
+}
+
+impl CompressionChoice {
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            CompressionChoice::None => "none",
+            CompressionChoice::Zstd => "zstd",
+            CompressionChoice::Lz4 => "lz4",
+            CompressionChoice::Snappy => "snappy",
+            CompressionChoice::Gz => "gz",
+        }
+    }
+}
+
+/// What values are made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ValueKind {
+    /// db_bench's values: pieces half random printable bytes, half a copy
+    /// of that half (compression ratio about 0.5).
+    #[default]
+    Random,
+    /// Text: words of a small English-like vocabulary separated by spaces,
+    /// as log lines and documents compress (ratio about 0.25-0.35).
+    Text,
 }
 
 /// zstd level used when `--compression zstd`: RocksDB's default level.

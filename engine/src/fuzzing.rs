@@ -326,7 +326,7 @@ pub fn hfile_block(stored: &[u8]) -> Outcome {
         Ok(payload) => payload,
         Err(e) => return Outcome::Rejected(e.0),
     };
-    for compression in [Compression::None, Compression::Zstd { level: 1 }] {
+    for compression in Compression::ALL {
         let mut framed = Vec::new();
         frame_block(&payload, compression, &mut framed);
         ensure!(
@@ -683,7 +683,7 @@ pub fn seed_inputs(target: &str) -> Vec<Vec<u8>> {
             .collect(),
         "hfile_block" => {
             let payload = sample_block();
-            [Compression::None, Compression::Zstd { level: 3 }]
+            Compression::ALL
                 .into_iter()
                 .map(|compression| {
                     let mut out = Vec::new();

@@ -160,7 +160,28 @@ pub struct DbOptions {
     /// The normalizer leaves regions younger than this (since the database
     /// opened, or the split or merge that made them; default 0).
     pub normalizer_min_region_age: std::time::Duration,
+    /// How often the compaction checker looks at every store for work that
+    /// time alone makes due (default 10 s; HBase's `CompactionChecker` chore):
+    /// files whose every cell has outlived the family's TTL are dropped
+    /// whole, and a store whose periodic major compaction is due gets one.
+    /// Zero turns the checker off.
+    pub compaction_check_interval: std::time::Duration,
+    /// HBase's `hbase.hregion.majorcompaction` (default 7 days): a store whose
+    /// oldest file was written longer ago than this (give or take the jitter)
+    /// is major-compacted, so deletes and expired cells stop taking space even
+    /// where no write triggers a compaction. A file's age is the clock's now
+    /// minus its modification time. Zero turns periodic major compaction off.
+    pub major_compaction_period: std::time::Duration,
+    /// HBase's `hbase.hregion.majorcompaction.jitter` (default 0.5): each
+    /// store's period is `major_compaction_period` times a factor in
+    /// `[1 - jitter, 1 + jitter]`, fixed per store (drawn from its region and
+    /// family ids), so the stores of a database do not all rewrite at once.
+    pub major_compaction_jitter: f64,
 }
+
+/// HBase's default `hbase.hregion.majorcompaction`: 7 days.
+pub const DEFAULT_MAJOR_COMPACTION_PERIOD: std::time::Duration =
+    std::time::Duration::from_secs(7 * 24 * 3600);
 
 impl Default for DbOptions {
     fn default() -> Self {
@@ -188,6 +209,9 @@ impl Default for DbOptions {
             normalizer_merge_below_bytes: 0,
             normalizer_min_regions: 3,
             normalizer_min_region_age: std::time::Duration::ZERO,
+            compaction_check_interval: std::time::Duration::from_secs(10),
+            major_compaction_period: DEFAULT_MAJOR_COMPACTION_PERIOD,
+            major_compaction_jitter: 0.5,
         }
     }
 }
@@ -256,6 +280,11 @@ impl DbOptions {
             self.global_memstore_limit_bytes >= 1024 * 1024,
             "must be at least 1 MiB".into(),
         )?;
+        check(
+            "major_compaction_jitter",
+            (0.0..=1.0).contains(&self.major_compaction_jitter),
+            format!("{} is outside 0.0..=1.0", self.major_compaction_jitter),
+        )?;
         Ok(())
     }
 }
@@ -315,7 +344,12 @@ impl BloomType {
     }
 }
 
-/// Block compression for a family's HFiles.
+/// Block compression for a family's HFiles, by HBase's algorithm names.
+///
+/// Every stored block records the codec it was compressed with
+/// (`docs/format.md`, "HFile: blocks"), so a family whose codec is changed
+/// keeps reading its older files, and a file may hold blocks of several
+/// codecs. All codecs are pure Rust.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Compression {
     /// Blocks stored as is.
@@ -326,26 +360,63 @@ pub enum Compression {
         /// zstd compression level.
         level: i32,
     },
+    /// LZ4's block format (HBase `LZ4`): fast to compress and very fast to
+    /// decompress, a smaller saving than zstd.
+    Lz4,
+    /// Snappy's raw format (HBase `SNAPPY`): about LZ4's speed and saving.
+    Snappy,
+    /// DEFLATE, the algorithm of gzip, at level [`GZ_LEVEL`] (HBase `GZ`):
+    /// slower than zstd for a similar saving; there for schemas that name it.
+    Gz,
 }
 
+/// The DEFLATE level of [`Compression::Gz`]: zlib's and HBase's default (6).
+pub const GZ_LEVEL: u8 = 6;
+
 impl Compression {
-    /// HBase's name (`NONE`, `ZSTD`).
+    /// Every algorithm with its default settings (zstd at level 3), in the
+    /// order of their codes.
+    pub const ALL: [Compression; 5] = [
+        Compression::None,
+        Compression::Zstd { level: 3 },
+        Compression::Lz4,
+        Compression::Snappy,
+        Compression::Gz,
+    ];
+
+    /// HBase's name (`NONE`, `ZSTD`, `LZ4`, `SNAPPY`, `GZ`).
     pub fn name(self) -> &'static str {
         match self {
             Compression::None => "NONE",
             Compression::Zstd { .. } => "ZSTD",
+            Compression::Lz4 => "LZ4",
+            Compression::Snappy => "SNAPPY",
+            Compression::Gz => "GZ",
+        }
+    }
+
+    /// The code that names the algorithm in a block trailer, the HFile meta
+    /// block and the manifest (`docs/format.md`): 0 none, 1 zstd, 2 lz4,
+    /// 3 snappy, 4 gz.
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            Compression::None => 0,
+            Compression::Zstd { .. } => 1,
+            Compression::Lz4 => 2,
+            Compression::Snappy => 3,
+            Compression::Gz => 4,
         }
     }
 
     /// Appends the compression as the HFile meta block and the manifest's
-    /// descriptors store it (`docs/format.md`): code `u8` (0 none, 1 zstd),
-    /// then the zstd level `u32` (0 without zstd).
+    /// descriptors store it (`docs/format.md`): code `u8` ([`Self::code`]),
+    /// then the zstd level `u32` (0 for every other algorithm).
     pub(crate) fn encode(self, out: &mut Vec<u8>) {
-        let (code, level) = match self {
-            Compression::None => (0, 0),
-            Compression::Zstd { level } => (1, level as u32),
+        let level = match self {
+            Compression::Zstd { level } => level as u32,
+            _ => 0,
         };
-        out.put_u8(code);
+        out.put_u8(self.code());
         out.put_u32(level);
     }
 
@@ -356,6 +427,9 @@ impl Compression {
             (1, level) => Ok(Compression::Zstd {
                 level: level as i32,
             }),
+            (2, _) => Ok(Compression::Lz4),
+            (3, _) => Ok(Compression::Snappy),
+            (4, _) => Ok(Compression::Gz),
             (other, _) => Err(DecodeError(format!("unknown compression {other}"))),
         }
     }
@@ -462,6 +536,14 @@ impl FamilyDescriptor {
     /// The TTL in milliseconds, if any.
     pub(crate) fn ttl_ms(&self) -> Option<u64> {
         self.ttl_ms
+    }
+    /// At `now_ms`, cells with a timestamp below this are expired
+    /// (`i64::MIN` without a TTL: none is).
+    pub(crate) fn oldest_unexpired_ms(&self, now_ms: i64) -> i64 {
+        match self.ttl_ms {
+            Some(ttl) => now_ms.saturating_sub(i64::try_from(ttl).unwrap_or(i64::MAX)),
+            None => i64::MIN,
+        }
     }
     /// Bloom filter kind.
     pub fn get_bloom(&self) -> BloomType {

@@ -26,22 +26,38 @@ pub fn bloom_type(name: &str) -> Option<BloomType> {
 /// [`CompressionName::compression`] picks it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CompressionName {
+    /// `GZ`.
+    Gz,
     /// `NONE`.
     None,
+    /// `SNAPPY`.
+    Snappy,
+    /// `LZ4`.
+    Lz4,
     /// `ZSTD`.
     Zstd,
 }
 
 impl CompressionName {
-    /// Every algorithm, in the order HBase's messages list them.
-    pub const ALL: [CompressionName; 2] = [CompressionName::None, CompressionName::Zstd];
+    /// Every algorithm, in the order HBase's `Compression.Algorithm` lists them (its `LZO` and
+    /// `BZIP2` are not implemented).
+    pub const ALL: [CompressionName; 5] = [
+        CompressionName::Gz,
+        CompressionName::None,
+        CompressionName::Snappy,
+        CompressionName::Lz4,
+        CompressionName::Zstd,
+    ];
     /// The names of [`CompressionName::ALL`].
-    pub const NAMES: &[&str] = &["NONE", "ZSTD"];
+    pub const NAMES: &[&str] = &["GZ", "NONE", "SNAPPY", "LZ4", "ZSTD"];
 
     /// The HBase name.
     pub fn name(self) -> &'static str {
         match self {
+            CompressionName::Gz => "GZ",
             CompressionName::None => "NONE",
+            CompressionName::Snappy => "SNAPPY",
+            CompressionName::Lz4 => "LZ4",
             CompressionName::Zstd => "ZSTD",
         }
     }
@@ -57,9 +73,12 @@ impl CompressionName {
     /// name: zstd keeps a level chosen through the library, and otherwise gets [`ZSTD_LEVEL`].
     pub fn compression(self, current: Compression) -> Compression {
         match (self, current) {
+            (CompressionName::Gz, _) => Compression::Gz,
             (CompressionName::None, _) => Compression::None,
+            (CompressionName::Snappy, _) => Compression::Snappy,
+            (CompressionName::Lz4, _) => Compression::Lz4,
             (CompressionName::Zstd, Compression::Zstd { level }) => Compression::Zstd { level },
-            (CompressionName::Zstd, Compression::None) => Compression::Zstd { level: ZSTD_LEVEL },
+            (CompressionName::Zstd, _) => Compression::Zstd { level: ZSTD_LEVEL },
         }
     }
 }
@@ -171,7 +190,12 @@ mod tests {
             CompressionName::from_name("zstd"),
             Some(CompressionName::Zstd)
         );
-        assert_eq!(CompressionName::from_name("SNAPPY"), None);
+        assert_eq!(
+            CompressionName::from_name("snappy"),
+            Some(CompressionName::Snappy)
+        );
+        assert_eq!(CompressionName::from_name("LZO"), None);
+        assert_eq!(CompressionName::from_name("BZIP2"), None);
         assert_eq!(
             CompressionName::Zstd.compression(Compression::None),
             Compression::Zstd { level: ZSTD_LEVEL }

@@ -294,8 +294,8 @@ fn argument_errors_use_hbase_messages() {
             "1:42",
         ),
         (
-            "create 't', {NAME => 'f', COMPRESSION => 'snappy'}",
-            "ERROR: Compression SNAPPY is not supported. Use one of NONE ZSTD",
+            "create 't', {NAME => 'f', COMPRESSION => 'lzo'}",
+            "ERROR: Compression LZO is not supported. Use one of GZ NONE SNAPPY LZ4 ZSTD",
             "1:42",
         ),
         (

@@ -313,4 +313,5 @@ scripts!(
     hbase_filters,
     namespaces,
     snapshots,
+    codecs,
 );

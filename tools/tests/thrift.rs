@@ -219,6 +219,11 @@ fn tables_are_created_listed_described_disabled_and_deleted() {
                 time_to_live: Some(3600),
                 ..ColumnDescriptor::default()
             },
+            ColumnDescriptor {
+                name: bytes("c"),
+                compression: Some("snappy".into()),
+                ..ColumnDescriptor::default()
+            },
         ],
     );
     create(&mut client, "s", vec![family("f", 1)]);
@@ -232,7 +237,8 @@ fn tables_are_created_listed_described_disabled_and_deleted() {
         }),
     );
     let ThriftMap(described) = described;
-    assert_eq!(described.len(), 2);
+    assert_eq!(described.len(), 3);
+    assert_eq!(described[2].1.compression.as_deref(), Some("SNAPPY"));
     let (name, a) = &described[0];
     assert_eq!(name, b"a:");
     assert_eq!(a.max_versions, Some(5));
@@ -258,18 +264,21 @@ fn tables_are_created_listed_described_disabled_and_deleted() {
         }),
     );
     assert!(matches!(exists, Response::AlreadyExists(_)), "{exists:?}");
-    let snappy = illegal_argument(fails::<()>(
+    let lzo = illegal_argument(fails::<()>(
         &mut client,
         Call::CreateTable(CreateTableArgs {
             table_name: bytes("u"),
             column_families: Some(vec![ColumnDescriptor {
                 name: bytes("f:"),
-                compression: Some("SNAPPY".into()),
+                compression: Some("LZO".into()),
                 ..ColumnDescriptor::default()
             }]),
         }),
     ));
-    assert!(snappy.contains("SNAPPY"), "{snappy}");
+    assert!(
+        lzo.contains("LZO") && lzo.contains("SNAPPY, LZ4 or ZSTD"),
+        "{lzo}"
+    );
     let no_families = illegal_argument(fails::<()>(
         &mut client,
         Call::CreateTable(CreateTableArgs {

@@ -36,7 +36,11 @@ fn keyspace_options(settings: &EngineSettings) -> KeyspaceCreateOptions {
     // fjall has no zstd: lz4 is its only block compression.
     let compression = match settings.compression {
         CompressionChoice::None => CompressionType::None,
-        CompressionChoice::Zstd => CompressionType::Lz4,
+        // fjall has no zstd, Snappy or DEFLATE: lz4 stands in for all of them.
+        CompressionChoice::Zstd
+        | CompressionChoice::Lz4
+        | CompressionChoice::Snappy
+        | CompressionChoice::Gz => CompressionType::Lz4,
     };
     KeyspaceCreateOptions::default()
         .data_block_size_policy(BlockSizePolicy::all(settings.block_size_bytes))

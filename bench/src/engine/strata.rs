@@ -150,6 +150,9 @@ impl StrataEngine {
         let compression = match settings.compression {
             CompressionChoice::None => Compression::None,
             CompressionChoice::Zstd => Compression::Zstd { level: ZSTD_LEVEL },
+            CompressionChoice::Lz4 => Compression::Lz4,
+            CompressionChoice::Snappy => Compression::Snappy,
+            CompressionChoice::Gz => Compression::Gz,
         };
         let bloom = if settings.bloom_bits_per_key == 0 {
             BloomType::None

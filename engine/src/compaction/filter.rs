@@ -64,13 +64,9 @@ impl CompactionFilter {
         bottommost: bool,
         snapshots: Vec<u64>,
     ) -> Self {
-        let oldest_unexpired_ms = match family.ttl_ms() {
-            Some(ttl) => now_ms.saturating_sub(i64::try_from(ttl).unwrap_or(i64::MAX)),
-            None => i64::MIN,
-        };
         CompactionFilter {
             window: family.get_max_versions(),
-            oldest_unexpired_ms,
+            oldest_unexpired_ms: family.oldest_unexpired_ms(now_ms),
             bottommost,
             snapshots,
         }

@@ -146,6 +146,30 @@ fn rewrite_pick(
     Ok(metas)
 }
 
+/// Drops `files` (found at the levels given) from `store` without rewriting
+/// them: wholly expired files (`super::timed`). The manifest records their
+/// removal first; then the store stops reading them and those no region
+/// references any more are deleted.
+pub(crate) fn drop_files(
+    services: &Services,
+    region: &Region,
+    store: &Store,
+    files: &[(usize, std::sync::Arc<crate::hfile::reader::HFileReader>)],
+) -> Result<()> {
+    let removed: Vec<u64> = files.iter().map(|(_, f)| f.meta().id).collect();
+    services.record(&Edit::Compaction(edit::Compaction {
+        table_id: region.table_id(),
+        region_id: region.id(),
+        family_id: store.family_id(),
+        removed: removed.clone(),
+        added: Vec::new(),
+    }))?;
+    store.transition(|version| (version.without(&removed), ()));
+    region.refresh_l0_files();
+    services.delete_unreferenced(files.iter().map(|(_, f)| f));
+    Ok(())
+}
+
 /// A lone file that overlaps nothing below moves down without rewriting.
 fn move_down(
     services: &Services,

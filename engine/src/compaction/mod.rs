@@ -39,12 +39,14 @@
 
 //!
 //! The parts: [`pick`] (scores and pickers), [`filter`] (the drop rules),
-//! [`job`] (one compaction run); the two policies below run them for a
-//! region.
+//! [`job`] (one compaction run), [`timed`] (what time alone makes due:
+//! wholly expired files dropped, periodic major compactions); the two
+//! policies below run them for a region.
 
 pub(crate) mod filter;
 pub(crate) mod job;
 pub(crate) mod pick;
+pub(crate) mod timed;
 
 use std::sync::Arc;
 
@@ -53,11 +55,14 @@ use crate::core::Services;
 use crate::error::Result;
 use crate::region::Region;
 pub(crate) use pick::region_score;
+pub(crate) use timed::work_due as timed_work_due;
 
 /// One background compaction of the most urgent store of `region` (its
 /// compaction slot held by the caller); returns whether the region has
 /// more to compact. Files a split left shared with a sibling are rewritten
-/// first, one store at a time.
+/// first, one store at a time; then the work time made due runs
+/// ([`timed::run_due`]: expired files dropped, periodic major compactions),
+/// then the most urgent store by score.
 pub(crate) fn compact_most_urgent(
     services: &Services,
     state: &TableState,
@@ -76,6 +81,7 @@ pub(crate) fn compact_most_urgent(
         }
         return Ok(true);
     }
+    timed::run_due(services, state, region)?;
     let best = region
         .stores()
         .into_iter()

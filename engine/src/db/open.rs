@@ -250,7 +250,8 @@ pub(super) fn build_region(
                 file.meta.id,
                 cache.clone(),
                 family.is_block_cache_enabled(),
-            )?;
+            )?
+            .cache_in_memory(family.is_in_memory());
             // A bulk-loaded file's cells read with the sequence its load
             // assigned, which only the manifest records.
             if reader.info().bulk.is_some() {

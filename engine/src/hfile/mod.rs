@@ -12,6 +12,7 @@
 pub(crate) mod block;
 pub(crate) mod bloom;
 pub(crate) mod cache;
+pub(crate) mod compress;
 pub(crate) mod data_block;
 pub(crate) mod index;
 pub(crate) mod reader;

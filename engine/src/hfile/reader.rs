@@ -44,9 +44,24 @@ pub(crate) struct HFileReader {
     bloom: Option<Box<[u8]>>,
     cache: Arc<BlockCache>,
     cache_data_blocks: bool,
+    /// Data blocks go into the cache's in-memory tier (an `IN_MEMORY`
+    /// family; see [`HFileReader::cache_in_memory`]).
+    cache_in_memory: bool,
     /// A bulk-loaded file's cells read with this sequence (see
     /// [`HFileReader::assign_sequence`]); `None` for every other file.
     assigned_sequence: Option<u64>,
+    /// When the file was written: its modification time when opened, in
+    /// milliseconds since the Unix epoch (HFiles are never modified after
+    /// they are finished). Periodic major compaction measures age from it.
+    written_at_ms: i64,
+}
+
+impl Drop for HFileReader {
+    fn drop(&mut self) {
+        if self.cache_in_memory {
+            self.cache.release_file(self.meta.id);
+        }
+    }
 }
 
 impl std::fmt::Debug for HFileReader {
@@ -102,6 +117,9 @@ impl HFileReader {
             ));
         }
         let leaf_count = if info.index_levels == 2 { top.len() } else { 0 };
+        let written_at_ms = file
+            .modified_ms()
+            .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
         Ok(HFileReader {
             meta,
             info,
@@ -113,8 +131,23 @@ impl HFileReader {
             bloom,
             cache,
             cache_data_blocks,
+            cache_in_memory: false,
             assigned_sequence: None,
+            written_at_ms,
         })
+    }
+
+    /// Makes the file's data blocks cache at priority when `in_memory` (its
+    /// family is `IN_MEMORY`; `hfile::cache`). Set before the reader is
+    /// shared; the blocks return to normal eviction when it is dropped.
+    pub(crate) fn cache_in_memory(mut self, in_memory: bool) -> Self {
+        self.cache_in_memory = in_memory;
+        self
+    }
+
+    /// When the file was written, in milliseconds since the Unix epoch.
+    pub(crate) fn written_at_ms(&self) -> i64 {
+        self.written_at_ms
     }
 
     /// Makes every cell of a bulk-written file (whose cells carry sequence
@@ -388,8 +421,13 @@ impl HFileReader {
         }
         let block = Arc::new(block);
         if fill_cache && self.cache_data_blocks {
-            self.cache
-                .insert(self.meta.id, handle.offset, block.clone());
+            if self.cache_in_memory {
+                self.cache
+                    .insert_in_memory(self.meta.id, handle.offset, block.clone());
+            } else {
+                self.cache
+                    .insert(self.meta.id, handle.offset, block.clone());
+            }
         }
         Ok(block)
     }

@@ -402,6 +402,16 @@ impl IoFile {
         Ok(self.file.metadata()?.len())
     }
 
+    /// When the file was last modified, in milliseconds since the Unix epoch
+    /// (0 for a time before it).
+    pub(crate) fn modified_ms(&self) -> io::Result<i64> {
+        let modified = self.file.metadata()?.modified()?;
+        let since_epoch = modified
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        Ok(i64::try_from(since_epoch.as_millis()).unwrap_or(i64::MAX))
+    }
+
     /// Reads up to `buf.len()` bytes at `offset`; returns how many were read
     /// (fewer only at end of file).
     pub(crate) fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {

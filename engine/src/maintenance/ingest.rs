@@ -588,6 +588,7 @@ fn open_placed(services: &Services, source: &Source, path: &Path, id: u64) -> Re
         services.cache.clone(),
         source.family.is_block_cache_enabled(),
     )
+    .map(|reader| reader.cache_in_memory(source.family.is_in_memory()))
     .inspect_err(|_| {
         let _ = services.io.remove_file(path);
     })

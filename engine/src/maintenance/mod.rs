@@ -108,6 +108,27 @@ impl Supervisor {
         }
     }
 
+    /// Queues a compaction of every region whose stores have work that time
+    /// alone made due (`compaction::timed`): what the compaction checker
+    /// runs every `DbOptions::compaction_check_interval`.
+    pub(crate) fn schedule_timed_compactions(&self) {
+        if self.services.is_closed() || self.services.options.read_only {
+            return;
+        }
+        for (table, region) in self.catalog.all_regions() {
+            if table.dropped.load(Ordering::Acquire)
+                || !table.enabled.load(Ordering::Acquire)
+                || region.schedule.is_retired()
+            {
+                continue;
+            }
+            let due = compaction::timed_work_due(&self.services, &table.state.read(), &region);
+            if due {
+                self.pool.schedule_compaction(&table, &region);
+            }
+        }
+    }
+
     /// Flushes `region` now (in the caller's thread) and schedules what the
     /// flush makes necessary.
     pub(crate) fn flush(&self, table: &Arc<TableInner>, region: &Arc<Region>) -> Result<()> {

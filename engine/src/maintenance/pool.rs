@@ -9,6 +9,11 @@
 //! Workers share the pool and hold the supervisor weakly, upgrading it only
 //! while they run a job, so dropping the last database handle drops the
 //! supervisor, whose drop shuts the pool down and ends them.
+//!
+//! One more thread, the compaction checker, wakes every
+//! `DbOptions::compaction_check_interval` and asks the supervisor to queue
+//! compactions for the regions whose work time made due (expired files,
+//! periodic major compactions); it holds the supervisor the same way.
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
@@ -77,6 +82,9 @@ pub(crate) struct Pool {
     work: Condvar,
     /// `wait_idle` and stalled writers wait here for jobs to finish.
     progress: Condvar,
+    /// The compaction checker sleeps here between rounds (woken early only
+    /// by shutdown).
+    tick: Condvar,
     threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -87,6 +95,7 @@ impl Pool {
             queue: Mutex::new(Queue::default()),
             work: Condvar::new(),
             progress: Condvar::new(),
+            tick: Condvar::new(),
             threads: Mutex::new(Vec::new()),
         }
     }
@@ -105,6 +114,15 @@ impl Pool {
                 std::thread::Builder::new()
                     .name(format!("strata-bg-{i}"))
                     .spawn(move || worker(&pool, &supervisor))?,
+            );
+        }
+        let interval = self.options.compaction_check_interval;
+        if !interval.is_zero() && !self.options.read_only {
+            let pool = self.clone();
+            handles.push(
+                std::thread::Builder::new()
+                    .name("strata-compaction-check".into())
+                    .spawn(move || checker(&pool, &supervisor, interval))?,
             );
         }
         Ok(())
@@ -233,6 +251,7 @@ impl Pool {
             );
             self.work.notify_all();
             self.progress.notify_all();
+            self.tick.notify_all();
             dropped
         };
         let (compactions, flushes, splits) = dropped;
@@ -299,6 +318,27 @@ impl Pool {
             q.last_error = Some(e);
         }
         self.progress.notify_all();
+    }
+}
+
+/// The compaction checker: every `interval` until shutdown, the supervisor
+/// queues the compactions time made due.
+fn checker(pool: &Pool, supervisor: &Weak<Supervisor>, interval: Duration) {
+    loop {
+        {
+            let mut q = pool.queue.lock();
+            if q.shutdown {
+                return;
+            }
+            let _ = pool.tick.wait_for(&mut q, interval);
+            if q.shutdown {
+                return;
+            }
+        }
+        let Some(supervisor) = supervisor.upgrade() else {
+            return;
+        };
+        supervisor.schedule_timed_compactions();
     }
 }
 

@@ -192,7 +192,7 @@ const CREATE: &str = "\
 Create a table: a name, one or more column families, and optional table options.
 A family is a name or a hash with NAME and any of VERSIONS, TTL (seconds, 'FOREVER'
 or '1 DAY 2 HOURS'), BLOOMFILTER (NONE, ROW, ROWCOL), BLOCKSIZE (bytes), COMPRESSION
-(NONE, ZSTD), IN_MEMORY, BLOCKCACHE.
+(NONE, ZSTD, LZ4, SNAPPY, GZ), IN_MEMORY, BLOCKCACHE.
 
   strata> create 't1', 'f1', 'f2'
   strata> create 't1', {NAME => 'f1', VERSIONS => 3, TTL => 86400, BLOOMFILTER => 'ROWCOL'}

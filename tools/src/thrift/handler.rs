@@ -1474,13 +1474,30 @@ mod tests {
         .unwrap();
         assert_eq!(with_ttl.get_ttl(), Some(Duration::from_secs(60)));
         assert_eq!(column_descriptor(&with_ttl).time_to_live, Some(60));
+        for (name, compression) in [
+            ("snappy", Compression::Snappy),
+            ("LZ4", Compression::Lz4),
+            ("GZ", Compression::Gz),
+        ] {
+            let family = family_descriptor(ColumnDescriptor {
+                name: Some(b"f".to_vec()),
+                compression: Some(name.into()),
+                ..ColumnDescriptor::default()
+            })
+            .unwrap();
+            assert_eq!(family.get_compression(), compression);
+            assert_eq!(
+                column_descriptor(&family).compression.as_deref(),
+                Some(compression.name())
+            );
+        }
         assert!(matches!(
             family_descriptor(ColumnDescriptor {
                 name: Some(b"f".to_vec()),
-                compression: Some("SNAPPY".into()),
+                compression: Some("LZO".into()),
                 ..ColumnDescriptor::default()
             }),
-            Err(Failure::IllegalArgument(message)) if message.contains("SNAPPY")
+            Err(Failure::IllegalArgument(message)) if message.contains("LZO")
         ));
         assert!(matches!(
             family_descriptor(ColumnDescriptor {
