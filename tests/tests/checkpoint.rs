@@ -39,6 +39,16 @@ fn table(name: &str) -> TableDescriptor {
         .memstore_flush_size_bytes(64 * 1024)
 }
 
+/// The row keys of table `name`, in order.
+fn row_keys(db: &Db, name: &str) -> Vec<Vec<u8>> {
+    db.table(name)
+        .unwrap()
+        .scan(&Scan::new())
+        .unwrap()
+        .map(|r| r.unwrap().row)
+        .collect()
+}
+
 /// Rows of writer `w` in the copy: must be `0..n` for some n (a prefix).
 fn prefix_len(db: &Db, writer: u64) -> u64 {
     let table = db.table("t").unwrap();
@@ -173,13 +183,7 @@ fn a_checkpoint_holds_unflushed_writes_and_the_copy_is_independent() {
     db.drop_table("t").unwrap();
     db.close().unwrap();
     let copy = Db::open(out.path().join("c"), DbOptions::default()).unwrap();
-    let rows: Vec<Vec<u8>> = copy
-        .table("t")
-        .unwrap()
-        .scan(&Scan::new())
-        .unwrap()
-        .map(|r| r.unwrap().row)
-        .collect();
+    let rows = row_keys(&copy, "t");
     assert_eq!(rows, vec![b"0-flushed".to_vec(), b"0-logged".to_vec()]);
 }
 
@@ -202,13 +206,7 @@ fn a_checkpoint_copies_a_logged_multi_row_mutation_whole() {
     assert_eq!(report.wal_mutations, 2, "{report:?}");
     db.close().unwrap();
     let copy = Db::open(out.path().join("c"), DbOptions::default()).unwrap();
-    let rows: Vec<Vec<u8>> = copy
-        .table("t")
-        .unwrap()
-        .scan(&Scan::new())
-        .unwrap()
-        .map(|r| r.unwrap().row)
-        .collect();
+    let rows = row_keys(&copy, "t");
     assert_eq!(rows, vec![b"0-a".to_vec(), b"0-b".to_vec()]);
 }
 
