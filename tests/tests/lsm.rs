@@ -834,6 +834,40 @@ fn wholly_expired_files_are_dropped_whole_by_the_checker() {
     assert_eq!(rows(&table, &Scan::new().all_versions()), visible);
 }
 
+/// A family with `MIN_VERSIONS` keeps its wholly expired files: an expired
+/// cell may still be among the newest versions of its column, which reads
+/// return (HBase's `HStore` skips expired-file removal when
+/// `minVersions > 0`).
+#[test]
+fn wholly_expired_files_stay_in_a_family_with_min_versions() {
+    let mut t = TestDb::new(1_000_000);
+    t.reopen_with(checked_often(&t.clock));
+    let table =
+        t.db.create_table(
+            TableDescriptor::new("t").family(
+                FamilyDescriptor::new("f")
+                    .max_versions(2)
+                    .min_versions(1)
+                    .ttl(Duration::from_secs(10)),
+            ),
+        )
+        .unwrap();
+    table.put(&Put::new("a").add("f", "q", "old")).unwrap();
+    table.flush().unwrap();
+    t.clock.advance(5_000);
+    table.put(&Put::new("b").add("f", "q", "new")).unwrap();
+    table.flush().unwrap();
+    let files = hfiles(t.dir.path());
+    assert_eq!(files.len(), 2);
+    // The first file's newest cell is expired; the checker runs every 10 ms.
+    t.clock.set(1_010_001);
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(hfiles(t.dir.path()), files, "no file was dropped");
+    let got = table.get(&Get::new("a")).unwrap();
+    assert_eq!(got.cells.len(), 1, "the expired newest version is returned");
+    assert_eq!(&got.cells[0].value[..], b"old");
+}
+
 /// HBase's `hbase.hregion.majorcompaction`: a store whose oldest file is older
 /// than the period (within the jitter) is major-compacted by the checker; the
 /// lone file that results is not rewritten again; a zero period turns it off.
