@@ -73,7 +73,7 @@
 //! * Option keys are checked: keys HBase knows that make no difference to strata (caching
 //!   hints, replication, encodings...) and unknown keys give a [`Warning`] (HBase prints
 //!   similar warnings for some and silently ignores others); keys that would change results
-//!   in ways strata does not implement (`MIN_VERSIONS`, `KEEP_DELETED_CELLS`, `VISIBILITY`,
+//!   in ways strata does not implement (`IS_MOB`, `ENCRYPTION`, `VISIBILITY`,
 //!   `AUTHORIZATIONS`, per-cell `TTL`, `READONLY`) are errors.
 //! * Options HBase would silently let override each other are errors: `TIMESTAMP` with
 //!   `TIMERANGE`, `ROWPREFIXFILTER` with `STARTROW`/`STOPROW`, `COLUMN` with `COLUMNS`,
