@@ -642,10 +642,7 @@ impl FamilyDescriptor {
     /// At `now_ms`, cells with a timestamp below this are expired
     /// (`i64::MIN` without a TTL: none is).
     pub(crate) fn oldest_unexpired_ms(&self, now_ms: i64) -> i64 {
-        match self.ttl_ms {
-            Some(ttl) => now_ms.saturating_sub(i64::try_from(ttl).unwrap_or(i64::MAX)),
-            None => i64::MIN,
-        }
+        oldest_unexpired_ms(self.ttl_ms, now_ms)
     }
     /// Bloom filter kind.
     pub fn get_bloom(&self) -> BloomType {
@@ -761,6 +758,15 @@ impl FamilyDescriptor {
             in_memory,
             block_cache,
         }
+    }
+}
+
+/// At `now_ms`, cells with a timestamp below this are expired under a TTL of
+/// `ttl_ms` milliseconds (`i64::MIN` without a TTL: none is).
+pub(crate) fn oldest_unexpired_ms(ttl_ms: Option<u64>, now_ms: i64) -> i64 {
+    match ttl_ms {
+        Some(ttl) => now_ms.saturating_sub(i64::try_from(ttl).unwrap_or(i64::MAX)),
+        None => i64::MIN,
     }
 }
 

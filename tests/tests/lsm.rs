@@ -747,6 +747,17 @@ fn checked_often(clock: &std::sync::Arc<strata::ManualClock>) -> DbOptions {
     }
 }
 
+/// A database at 1_000_000 ms whose compaction checker runs often, with table
+/// `t` of `family` under a 10 s TTL.
+fn checked_ttl_table(family: FamilyDescriptor) -> (TestDb, Table) {
+    let mut t = TestDb::new(1_000_000);
+    t.reopen_with(checked_often(&t.clock));
+    let table =
+        t.db.create_table(TableDescriptor::new("t").family(family.ttl(Duration::from_secs(10))))
+            .unwrap();
+    (t, table)
+}
+
 /// A file whose newest cell outlived the family's TTL is dropped whole by
 /// the compaction checker, without rewriting anything (RocksDB's FIFO/TTL
 /// compaction, HBase's `hbase.store.delete.expired.storefile`); the other
@@ -754,17 +765,7 @@ fn checked_often(clock: &std::sync::Arc<strata::ManualClock>) -> DbOptions {
 /// reopen.
 #[test]
 fn wholly_expired_files_are_dropped_whole_by_the_checker() {
-    let mut t = TestDb::new(1_000_000);
-    t.reopen_with(checked_often(&t.clock));
-    let table =
-        t.db.create_table(
-            TableDescriptor::new("t").family(
-                FamilyDescriptor::new("f")
-                    .max_versions(3)
-                    .ttl(Duration::from_secs(10)),
-            ),
-        )
-        .unwrap();
+    let (mut t, table) = checked_ttl_table(FamilyDescriptor::new("f").max_versions(3));
     // File A: puts and a delete marker, all at or before 1_000_000.
     for i in 0..50 {
         table
@@ -840,18 +841,7 @@ fn wholly_expired_files_are_dropped_whole_by_the_checker() {
 /// `minVersions > 0`).
 #[test]
 fn wholly_expired_files_stay_in_a_family_with_min_versions() {
-    let mut t = TestDb::new(1_000_000);
-    t.reopen_with(checked_often(&t.clock));
-    let table =
-        t.db.create_table(
-            TableDescriptor::new("t").family(
-                FamilyDescriptor::new("f")
-                    .max_versions(2)
-                    .min_versions(1)
-                    .ttl(Duration::from_secs(10)),
-            ),
-        )
-        .unwrap();
+    let (t, table) = checked_ttl_table(FamilyDescriptor::new("f").max_versions(2).min_versions(1));
     table.put(&Put::new("a").add("f", "q", "old")).unwrap();
     table.flush().unwrap();
     t.clock.advance(5_000);

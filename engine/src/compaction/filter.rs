@@ -379,26 +379,35 @@ mod tests {
                 .keep_deleted_cells(mode);
             CompactionFilter::new(&family, 1000, true, Vec::new()).decide_row(&cells, false)
         };
-        assert_eq!(
-            decide(KeepDeletedCells::False, 0),
-            [Keep, Ghost, Drop, Drop, Drop],
-            "FALSE: the deleted put is a ghost, markers hiding nothing go"
-        );
-        assert_eq!(
-            decide(KeepDeletedCells::True, 0),
-            [Keep, Keep, Keep, Drop, Drop],
-            "TRUE: the deleted put keeps its value, an unexpired marker stays; \
-             expired cells still go"
-        );
-        assert_eq!(
-            decide(KeepDeletedCells::True, 1),
-            [Keep, Keep, Keep, Keep, Keep],
-            "TRUE with MIN_VERSIONS: the expired put stays, and so does its marker"
-        );
-        assert_eq!(
-            decide(KeepDeletedCells::Ttl, 1),
-            [Keep, Keep, Keep, Keep, Ghost],
-            "TTL: behind an expired marker the put is a ghost, as under FALSE"
-        );
+        let cases = [
+            (
+                KeepDeletedCells::False,
+                0,
+                [Keep, Ghost, Drop, Drop, Drop],
+                "FALSE: the deleted put is a ghost, markers hiding nothing go",
+            ),
+            (
+                KeepDeletedCells::True,
+                0,
+                [Keep, Keep, Keep, Drop, Drop],
+                "TRUE: the deleted put keeps its value, an unexpired marker stays; \
+                 expired cells still go",
+            ),
+            (
+                KeepDeletedCells::True,
+                1,
+                [Keep, Keep, Keep, Keep, Keep],
+                "TRUE with MIN_VERSIONS: the expired put stays, and so does its marker",
+            ),
+            (
+                KeepDeletedCells::Ttl,
+                1,
+                [Keep, Keep, Keep, Keep, Ghost],
+                "TTL: behind an expired marker the put is a ghost, as under FALSE",
+            ),
+        ];
+        for (mode, min_versions, expected, why) in cases {
+            assert_eq!(decide(mode, min_versions), expected, "{why}");
+        }
     }
 }

@@ -35,10 +35,7 @@ impl FamilyRules {
     /// At `now_ms`, cells with a timestamp below this are expired
     /// (`i64::MIN` without a TTL: none is).
     pub(crate) fn oldest_unexpired_ms(&self, now_ms: i64) -> i64 {
-        match self.ttl_ms {
-            Some(ttl) => now_ms.saturating_sub(i64::try_from(ttl).unwrap_or(i64::MAX)),
-            None => i64::MIN,
-        }
+        crate::options::oldest_unexpired_ms(self.ttl_ms, now_ms)
     }
 
     /// Whether the put at place `place` (1 = newest) of its column's version
