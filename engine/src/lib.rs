@@ -130,8 +130,8 @@ pub use ops::{
 pub use options::{
     BloomType, Compression, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_MAJOR_COMPACTION_PERIOD,
     DEFAULT_MAX_REGION_SIZE_BYTES, DEFAULT_MEMSTORE_FLUSH_SIZE_BYTES, DEFAULT_NAMESPACE, DbOptions,
-    Durability, FamilyDescriptor, GZ_LEVEL, IoMode, MAX_PRESPLIT_REGIONS, PreSplit,
-    SYSTEM_NAMESPACE, TableDescriptor, WalRecovery,
+    Durability, FamilyDescriptor, GZ_LEVEL, IoMode, KeepDeletedCells, MAX_PRESPLIT_REGIONS,
+    PreSplit, SYSTEM_NAMESPACE, TableDescriptor, WalRecovery,
 };
 pub use read::Scanner;
 pub use read::cursor::{CellView, RowView, ScanCursor};

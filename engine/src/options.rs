@@ -435,12 +435,84 @@ impl Compression {
     }
 }
 
+/// Whether delete markers and the cells they hide are kept (HBase's
+/// `KEEP_DELETED_CELLS`, `org.apache.hadoop.hbase.KeepDeletedCells`;
+/// docs/semantics.md, "Keeping deleted cells").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KeepDeletedCells {
+    /// Compaction drops hidden cells and the markers hiding them once
+    /// nothing needs them; a marker hides what it covers from every read.
+    #[default]
+    False,
+    /// Hidden cells and markers are kept (versions beyond `VERSIONS` and
+    /// cells expired by TTL still go); a marker hides a cell only from reads
+    /// whose time range holds the marker's timestamp.
+    True,
+    /// As `True` until a marker expires by the family's TTL; from then on it
+    /// acts as under `False`.
+    Ttl,
+}
+
+impl KeepDeletedCells {
+    /// Every mode, in HBase's order.
+    pub const ALL: [KeepDeletedCells; 3] = [
+        KeepDeletedCells::False,
+        KeepDeletedCells::True,
+        KeepDeletedCells::Ttl,
+    ];
+
+    /// HBase's name (`FALSE`, `TRUE`, `TTL`).
+    pub fn name(self) -> &'static str {
+        match self {
+            KeepDeletedCells::False => "FALSE",
+            KeepDeletedCells::True => "TRUE",
+            KeepDeletedCells::Ttl => "TTL",
+        }
+    }
+
+    /// The mode HBase names `name`, in any case; `None` for another name.
+    pub fn from_name(name: &str) -> Option<KeepDeletedCells> {
+        Self::ALL
+            .into_iter()
+            .find(|mode| mode.name().eq_ignore_ascii_case(name))
+    }
+
+    /// The code the manifest stores (`docs/format.md`, *descriptor*).
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            KeepDeletedCells::False => 0,
+            KeepDeletedCells::True => 1,
+            KeepDeletedCells::Ttl => 2,
+        }
+    }
+
+    /// Reads a mode's code `u8`; an unknown code is refused.
+    pub(crate) fn decode(d: &mut Decoder<'_>) -> Result<KeepDeletedCells, DecodeError> {
+        match d.u8()? {
+            0 => Ok(KeepDeletedCells::False),
+            1 => Ok(KeepDeletedCells::True),
+            2 => Ok(KeepDeletedCells::Ttl),
+            other => Err(DecodeError(format!("unknown KEEP_DELETED_CELLS {other}"))),
+        }
+    }
+}
+
+/// What a family keeps beyond its version window and TTL: `MIN_VERSIONS`
+/// and `KEEP_DELETED_CELLS` (the manifest stores them only when either
+/// differs from its default, so older manifests read back unchanged).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Retention {
+    pub(crate) min_versions: u32,
+    pub(crate) keep_deleted_cells: KeepDeletedCells,
+}
+
 /// A column family: its name and how its cells are kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FamilyDescriptor {
     name: String,
     max_versions: u32,
     ttl_ms: Option<u64>,
+    retention: Retention,
     bloom: BloomType,
     block_size_bytes: u32,
     compression: Compression,
@@ -465,6 +537,7 @@ impl FamilyDescriptor {
             name: name.into(),
             max_versions: 1,
             ttl_ms: None,
+            retention: Retention::default(),
             bloom: BloomType::Row,
             block_size_bytes: DEFAULT_BLOCK_SIZE_BYTES,
             compression: Compression::None,
@@ -488,6 +561,23 @@ impl FamilyDescriptor {
     /// Removes the TTL (cells live forever).
     pub fn no_ttl(mut self) -> Self {
         self.ttl_ms = None;
+        self
+    }
+
+    /// `MIN_VERSIONS`: with a TTL, the newest `versions` versions of each
+    /// column are kept and returned even once expired (HBase's
+    /// `ColumnTracker`); no effect without a TTL. At most `VERSIONS`
+    /// ([`Error::InvalidOption`] otherwise, when the table is created or
+    /// altered).
+    pub fn min_versions(mut self, versions: u32) -> Self {
+        self.retention.min_versions = versions;
+        self
+    }
+
+    /// `KEEP_DELETED_CELLS`: whether deleted cells stay readable by
+    /// time-range and raw reads ([`KeepDeletedCells`]).
+    pub fn keep_deleted_cells(mut self, mode: KeepDeletedCells) -> Self {
+        self.retention.keep_deleted_cells = mode;
         self
     }
 
@@ -529,6 +619,18 @@ impl FamilyDescriptor {
     pub fn get_max_versions(&self) -> u32 {
         self.max_versions
     }
+    /// `MIN_VERSIONS`.
+    pub fn get_min_versions(&self) -> u32 {
+        self.retention.min_versions
+    }
+    /// `KEEP_DELETED_CELLS`.
+    pub fn get_keep_deleted_cells(&self) -> KeepDeletedCells {
+        self.retention.keep_deleted_cells
+    }
+    /// `MIN_VERSIONS` and `KEEP_DELETED_CELLS` together.
+    pub(crate) fn retention(&self) -> Retention {
+        self.retention
+    }
     /// The TTL, if any.
     pub fn get_ttl(&self) -> Option<Duration> {
         self.ttl_ms.map(Duration::from_millis)
@@ -540,10 +642,7 @@ impl FamilyDescriptor {
     /// At `now_ms`, cells with a timestamp below this are expired
     /// (`i64::MIN` without a TTL: none is).
     pub(crate) fn oldest_unexpired_ms(&self, now_ms: i64) -> i64 {
-        match self.ttl_ms {
-            Some(ttl) => now_ms.saturating_sub(i64::try_from(ttl).unwrap_or(i64::MAX)),
-            None => i64::MIN,
-        }
+        oldest_unexpired_ms(self.ttl_ms, now_ms)
     }
     /// Bloom filter kind.
     pub fn get_bloom(&self) -> BloomType {
@@ -572,6 +671,16 @@ impl FamilyDescriptor {
             return Err(Error::InvalidOption {
                 name: "VERSIONS",
                 reason: format!("family '{}' must keep at least 1 version", self.name),
+            });
+        }
+        if self.retention.min_versions > self.max_versions {
+            // HBase's TableDescriptorChecker refuses the same.
+            return Err(Error::InvalidOption {
+                name: "MIN_VERSIONS",
+                reason: format!(
+                    "family '{}' has MIN_VERSIONS {} above VERSIONS {}",
+                    self.name, self.retention.min_versions, self.max_versions
+                ),
             });
         }
         if self.ttl_ms == Some(0) {
@@ -610,6 +719,7 @@ impl FamilyDescriptor {
         Compression,
         bool,
         bool,
+        Retention,
     ) {
         (
             &self.name,
@@ -620,6 +730,7 @@ impl FamilyDescriptor {
             self.compression,
             self.in_memory,
             self.block_cache,
+            self.retention,
         )
     }
 
@@ -634,17 +745,28 @@ impl FamilyDescriptor {
         compression: Compression,
         in_memory: bool,
         block_cache: bool,
+        retention: Retention,
     ) -> Self {
         FamilyDescriptor {
             name,
             max_versions,
             ttl_ms,
+            retention,
             bloom,
             block_size_bytes,
             compression,
             in_memory,
             block_cache,
         }
+    }
+}
+
+/// At `now_ms`, cells with a timestamp below this are expired under a TTL of
+/// `ttl_ms` milliseconds (`i64::MIN` without a TTL: none is).
+pub(crate) fn oldest_unexpired_ms(ttl_ms: Option<u64>, now_ms: i64) -> i64 {
+    match ttl_ms {
+        Some(ttl) => now_ms.saturating_sub(i64::try_from(ttl).unwrap_or(i64::MAX)),
+        None => i64::MIN,
     }
 }
 

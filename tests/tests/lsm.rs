@@ -747,6 +747,17 @@ fn checked_often(clock: &std::sync::Arc<strata::ManualClock>) -> DbOptions {
     }
 }
 
+/// A database at 1_000_000 ms whose compaction checker runs often, with table
+/// `t` of `family` under a 10 s TTL.
+fn checked_ttl_table(family: FamilyDescriptor) -> (TestDb, Table) {
+    let mut t = TestDb::new(1_000_000);
+    t.reopen_with(checked_often(&t.clock));
+    let table =
+        t.db.create_table(TableDescriptor::new("t").family(family.ttl(Duration::from_secs(10))))
+            .unwrap();
+    (t, table)
+}
+
 /// A file whose newest cell outlived the family's TTL is dropped whole by
 /// the compaction checker, without rewriting anything (RocksDB's FIFO/TTL
 /// compaction, HBase's `hbase.store.delete.expired.storefile`); the other
@@ -754,17 +765,7 @@ fn checked_often(clock: &std::sync::Arc<strata::ManualClock>) -> DbOptions {
 /// reopen.
 #[test]
 fn wholly_expired_files_are_dropped_whole_by_the_checker() {
-    let mut t = TestDb::new(1_000_000);
-    t.reopen_with(checked_often(&t.clock));
-    let table =
-        t.db.create_table(
-            TableDescriptor::new("t").family(
-                FamilyDescriptor::new("f")
-                    .max_versions(3)
-                    .ttl(Duration::from_secs(10)),
-            ),
-        )
-        .unwrap();
+    let (mut t, table) = checked_ttl_table(FamilyDescriptor::new("f").max_versions(3));
     // File A: puts and a delete marker, all at or before 1_000_000.
     for i in 0..50 {
         table
@@ -832,6 +833,29 @@ fn wholly_expired_files_are_dropped_whole_by_the_checker() {
             .all(|kept| hfiles(t.dir.path()).contains(kept))
     );
     assert_eq!(rows(&table, &Scan::new().all_versions()), visible);
+}
+
+/// A family with `MIN_VERSIONS` keeps its wholly expired files: an expired
+/// cell may still be among the newest versions of its column, which reads
+/// return (HBase's `HStore` skips expired-file removal when
+/// `minVersions > 0`).
+#[test]
+fn wholly_expired_files_stay_in_a_family_with_min_versions() {
+    let (t, table) = checked_ttl_table(FamilyDescriptor::new("f").max_versions(2).min_versions(1));
+    table.put(&Put::new("a").add("f", "q", "old")).unwrap();
+    table.flush().unwrap();
+    t.clock.advance(5_000);
+    table.put(&Put::new("b").add("f", "q", "new")).unwrap();
+    table.flush().unwrap();
+    let files = hfiles(t.dir.path());
+    assert_eq!(files.len(), 2);
+    // The first file's newest cell is expired; the checker runs every 10 ms.
+    t.clock.set(1_010_001);
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(hfiles(t.dir.path()), files, "no file was dropped");
+    let got = table.get(&Get::new("a")).unwrap();
+    assert_eq!(got.cells.len(), 1, "the expired newest version is returned");
+    assert_eq!(&got.cells[0].value[..], b"old");
 }
 
 /// HBase's `hbase.hregion.majorcompaction`: a store whose oldest file is older

@@ -29,13 +29,23 @@ use proptest::prelude::*;
 use strata::fault::{FaultInjector, PowerLoss};
 use strata::{
     CellKind, CheckAndMutate, CompareOp, Db, DbOptions, Delete, Durability, FamilyDescriptor, Get,
-    Increment, ManualClock, Put, RowMutations, RowResult, Scan, Table, TableDescriptor,
+    Increment, KeepDeletedCells, ManualClock, Put, RowMutations, RowResult, Scan, Table,
+    TableDescriptor,
 };
 
 const ROWS: [&str; 6] = ["r0", "r1", "r2", "r3", "r4", "r5"];
-const FAMILIES: [&str; 2] = ["a", "b"];
-const VERSIONS: [u32; 2] = [2, 3];
-const TTL_MS: [Option<i64>; 2] = [None, Some(8)];
+const FAMILIES: [&str; 3] = ["a", "b", "c"];
+const VERSIONS: [u32; 3] = [2, 3, 3];
+const TTL_MS: [Option<i64>; 3] = [None, Some(8), Some(8)];
+/// `MIN_VERSIONS`: family c keeps its two newest versions past the TTL.
+const MIN_VERSIONS: [u32; 3] = [0, 0, 2];
+/// `KEEP_DELETED_CELLS`: a keeps deleted cells for good, c until the
+/// marker expires.
+const KEEP_DELETED: [KeepDeletedCells; 3] = [
+    KeepDeletedCells::True,
+    KeepDeletedCells::False,
+    KeepDeletedCells::Ttl,
+];
 const QUALIFIERS: [&str; 4] = ["", "x", "y", "cnt"];
 
 #[derive(Debug, Clone)]
@@ -135,16 +145,26 @@ impl Model {
             .rev()
             .take(VERSIONS[family] as usize)
             .collect();
+        let in_range = |ts: i64| q.time.0 <= ts && ts < q.time.1;
+        let past_ttl = |ts: i64| TTL_MS[family].is_some_and(|ttl| ts < now - ttl);
+        // Under KEEP_DELETED_CELLS a marker hides only from reads whose
+        // time range holds it (under TTL, also once it has expired).
+        let applies = |marker: &MCell| match KEEP_DELETED[family] {
+            KeepDeletedCells::False => true,
+            KeepDeletedCells::True => in_range(marker.ts),
+            KeepDeletedCells::Ttl => in_range(marker.ts) || past_ttl(marker.ts),
+        };
         let mut out = Vec::new();
-        for ts in window {
+        for (place, ts) in (1u32..).zip(window) {
             let Some(version) = puts.iter().filter(|c| c.ts == ts).max_by_key(|c| c.seq) else {
                 continue;
             };
             let hidden = markers
                 .iter()
-                .any(|m| m.seq > version.seq && Self::covers(m, ts));
-            let expired = TTL_MS[family].is_some_and(|ttl| ts < now - ttl);
-            if !hidden && !expired && q.time.0 <= ts && ts < q.time.1 {
+                .any(|m| m.seq > version.seq && Self::covers(m, ts) && applies(m));
+            // The newest MIN_VERSIONS versions outlive the TTL.
+            let expired = past_ttl(ts) && place > MIN_VERSIONS[family];
+            if !hidden && !expired && in_range(ts) {
                 out.push((ts, version.value.clone()));
             }
         }
@@ -349,7 +369,7 @@ fn ts_strategy() -> impl Strategy<Value = i64> {
 
 fn query_strategy() -> impl Strategy<Value = Query> {
     (
-        proptest::option::weighted(0.3, 0..2usize),
+        proptest::option::weighted(0.3, 0..FAMILIES.len()),
         proptest::option::weighted(0.3, 0..4usize),
         prop_oneof![3 => Just((0i64, i64::MAX)), 1 => (0i64..30, 0i64..30).prop_map(|(a, b)| (a.min(b), a.max(b)))],
         prop_oneof![Just(1u32), Just(2), Just(u32::MAX)],
@@ -542,12 +562,20 @@ impl Harness {
                     .family(
                         FamilyDescriptor::new(FAMILIES[0])
                             .max_versions(VERSIONS[0])
+                            .keep_deleted_cells(KEEP_DELETED[0])
                             .block_size_bytes(1024),
                     )
                     .family(
                         FamilyDescriptor::new(FAMILIES[1])
                             .max_versions(VERSIONS[1])
                             .ttl(Duration::from_millis(TTL_MS[1].unwrap_or(0) as u64)),
+                    )
+                    .family(
+                        FamilyDescriptor::new(FAMILIES[2])
+                            .max_versions(VERSIONS[2])
+                            .min_versions(MIN_VERSIONS[2])
+                            .keep_deleted_cells(KEEP_DELETED[2])
+                            .ttl(Duration::from_millis(TTL_MS[2].unwrap_or(0) as u64)),
                     )
                     .pre_split(strata::PreSplit::Keys(vec![b"r2".to_vec(), b"r4".to_vec()])),
             )

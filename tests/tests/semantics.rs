@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use strata::{
     Append, BatchOp, BatchResult, CellKind, CheckAndMutate, CompareOp, Delete, Durability, Error,
-    FamilyDescriptor, Get, Increment, PreSplit, Put, RowMutations, Scan, Table, TableDescriptor,
+    FamilyDescriptor, Get, Increment, KeepDeletedCells, PreSplit, Put, RowMutations, RowResult,
+    Scan, Table, TableDescriptor,
 };
 use strata_tests::{TestDb, cells, scan_rows};
 
@@ -234,6 +235,109 @@ fn r08_cells_older_than_the_ttl_are_not_returned() {
     );
 }
 
+/// Runs `check` on the table as written (memstore), after a flush, after a
+/// major compaction and after a reopen: the rules hold at every stage.
+fn at_every_stage(t: &mut TestDb, name: &str, check: impl Fn(&Table, &str)) {
+    let tbl = t.db.table(name).unwrap();
+    check(&tbl, "in the memstore");
+    tbl.flush().unwrap();
+    check(&tbl, "after a flush");
+    tbl.major_compact().unwrap();
+    check(&tbl, "after a major compaction");
+    t.reopen();
+    check(&t.db.table(name).unwrap(), "after a reopen");
+}
+
+/// R08b, HBase's `MIN_VERSIONS` (`ScanWildcardColumnTracker.checkVersion`:
+/// "keep the KV if required by minversions or it is not expired"; HBase
+/// book, "Minimum Number of Versions"): expired versions among the newest
+/// `MIN_VERSIONS` of their column are returned and kept by compaction.
+#[test]
+fn r08b_min_versions_outlive_the_ttl() {
+    let mut t = TestDb::new(100_000);
+    let ttl = Duration::from_secs(10);
+    t.db.create_table(
+        TableDescriptor::new("mv")
+            .family(
+                FamilyDescriptor::new("f")
+                    .max_versions(3)
+                    .min_versions(2)
+                    .ttl(ttl),
+            )
+            .family(FamilyDescriptor::new("g").max_versions(3).ttl(ttl)),
+    )
+    .unwrap();
+    let tbl = t.db.table("mv").unwrap();
+    for family in ["f", "g"] {
+        let mut put = Put::new("r");
+        // Now - TTL = 90_000: q is wholly expired; p has one fresh version.
+        for (q, ts) in [("q", 70_000), ("q", 80_000), ("q", 85_000)] {
+            put = put.add_at(family, q, ts, format!("{q}{ts}"));
+        }
+        for (q, ts) in [("p", 50_000), ("p", 60_000), ("p", 95_000)] {
+            put = put.add_at(family, q, ts, format!("{q}{ts}"));
+        }
+        tbl.put(&put).unwrap();
+    }
+    let expected = [
+        c("f", "p", 95_000, "p95000"),
+        c("f", "p", 60_000, "p60000"),
+        c("f", "q", 85_000, "q85000"),
+        c("f", "q", 80_000, "q80000"),
+        c("g", "p", 95_000, "p95000"),
+    ];
+    at_every_stage(&mut t, "mv", |tbl, stage| {
+        assert_eq!(cells(&tbl.get(&all("r")).unwrap()), expected, "{stage}");
+        assert_eq!(
+            cells(
+                &tbl.get(&Get::new("r").time_range(0, 82_000).all_versions())
+                    .unwrap()
+            ),
+            [c("f", "p", 60_000, "p60000"), c("f", "q", 80_000, "q80000")],
+            "{stage}: the time range selects among the kept versions"
+        );
+    });
+    // Much later every version is expired: MIN_VERSIONS still holds two.
+    t.clock.set(1_000_000);
+    let tbl = t.db.table("mv").unwrap();
+    tbl.major_compact().unwrap();
+    assert_eq!(
+        cells(&tbl.get(&all("r")).unwrap()),
+        [
+            c("f", "p", 95_000, "p95000"),
+            c("f", "p", 60_000, "p60000"),
+            c("f", "q", 85_000, "q85000"),
+            c("f", "q", 80_000, "q80000"),
+        ]
+    );
+    // A newer version pushes the oldest kept one out.
+    tbl.put(&Put::new("r").add_at("f", "q", 999_000, "fresh"))
+        .unwrap();
+    assert_eq!(
+        cells(
+            &tbl.get(&Get::new("r").column("f", "q").all_versions())
+                .unwrap()
+        ),
+        [c("f", "q", 999_000, "fresh"), c("f", "q", 85_000, "q85000")]
+    );
+    // Without a TTL MIN_VERSIONS changes nothing; above VERSIONS it is refused.
+    let refused = t.db.create_table(
+        TableDescriptor::new("bad")
+            .family(FamilyDescriptor::new("f").max_versions(1).min_versions(2)),
+    );
+    assert!(
+        matches!(
+            refused,
+            Err(Error::InvalidOption {
+                name: "MIN_VERSIONS",
+                ..
+            })
+        ),
+        "{refused:?}"
+    );
+    assert!(t.db.table("bad").is_err(), "nothing was created");
+}
+
 #[test]
 fn r09_delete_version_hides_exactly_one_timestamp() {
     let t = TestDb::new(1000);
@@ -443,6 +547,161 @@ fn r17_raw_scans_return_markers_and_hidden_cells() {
             .count(),
         1
     );
+}
+
+/// Families, timestamps, kinds and values of a raw scan's cells of the
+/// first row.
+fn raw_cells(tbl: &Table) -> Vec<(String, i64, CellKind, String)> {
+    let raw: Option<RowResult> = tbl
+        .scan(&Scan::new().raw(true).all_versions())
+        .unwrap()
+        .next()
+        .map(|r| r.unwrap());
+    raw.map(|row| {
+        row.cells
+            .iter()
+            .map(|c| {
+                (
+                    String::from_utf8_lossy(&c.family).into_owned(),
+                    c.timestamp,
+                    c.kind,
+                    String::from_utf8_lossy(&c.value).into_owned(),
+                )
+            })
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+/// R17a, HBase's `KEEP_DELETED_CELLS` (HBase book, "Keeping Deleted Cells",
+/// HBASE-9005; `NormalUserScanQueryMatcher` tracks a marker only inside the
+/// time range when deleted cells are kept, and
+/// `CompactionScanQueryMatcher.trackDelete` does not track markers at all
+/// under `TRUE`): deleted cells stay readable by time ranges that end
+/// before the delete's timestamp, by raw scans and by read snapshots taken
+/// before the delete, through flushes and major compactions; normal reads
+/// still honour the delete; versions beyond `VERSIONS` still go.
+#[test]
+fn r17a_keep_deleted_cells_keeps_deleted_cells_for_time_range_and_raw_reads() {
+    let mut t = TestDb::new(1000);
+    t.db.create_table(
+        TableDescriptor::new("kd")
+            .family(
+                FamilyDescriptor::new("f")
+                    .max_versions(2)
+                    .keep_deleted_cells(KeepDeletedCells::True),
+            )
+            .family(FamilyDescriptor::new("g").max_versions(2)),
+    )
+    .unwrap();
+    let tbl = t.db.table("kd").unwrap();
+    for family in ["f", "g"] {
+        tbl.put(&Put::new("r").add_at(family, "q", 10, "v10"))
+            .unwrap();
+        tbl.put(&Put::new("r").add_at(family, "q", 20, "v20"))
+            .unwrap();
+    }
+    for family in ["f", "g"] {
+        tbl.delete(&Delete::new("r").column_all_versions_up_to(family, "q", 30))
+            .unwrap();
+    }
+    at_every_stage(&mut t, "kd", |tbl, stage| {
+        assert!(tbl.get(&all("r")).unwrap().is_empty(), "{stage}: deleted");
+        assert_eq!(
+            cells(&tbl.get(&all("r").time_range(0, 30)).unwrap()),
+            [c("f", "q", 20, "v20"), c("f", "q", 10, "v10")],
+            "{stage}: a range ending before the marker (ts 30) sees f's deleted cells, not g's"
+        );
+        assert!(
+            tbl.get(&all("r").time_range(0, 31)).unwrap().is_empty(),
+            "{stage}: a range holding the marker honours it"
+        );
+    });
+    let tbl = t.db.table("kd").unwrap();
+    assert_eq!(
+        raw_cells(&tbl),
+        [
+            ("f".into(), 30, CellKind::DeleteColumn, "".into()),
+            ("f".into(), 20, CellKind::Put, "v20".into()),
+            ("f".into(), 10, CellKind::Put, "v10".into()),
+            ("g".into(), 30, CellKind::DeleteColumn, "".into()),
+            ("g".into(), 20, CellKind::Put, "".into()),
+            ("g".into(), 10, CellKind::Put, "".into()),
+        ],
+        "raw: f's deleted cells keep their values; g's are value-less ghosts (R16)"
+    );
+    // Versions beyond VERSIONS still go.
+    tbl.put(&Put::new("r").add_at("f", "q", 25, "v25")).unwrap();
+    tbl.flush().unwrap();
+    tbl.major_compact().unwrap();
+    assert_eq!(
+        cells(&tbl.get(&all("r").time_range(0, 30)).unwrap()),
+        [c("f", "q", 25, "v25"), c("f", "q", 20, "v20")]
+    );
+    // A read snapshot taken before a delete reads the deleted cells.
+    let snapshot = t.db.read_snapshot().unwrap();
+    tbl.delete(&Delete::new("r").family_up_to("f", 40)).unwrap();
+    tbl.flush().unwrap();
+    tbl.major_compact().unwrap();
+    assert_eq!(
+        cells(&tbl.get(&Get::new("r").snapshot(&snapshot)).unwrap()),
+        [c("f", "q", 25, "v25")]
+    );
+    drop(snapshot);
+    tbl.major_compact().unwrap();
+    assert_eq!(
+        cells(&tbl.get(&all("r").time_range(0, 30)).unwrap()),
+        [c("f", "q", 25, "v25"), c("f", "q", 20, "v20")],
+        "kept without a snapshot too"
+    );
+}
+
+/// R17b, `KEEP_DELETED_CELLS => 'TTL'` (HBase's `KeepDeletedCells.TTL`:
+/// "deleted cells are retained until the delete marker expires due to
+/// TTL"): deleted cells read as under `TRUE` while their marker lives;
+/// once it expires it acts as under `FALSE`, even for the versions
+/// `MIN_VERSIONS` keeps.
+#[test]
+fn r17b_keep_deleted_cells_ttl_keeps_them_until_the_marker_expires() {
+    let mut t = TestDb::new(100_000);
+    t.db.create_table(
+        TableDescriptor::new("kt").family(
+            FamilyDescriptor::new("f")
+                .max_versions(3)
+                .min_versions(1)
+                .ttl(Duration::from_secs(10))
+                .keep_deleted_cells(KeepDeletedCells::Ttl),
+        ),
+    )
+    .unwrap();
+    let tbl = t.db.table("kt").unwrap();
+    tbl.put(&Put::new("r").add_at("f", "q", 95_000, "v"))
+        .unwrap();
+    tbl.delete(&Delete::new("r").column_all_versions_up_to("f", "q", 96_000))
+        .unwrap();
+    at_every_stage(&mut t, "kt", |tbl, stage| {
+        assert!(tbl.get(&all("r")).unwrap().is_empty(), "{stage}");
+        assert_eq!(
+            cells(&tbl.get(&all("r").time_range(0, 96_000)).unwrap()),
+            [c("f", "q", 95_000, "v")],
+            "{stage}: the marker is alive, the deleted cell readable"
+        );
+    });
+    // The marker (96_000) expires at 106_001; the put stays by MIN_VERSIONS
+    // but the expired marker now hides it from every read.
+    t.clock.set(106_001);
+    at_every_stage(&mut t, "kt", |tbl, stage| {
+        assert!(
+            tbl.get(&all("r").time_range(0, 96_000)).unwrap().is_empty(),
+            "{stage}: the expired marker hides the cell"
+        );
+    });
+    // Unknown names are refused by name.
+    assert_eq!(
+        KeepDeletedCells::from_name("ttl"),
+        Some(KeepDeletedCells::Ttl)
+    );
+    assert_eq!(KeepDeletedCells::from_name("MAYBE"), None);
 }
 
 #[test]

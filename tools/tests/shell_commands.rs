@@ -6,9 +6,9 @@
 use strata_tools::shell::{
     Alter, AlterChange, Append, BloomFilter, CellColumn, ColumnSpec, Command, Compression, Count,
     CreateTable, Delete, DeleteAll, DeleteColumn, Durability, FamilySpec, Formatter, Get,
-    GetCounter, Incr, ListRegions, Maintenance, PreSplit, Put, RegionColumn, RowSelector, Scan,
-    ScanSpec, Split, SplitAlgorithm, StatusFormat, TableOptionKey, TableOptions, TimeFilter, Ttl,
-    Warning, parse_command,
+    GetCounter, Incr, KeepDeletedCells, ListRegions, Maintenance, PreSplit, Put, RegionColumn,
+    RowSelector, Scan, ScanSpec, Split, SplitAlgorithm, StatusFormat, TableOptionKey, TableOptions,
+    TimeFilter, Ttl, Warning, parse_command,
 };
 
 fn bytes(text: &str) -> Vec<u8> {
@@ -116,6 +116,8 @@ fn table_administration() {
         compression: Some(Compression::Zstd),
         in_memory: Some(true),
         block_cache: Some(false),
+        min_versions: Some(2),
+        keep_deleted_cells: Some(KeepDeletedCells::Ttl),
     };
     check(vec![
         (
@@ -148,7 +150,8 @@ fn table_administration() {
         ),
         (
             "create 't', {NAME => 'f', VERSIONS => 3, TTL => 86400, BLOOMFILTER => 'ROWCOL', BLOCKSIZE => 16384, \
-             COMPRESSION => 'ZSTD', IN_MEMORY => true, BLOCKCACHE => false}, {NAME => 'g'}",
+             COMPRESSION => 'ZSTD', IN_MEMORY => true, BLOCKCACHE => false, MIN_VERSIONS => 2, \
+             KEEP_DELETED_CELLS => 'TTL'}, {NAME => 'g'}",
             create(
                 vec![full_family.clone(), family("g")],
                 PreSplit::None,
@@ -157,7 +160,8 @@ fn table_administration() {
         ),
         (
             "create 't', {'NAME' => 'f', 'VERSIONS' => '3', 'TTL' => '1 DAY', 'BLOOMFILTER' => 'rowcol', 'BLOCKSIZE' => '16384', \
-             'COMPRESSION' => 'zstd', 'IN_MEMORY' => 'TRUE', 'BLOCKCACHE' => 'false'}, 'g'",
+             'COMPRESSION' => 'zstd', 'IN_MEMORY' => 'TRUE', 'BLOCKCACHE' => 'false', 'MIN_VERSIONS' => '2', \
+             'KEEP_DELETED_CELLS' => 'ttl'}, 'g'",
             create(
                 vec![full_family, family("g")],
                 PreSplit::None,

@@ -329,14 +329,19 @@ fn argument_errors_use_hbase_messages() {
             "1:40",
         ),
         (
-            "create 't', {NAME => 'f', MIN_VERSIONS => 1}",
-            "ERROR: MIN_VERSIONS is not supported by strata",
+            "create 't', {NAME => 'f', IS_MOB => true}",
+            "ERROR: IS_MOB is not supported by strata",
             "1:27",
         ),
         (
-            "create 't', {NAME => 'f', KEEP_DELETED_CELLS => true}",
-            "ERROR: KEEP_DELETED_CELLS is not supported by strata",
-            "1:27",
+            "create 't', {NAME => 'f', MIN_VERSIONS => -1}",
+            "ERROR: MIN_VERSIONS must be an Integer >= 0, got -1",
+            "1:43",
+        ),
+        (
+            "create 't', {NAME => 'f', KEEP_DELETED_CELLS => 'MAYBE'}",
+            "ERROR: KEEP_DELETED_CELLS MAYBE is not supported. Use one of FALSE TRUE TTL",
+            "1:49",
         ),
         (
             "create 't', {NAME => 'f:x'}",

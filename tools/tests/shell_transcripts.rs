@@ -314,4 +314,5 @@ scripts!(
     namespaces,
     snapshots,
     codecs,
+    retention,
 );

@@ -2,7 +2,8 @@
 //! above for what is dropped and why).
 
 use crate::cell::{CellKind, CellRef};
-use crate::options::FamilyDescriptor;
+use crate::options::{FamilyDescriptor, KeepDeletedCells};
+use crate::schema::FamilyRules;
 
 /// What happens to one cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,8 +47,9 @@ impl Decision {
 
 /// The drop rules, applied one row at a time.
 pub(crate) struct CompactionFilter {
-    window: u32,
-    /// Puts with a timestamp below this are expired.
+    /// `VERSIONS`, TTL, `MIN_VERSIONS` and `KEEP_DELETED_CELLS`.
+    rules: FamilyRules,
+    /// Cells with a timestamp below this are expired.
     oldest_unexpired_ms: i64,
     bottommost: bool,
     /// The read points of the live read snapshots, ascending: each is a
@@ -65,7 +67,7 @@ impl CompactionFilter {
         snapshots: Vec<u64>,
     ) -> Self {
         CompactionFilter {
-            window: family.get_max_versions(),
+            rules: FamilyRules::of(family),
             oldest_unexpired_ms: family.oldest_unexpired_ms(now_ms),
             bottommost,
             snapshots,
@@ -103,6 +105,16 @@ impl CompactionFilter {
             }
         }
         decisions
+    }
+
+    /// Whether a bottommost compaction may drop a marker at `timestamp` that
+    /// hides nothing it keeps: always under `KEEP_DELETED_CELLS => FALSE`;
+    /// otherwise once the marker has expired by TTL, as HBase's
+    /// `MajorCompactionScanQueryMatcher` keeps markers until then (raw
+    /// scans show them).
+    fn marker_droppable(&self, timestamp: i64) -> bool {
+        self.rules.keep_deleted_cells == KeepDeletedCells::False
+            || timestamp < self.oldest_unexpired_ms
     }
 
     /// The rules for the view of a reader at `read_point`: cells with a
@@ -151,18 +163,32 @@ impl CompactionFilter {
                     }
                     last_put_timestamp = Some(ts);
                     window_used += 1;
-                    if window_used > self.window || ts < self.oldest_unexpired_ms {
+                    if window_used > self.rules.max_versions
+                        || self
+                            .rules
+                            .expired(window_used, ts, self.oldest_unexpired_ms)
+                    {
                         decisions[index] = Decision::Drop;
                         continue;
                     }
-                    let mut hidden = false;
+                    // A marker hiding the put is needed by every read; the
+                    // put loses its value only to a marker that hides it
+                    // from every read: always under KEEP_DELETED_CELLS =>
+                    // FALSE, never under TRUE (a time-range read that
+                    // leaves the marker out returns it), once the marker
+                    // has expired under TTL.
+                    let mut hidden_from_every_read = false;
                     for m in family_markers.iter().chain(&column_markers) {
                         if m.hides(ts, seq) {
-                            hidden = true;
                             needed[m.index] = true;
+                            hidden_from_every_read |= self.rules.marker_applies(
+                                m.timestamp,
+                                false,
+                                self.oldest_unexpired_ms,
+                            );
                         }
                     }
-                    if hidden {
+                    if hidden_from_every_read {
                         decisions[index] = Decision::Ghost;
                     }
                 }
@@ -170,7 +196,11 @@ impl CompactionFilter {
         }
         if may_drop_markers {
             for (index, cell) in cells.iter().enumerate() {
-                if cell.kind.is_delete() && !needed[index] && cell.sequence <= read_point {
+                if cell.kind.is_delete()
+                    && !needed[index]
+                    && cell.sequence <= read_point
+                    && self.marker_droppable(cell.timestamp)
+                {
                     decisions[index] = Decision::Drop;
                 }
             }
@@ -296,5 +326,88 @@ mod tests {
         // Snapshots newer than every cell change nothing.
         let later = CompactionFilter::new(&family, 1000, true, vec![100]);
         assert_eq!(later.decide_row(&cells, false), [Keep, Keep, Ghost]);
+    }
+
+    /// HBase's `ColumnTracker.checkVersions` ("keep the KV if required by
+    /// minversions or it is not expired"): expired versions among the
+    /// newest `MIN_VERSIONS` of their column stay; versions beyond
+    /// `VERSIONS` go whatever their age.
+    #[test]
+    fn min_versions_keep_the_newest_expired_versions() {
+        use Decision::*;
+        let family = FamilyDescriptor::new("f")
+            .max_versions(3)
+            .min_versions(2)
+            .ttl(std::time::Duration::from_millis(100));
+        let filter = CompactionFilter::new(&family, 1000, true, Vec::new());
+        let cells = [
+            put("a", 990, 5),
+            put("a", 500, 4),
+            put("a", 400, 3),
+            put("a", 300, 2),
+            put("b", 200, 1),
+        ];
+        assert_eq!(
+            filter.decide_row(&cells, false),
+            [Keep, Keep, Drop, Drop, Keep],
+            "a: 990 unexpired, 500 second newest, 400 expired third, 300 beyond VERSIONS; \
+             b: its only version"
+        );
+    }
+
+    /// HBase's `CompactionScanQueryMatcher.trackDelete`: under
+    /// `KEEP_DELETED_CELLS => TRUE` compaction removes cells only by
+    /// versions and TTL, so a deleted put keeps its value and its marker
+    /// stays at the bottom until it expires; under `TTL` an expired marker
+    /// is tracked as under `FALSE`.
+    #[test]
+    fn kept_deleted_cells_keep_their_values_and_markers() {
+        use Decision::*;
+        let ttl = std::time::Duration::from_millis(100);
+        let cells = [
+            marker("a", 950, CellKind::DeleteColumn, 5),
+            put("a", 940, 1),
+            marker("b", 960, CellKind::Delete, 6),
+            marker("c", 800, CellKind::DeleteColumn, 7),
+            put("c", 700, 2),
+        ];
+        let decide = |mode: KeepDeletedCells, min_versions: u32| {
+            let family = FamilyDescriptor::new("f")
+                .max_versions(2)
+                .min_versions(min_versions)
+                .ttl(ttl)
+                .keep_deleted_cells(mode);
+            CompactionFilter::new(&family, 1000, true, Vec::new()).decide_row(&cells, false)
+        };
+        let cases = [
+            (
+                KeepDeletedCells::False,
+                0,
+                [Keep, Ghost, Drop, Drop, Drop],
+                "FALSE: the deleted put is a ghost, markers hiding nothing go",
+            ),
+            (
+                KeepDeletedCells::True,
+                0,
+                [Keep, Keep, Keep, Drop, Drop],
+                "TRUE: the deleted put keeps its value, an unexpired marker stays; \
+                 expired cells still go",
+            ),
+            (
+                KeepDeletedCells::True,
+                1,
+                [Keep, Keep, Keep, Keep, Keep],
+                "TRUE with MIN_VERSIONS: the expired put stays, and so does its marker",
+            ),
+            (
+                KeepDeletedCells::Ttl,
+                1,
+                [Keep, Keep, Keep, Keep, Ghost],
+                "TTL: behind an expired marker the put is a ghost, as under FALSE",
+            ),
+        ];
+        for (mode, min_versions, expected, why) in cases {
+            assert_eq!(decide(mode, min_versions), expected, "{why}");
+        }
     }
 }

@@ -22,14 +22,18 @@
 //! * puts beyond the newest `VERSIONS` distinct timestamps of the inputs
 //!   (newer levels only add newer writes, deeper ones only add timestamps,
 //!   and the timestamps ahead of such a put stay: see the next two rules);
-//! * puts older than the TTL (anything that could take their window place
-//!   has a smaller timestamp, so it is expired too).
+//! * puts older than the TTL, unless among the newest `MIN_VERSIONS` of
+//!   their column (anything that could take their window place has a
+//!   smaller timestamp, so it is expired too, and further down the window).
 //!
 //! A hidden put inside the window is kept as a value-less *ghost*: it holds
 //! its window place, which later writes with smaller timestamps depend on.
+//! Under `KEEP_DELETED_CELLS` a put hidden only by markers that some
+//! time-range read leaves out keeps its value instead (R17a, R17b).
 //! Above the bottommost level every delete marker is kept (it may hide
 //! deeper cells). At the bottommost level (nothing deeper for these rows) a
-//! marker is kept only while it hides a ghost of its row; the filter
+//! marker is kept only while it hides a kept put of its row, or, under
+//! `KEEP_DELETED_CELLS`, until it expires by TTL; the filter
 //! therefore decides a row at a time, and a row larger than
 //! [`job::MAX_BUFFERED_ROW_CELLS`] keeps all its markers.
 //!

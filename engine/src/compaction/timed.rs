@@ -31,13 +31,16 @@ use crate::region::Region;
 use crate::store::{Store, StoreVersion};
 
 /// The files of `version` (with their levels) whose every cell is expired at
-/// `now_ms` under `family`'s TTL; none without a TTL.
+/// `now_ms` under `family`'s TTL; none without a TTL, and none in a family
+/// with `MIN_VERSIONS`, whose expired cells may still be among the newest
+/// versions of their column (HBase's `HStore` skips expired-file removal
+/// for `minVersions > 0` the same way).
 pub(crate) fn expired_files(
     version: &StoreVersion,
     family: &FamilyDescriptor,
     now_ms: i64,
 ) -> Vec<(usize, Arc<HFileReader>)> {
-    if family.ttl_ms().is_none() {
+    if family.ttl_ms().is_none() || family.get_min_versions() > 0 {
         return Vec::new();
     }
     let oldest_unexpired_ms = family.oldest_unexpired_ms(now_ms);

@@ -14,7 +14,8 @@ use crate::file_meta::{BulkSource, FileMeta};
 use crate::io::{Backend, Io};
 use crate::names::CURRENT_FILE;
 use crate::options::{
-    BloomType, Compression, Durability, FamilyDescriptor, PreSplit, TableDescriptor,
+    BloomType, Compression, Durability, FamilyDescriptor, KeepDeletedCells, PreSplit,
+    TableDescriptor,
 };
 use crate::wal::format::{LEGACY_VERSION, append_frame, file_header, parse_file_header};
 
@@ -41,7 +42,9 @@ fn table(id: u64) -> TableRecord {
             .family(
                 FamilyDescriptor::new("a")
                     .max_versions(3)
-                    .ttl(Duration::from_secs(60)),
+                    .ttl(Duration::from_secs(60))
+                    .min_versions(1)
+                    .keep_deleted_cells(KeepDeletedCells::Ttl),
             )
             .family(
                 FamilyDescriptor::new("b")
@@ -74,6 +77,38 @@ fn table(id: u64) -> TableRecord {
             },
         ],
     }
+}
+
+/// A family's `MIN_VERSIONS` and `KEEP_DELETED_CELLS` follow it only when
+/// either is set (bit 1 of its TTL flag byte), so a family without them
+/// encodes as before they existed (the golden test below holds the old
+/// bytes), and a flag byte of neither form is refused.
+#[test]
+fn family_retention_is_encoded_only_when_set() {
+    let encode = |family: FamilyDescriptor| {
+        let mut out = Vec::new();
+        super::wire::encode_descriptor(&mut out, &TableDescriptor::new("t").family(family));
+        out
+    };
+    let plain = encode(FamilyDescriptor::new("f").ttl(Duration::from_secs(5)));
+    let kept = encode(
+        FamilyDescriptor::new("f")
+            .ttl(Duration::from_secs(5))
+            .keep_deleted_cells(KeepDeletedCells::True),
+    );
+    // Table name (4 + 1 bytes), family count (4), family name (4 + 1) and
+    // versions (4): the flag byte is at 18.
+    assert_eq!((plain[18], kept[18]), (0b01, 0b11));
+    assert_eq!(kept.len(), plain.len() + 5);
+    let decode =
+        |bytes: &[u8]| super::wire::decode_descriptor(&mut crate::codec::Decoder::new(bytes));
+    assert_eq!(
+        decode(&kept).unwrap().families()[0].get_keep_deleted_cells(),
+        KeepDeletedCells::True
+    );
+    let mut damaged = plain.clone();
+    damaged[18] = 0b100;
+    assert!(decode(&damaged).is_err());
 }
 
 #[test]

@@ -7,7 +7,8 @@ use super::state::{RegionRecord, StoreFile};
 use crate::codec::{DecodeError, Decoder, Encode};
 use crate::file_meta::FileMeta;
 use crate::options::{
-    BloomType, Compression, Durability, FamilyDescriptor, PreSplit, TableDescriptor,
+    BloomType, Compression, Durability, FamilyDescriptor, KeepDeletedCells, PreSplit, Retention,
+    TableDescriptor,
 };
 
 /// Appends `items` as a list: their count (`u32`), then each as `item` writes it.
@@ -43,17 +44,34 @@ pub(super) fn encode_descriptor(out: &mut Vec<u8>, d: &TableDescriptor) {
     out.put_bytes32(d.name().as_bytes());
     out.put_u32(d.families().len() as u32);
     for family in d.families() {
-        let (name, versions, ttl_ms, bloom, block_size, compression, in_memory, block_cache) =
-            family.parts();
+        let (
+            name,
+            versions,
+            ttl_ms,
+            bloom,
+            block_size,
+            compression,
+            in_memory,
+            block_cache,
+            retention,
+        ) = family.parts();
+        let has_retention = retention != Retention::default();
         out.put_bytes32(name.as_bytes());
         out.put_u32(versions);
-        out.put_u8(u8::from(ttl_ms.is_some()));
+        // Bit 0: has TTL; bit 1: retention follows the family (a byte that
+        // was 0/1 before MIN_VERSIONS existed, so older manifests read back
+        // and a family without retention encodes as it always did).
+        out.put_u8(u8::from(ttl_ms.is_some()) | (u8::from(has_retention) << 1));
         out.put_u64(ttl_ms.unwrap_or(0));
         out.put_u8(bloom.code());
         out.put_u32(block_size);
         compression.encode(out);
         out.put_u8(u8::from(in_memory));
         out.put_u8(u8::from(block_cache));
+        if has_retention {
+            out.put_u32(retention.min_versions);
+            out.put_u8(retention.keep_deleted_cells.code());
+        }
     }
     match d.get_pre_split() {
         PreSplit::None => out.put_u8(0),
@@ -88,13 +106,25 @@ pub(super) fn decode_descriptor(d: &mut Decoder<'_>) -> Result<TableDescriptor, 
     for _ in 0..family_count {
         let name = d.string32()?;
         let versions = d.u32()?;
-        let has_ttl = d.bool()?;
+        let flags = d.u8()?;
+        if flags > 0b11 {
+            return Err(DecodeError(format!("family flags byte is {flags}")));
+        }
+        let has_ttl = flags & 1 != 0;
         let ttl = d.u64()?;
         let bloom = BloomType::decode(d)?;
         let block_size = d.u32()?;
         let compression = Compression::decode(d)?;
         let in_memory = d.bool()?;
         let block_cache = d.bool()?;
+        let retention = if flags & 0b10 != 0 {
+            Retention {
+                min_versions: d.u32()?,
+                keep_deleted_cells: KeepDeletedCells::decode(d)?,
+            }
+        } else {
+            Retention::default()
+        };
         descriptor = descriptor.family(FamilyDescriptor::from_parts(
             name,
             versions,
@@ -104,6 +134,7 @@ pub(super) fn decode_descriptor(d: &mut Decoder<'_>) -> Result<TableDescriptor, 
             compression,
             in_memory,
             block_cache,
+            retention,
         ));
     }
     let pre_split = match d.u8()? {

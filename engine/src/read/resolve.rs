@@ -10,9 +10,12 @@
 //! 2. Per column, the newest `VERSIONS` distinct put timestamps form the
 //!    window; at one timestamp the put with the highest sequence is the
 //!    version. A hidden version still takes its place in the window.
-//! 3. Of the window, hidden versions, versions older than the TTL and
-//!    versions outside the query's time range drop out; then the query's max
-//!    versions apply.
+//! 3. Of the window, hidden versions, versions older than the TTL (unless
+//!    among the newest `MIN_VERSIONS`) and versions outside the query's time
+//!    range drop out; then the query's max versions apply.
+//! 4. Under `KEEP_DELETED_CELLS` a marker hides only from reads whose time
+//!    range holds its timestamp ([`FamilyRules::marker_applies`]); a marker
+//!    that does not apply is passed over as if absent.
 //!
 //! Streaming works because of the store order: within a column, markers at
 //! timestamps `>=` a put's come before it, and family markers live in the
@@ -41,7 +44,7 @@ const INLINE_FAMILY_MARKERS: usize = 4;
 /// Resolves the cells of one (row, family).
 pub(crate) struct Resolver<'a> {
     columns: Option<&'a BTreeSet<Vec<u8>>>,
-    window: u32,
+    rules: FamilyRules,
     query: QueryRules,
     /// Cells with a timestamp below this are expired.
     oldest_unexpired_ms: i64,
@@ -79,15 +82,10 @@ impl<'a> Resolver<'a> {
         query: QueryRules,
         qualifier_buffer: Vec<u8>,
     ) -> Self {
-        let oldest_unexpired_ms = match rules.ttl_ms {
-            Some(ttl) => query
-                .now_ms
-                .saturating_sub(i64::try_from(ttl).unwrap_or(i64::MAX)),
-            None => i64::MIN,
-        };
+        let oldest_unexpired_ms = rules.oldest_unexpired_ms(query.now_ms);
         Resolver {
             columns,
-            window: rules.max_versions,
+            rules,
             query,
             oldest_unexpired_ms,
             family_range_markers: SmallVec::new(),
@@ -114,17 +112,12 @@ impl<'a> Resolver<'a> {
         cell: &CellRef<'_>,
     ) -> bool {
         debug_assert!(!query.raw);
-        let oldest_unexpired_ms = match rules.ttl_ms {
-            Some(ttl) => query
-                .now_ms
-                .saturating_sub(i64::try_from(ttl).unwrap_or(i64::MAX)),
-            None => i64::MIN,
-        };
+        let oldest_unexpired_ms = rules.oldest_unexpired_ms(query.now_ms);
         cell.kind == CellKind::Put
             && rules.max_versions > 0
             && query.max_versions > 0
             && columns.is_none_or(|set| set.contains(cell.qualifier))
-            && cell.timestamp >= oldest_unexpired_ms
+            && !rules.expired(1, cell.timestamp, oldest_unexpired_ms)
             && query.time_range.contains(cell.timestamp)
     }
 
@@ -176,6 +169,15 @@ impl<'a> Resolver<'a> {
             return self.push_raw(cell);
         }
         let (ts, seq) = (cell.timestamp, cell.sequence);
+        if cell.kind.is_delete()
+            && !self.rules.marker_applies(
+                ts,
+                self.query.time_range.contains(ts),
+                self.oldest_unexpired_ms,
+            )
+        {
+            return false;
+        }
         match cell.kind {
             CellKind::DeleteFamily => {
                 self.family_range_markers.push((ts, seq));
@@ -207,10 +209,11 @@ impl<'a> Resolver<'a> {
                 }
                 self.column.last_put_timestamp = Some(ts);
                 self.column.window_used += 1;
-                let visible = self.column.window_used <= self.window
+                let place = self.column.window_used;
+                let visible = place <= self.rules.max_versions
                     && self.selected(cell.qualifier)
                     && !self.hidden(ts, seq)
-                    && ts >= self.oldest_unexpired_ms
+                    && !self.rules.expired(place, ts, self.oldest_unexpired_ms)
                     && self.query.time_range.contains(ts)
                     && self.column.returned < self.query.max_versions;
                 if visible {
@@ -234,7 +237,7 @@ impl<'a> Resolver<'a> {
         !self.query.raw
             && c.started
             && (!c.qualifier.is_empty() || !family_markers)
-            && (c.window_used >= self.window
+            && (c.window_used >= self.rules.max_versions
                 || c.returned >= self.query.max_versions
                 || !self.selected(&c.qualifier))
     }
@@ -288,6 +291,8 @@ mod tests {
         let rules = FamilyRules {
             max_versions: window,
             ttl_ms: None,
+            min_versions: 0,
+            keep_deleted_cells: crate::options::KeepDeletedCells::False,
         };
         let mut r = Resolver::new(None, rules, query, Vec::new());
         cells
@@ -373,10 +378,17 @@ mod tests {
             range in (0i64..20, 0i64..25),
             selected in proptest::option::of(proptest::sample::select(vec!["a", "b"])),
             versions in 1u32..3,
+            min_versions in 0u32..2,
+            keep_deleted_cells in proptest::sample::select(crate::options::KeepDeletedCells::ALL.to_vec()),
         ) {
             let cell = c(qualifier, timestamp, kind, 7, "v");
             let columns: Option<BTreeSet<Vec<u8>>> = selected.map(|q| [q.as_bytes().to_vec()].into_iter().collect());
-            let rules = FamilyRules { max_versions: versions, ttl_ms: ttl };
+            let rules = FamilyRules {
+                max_versions: versions,
+                ttl_ms: ttl,
+                min_versions: min_versions.min(versions),
+                keep_deleted_cells,
+            };
             let (min, max) = (range.0.min(range.1), range.0.max(range.1) + 1);
             let query = QueryRules {
                 time_range: TimeRange::new(min, max).unwrap(),

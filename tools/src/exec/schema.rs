@@ -47,6 +47,12 @@ pub fn apply_family_spec(family: FamilyDescriptor, spec: &FamilySpec) -> FamilyD
     if let Some(block_cache) = spec.block_cache {
         family = family.block_cache(block_cache);
     }
+    if let Some(versions) = spec.min_versions {
+        family = family.min_versions(versions);
+    }
+    if let Some(mode) = spec.keep_deleted_cells {
+        family = family.keep_deleted_cells(mode);
+    }
     family
 }
 
@@ -124,7 +130,7 @@ pub fn with_split_keys(descriptor: &TableDescriptor, split_keys: Vec<Vec<u8>>) -
 }
 
 /// A family as `describe` prints it, in HBase 2.x's attribute order. Attributes strata does
-/// not have print their fixed value (`MIN_VERSIONS => '0'`, `KEEP_DELETED_CELLS => 'FALSE'`);
+/// not have print their fixed value (`DATA_BLOCK_ENCODING => 'NONE'`);
 /// `NEW_VERSION_BEHAVIOR => 'true'` says how strata's deletes work.
 pub fn family_text(family: &FamilyDescriptor) -> String {
     let ttl = match family.get_ttl() {
@@ -132,6 +138,7 @@ pub fn family_text(family: &FamilyDescriptor) -> String {
         Some(ttl) => Ttl::Seconds(u32::try_from(ttl.as_secs()).unwrap_or(u32::MAX)),
     };
     let versions = family.get_max_versions().to_string();
+    let min_versions = family.get_min_versions().to_string();
     let block_size = family.get_block_size_bytes().to_string();
     let ttl = shell::format_ttl(ttl);
     descriptor_text(&[
@@ -139,11 +146,11 @@ pub fn family_text(family: &FamilyDescriptor) -> String {
         ("BLOOMFILTER", family.get_bloom().name()),
         ("IN_MEMORY", bool_text(family.is_in_memory())),
         ("VERSIONS", &versions),
-        ("KEEP_DELETED_CELLS", "FALSE"),
+        ("KEEP_DELETED_CELLS", family.get_keep_deleted_cells().name()),
         ("DATA_BLOCK_ENCODING", "NONE"),
         ("COMPRESSION", family.get_compression().name()),
         ("TTL", &ttl),
-        ("MIN_VERSIONS", "0"),
+        ("MIN_VERSIONS", &min_versions),
         ("BLOCKCACHE", bool_text(family.is_block_cache_enabled())),
         ("BLOCKSIZE", &block_size),
         ("REPLICATION_SCOPE", "0"),

@@ -544,6 +544,10 @@ pub struct FamilySpec {
     pub in_memory: Option<bool>,
     /// `BLOCKCACHE`: cache this family's data blocks on read.
     pub block_cache: Option<bool>,
+    /// `MIN_VERSIONS`: versions kept past the TTL.
+    pub min_versions: Option<u32>,
+    /// `KEEP_DELETED_CELLS`.
+    pub keep_deleted_cells: Option<KeepDeletedCells>,
 }
 
 impl FamilySpec {
@@ -558,6 +562,8 @@ impl FamilySpec {
             compression: None,
             in_memory: None,
             block_cache: None,
+            min_versions: None,
+            keep_deleted_cells: None,
         }
     }
 }
@@ -574,6 +580,9 @@ pub enum Ttl {
 /// `BLOOMFILTER` types strata builds: the engine's, named as HBase names them
 /// ([`crate::conventions::bloom_type`]).
 pub use strata::BloomType as BloomFilter;
+
+/// `KEEP_DELETED_CELLS` modes: the engine's, by HBase's names (`FALSE`, `TRUE`, `TTL`).
+pub use strata::KeepDeletedCells;
 
 /// `COMPRESSION` algorithms strata implements, by HBase's names
 /// ([`crate::conventions::CompressionName`]).

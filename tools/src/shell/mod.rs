@@ -73,7 +73,7 @@
 //! * Option keys are checked: keys HBase knows that make no difference to strata (caching
 //!   hints, replication, encodings...) and unknown keys give a [`Warning`] (HBase prints
 //!   similar warnings for some and silently ignores others); keys that would change results
-//!   in ways strata does not implement (`MIN_VERSIONS`, `KEEP_DELETED_CELLS`, `VISIBILITY`,
+//!   in ways strata does not implement (`IS_MOB`, `ENCRYPTION`, `VISIBILITY`,
 //!   `AUTHORIZATIONS`, per-cell `TTL`, `READONLY`) are errors.
 //! * Options HBase would silently let override each other are errors: `TIMESTAMP` with
 //!   `TIMERANGE`, `ROWPREFIXFILTER` with `STARTROW`/`STOPROW`, `COLUMN` with `COLUMNS`,
@@ -109,9 +109,9 @@ pub use bytes::{
 pub use command::{
     Alter, AlterChange, Append, BloomFilter, CellColumn, ColumnSpec, Command, Compression, Count,
     CreateTable, DEFAULT_COUNT_INTERVAL_ROWS, Delete, DeleteAll, DeleteColumn, Durability,
-    FamilySpec, Get, GetCounter, Incr, ListRegions, MAX_PRESPLIT_REGIONS, Maintenance, PreSplit,
-    Put, RegionColumn, RowSelector, Scan, ScanSpec, Split, SplitAlgorithm, StatusFormat,
-    TableOptionKey, TableOptions, TimeFilter, Ttl, split_keys_from_file,
+    FamilySpec, Get, GetCounter, Incr, KeepDeletedCells, ListRegions, MAX_PRESPLIT_REGIONS,
+    Maintenance, PreSplit, Put, RegionColumn, RowSelector, Scan, ScanSpec, Split, SplitAlgorithm,
+    StatusFormat, TableOptionKey, TableOptions, TimeFilter, Ttl, split_keys_from_file,
 };
 pub use error::{
     ArgumentError, ArgumentErrorKind, ArgumentScope, Arity, Expected, NameError, NameErrorKind,

@@ -6,8 +6,8 @@ use crate::shell::args::{Context, OptionPolicy, Options};
 use crate::shell::ast::{Value, ValueKind};
 use crate::shell::bytes::{to_bytes_binary, to_string_binary};
 use crate::shell::command::{
-    Alter, AlterChange, Compression, CreateTable, Durability, FamilySpec, MAX_PRESPLIT_REGIONS,
-    PreSplit, SplitAlgorithm, TableOptionKey, TableOptions, Ttl,
+    Alter, AlterChange, Compression, CreateTable, Durability, FamilySpec, KeepDeletedCells,
+    MAX_PRESPLIT_REGIONS, PreSplit, SplitAlgorithm, TableOptionKey, TableOptions, Ttl,
 };
 use crate::shell::error::{ArgumentErrorKind, ArgumentScope, Arity, ShellError, Warning};
 
@@ -32,8 +32,6 @@ const FAMILY_IGNORED: &[&str] = &[
 
 /// Column family attributes that would change results in ways strata does not implement.
 const FAMILY_UNSUPPORTED: &[&str] = &[
-    "MIN_VERSIONS",
-    "KEEP_DELETED_CELLS",
     "IS_MOB",
     "MOB_THRESHOLD",
     "MOB_COMPACT_PARTITION_POLICY",
@@ -235,6 +233,13 @@ fn family_spec(
     if let Some(value) = hash.take("BLOCKCACHE") {
         family.block_cache = Some(context.lenient_bool(value, "BLOCKCACHE")?);
     }
+    if let Some(value) = hash.take("MIN_VERSIONS") {
+        // Above VERSIONS is refused by the engine, which sees both (alter may change one).
+        family.min_versions = Some(context.lenient_u32(value, "MIN_VERSIONS", 0)?);
+    }
+    if let Some(value) = hash.take("KEEP_DELETED_CELLS") {
+        family.keep_deleted_cells = Some(keep_deleted_cells(context, value)?);
+    }
     let family_policy = OptionPolicy {
         ignored: FAMILY_IGNORED,
         unsupported: FAMILY_UNSUPPORTED,
@@ -242,6 +247,47 @@ fn family_spec(
     };
     context.finish(std::mem::take(hash), &family_policy)?;
     Ok(family)
+}
+
+/// The names `KEEP_DELETED_CELLS` takes.
+const KEEP_DELETED_CELLS_NAMES: &[&str] = &["FALSE", "TRUE", "TTL"];
+
+/// `KEEP_DELETED_CELLS => 'TRUE' | 'FALSE' | 'TTL'` (any case) or `true`/`false`, as HBase's
+/// `KeepDeletedCells.valueOf(value.to_s.upcase)` reads it.
+fn keep_deleted_cells(
+    context: &Context<'_>,
+    value: &Value,
+) -> Result<KeepDeletedCells, ShellError> {
+    let text = match &value.kind {
+        ValueKind::Bool(flag) => {
+            return Ok(if *flag {
+                KeepDeletedCells::True
+            } else {
+                KeepDeletedCells::False
+            });
+        }
+        ValueKind::Str(_) | ValueKind::Const(_) => context
+            .utf8(value, "KEEP_DELETED_CELLS")?
+            .to_ascii_uppercase(),
+        other => {
+            return Err(context.wrong_type(
+                value,
+                "KEEP_DELETED_CELLS",
+                "a String or true/false",
+                other,
+            ));
+        }
+    };
+    KeepDeletedCells::from_name(&text).ok_or_else(|| {
+        context.error(
+            ArgumentErrorKind::UnsupportedChoice {
+                what: "KEEP_DELETED_CELLS",
+                value: text,
+                choices: KEEP_DELETED_CELLS_NAMES,
+            },
+            value.span,
+        )
+    })
 }
 
 /// HBase's block size limits (`HColumnDescriptor`'s sanity check).
