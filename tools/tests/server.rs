@@ -589,6 +589,53 @@ fn parse_prometheus(text: &str) -> Vec<(String, String, f64)> {
 }
 
 #[test]
+fn the_background_io_budget_is_served_when_one_is_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let db_options = strata::DbOptions::default().with_background_write_limit(64 * 1024 * 1024);
+    let clock = db_options.clock.clone();
+    let db = Db::open(dir.path(), db_options).unwrap();
+    let server = TestServer::start(db, clock, loopback_options());
+    let mut shell = server.shell();
+    TestServer::run(
+        &mut shell,
+        "create 't', 'f'\nput 't', 'a', 'f:q', 'v'\nflush 't'\n",
+    );
+    let (status, response) = http_request(server.addresses.http, "GET", "/metrics", "");
+    assert_eq!(status, 200, "{response}");
+    let samples = parse_prometheus(body(&response));
+    let value = |family: &str, labels: &str| {
+        samples
+            .iter()
+            .find(|(f, l, _)| f == family && l == labels)
+            .map(|(_, _, v)| *v)
+            .unwrap_or_else(|| panic!("no {family}{labels} in\n{}", body(&response)))
+    };
+    assert_eq!(
+        value("strata_background_write_limit_bytes_per_second", ""),
+        64.0 * 1024.0 * 1024.0
+    );
+    let flushed = server.db.metrics().stats.hfile_bytes_written as f64;
+    assert!(flushed > 0.0);
+    assert_eq!(
+        value("strata_background_write_bytes_total", "{kind=\"flush\"}"),
+        flushed
+    );
+    assert_eq!(
+        value(
+            "strata_background_write_bytes_total",
+            "{kind=\"compaction\"}"
+        ),
+        0.0
+    );
+    assert!(
+        value(
+            "strata_background_write_wait_seconds_total",
+            "{kind=\"flush\"}"
+        ) >= 0.0
+    );
+}
+
+#[test]
 fn metrics_are_served_in_the_prometheus_text_format_at_both_paths() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::open(dir.path());
@@ -632,6 +679,10 @@ fn metrics_are_served_in_the_prometheus_text_format_at_both_paths() {
             "the WAL and the HFile"
         );
         assert_eq!(value("strata_compaction_debt_bytes", ""), 0.0);
+        assert!(
+            !body(&response).contains("strata_background_write"),
+            "no budget is set"
+        );
         assert_eq!(
             value("strata_table_compaction_debt_bytes", "{table=\"t\"}"),
             0.0
