@@ -540,6 +540,21 @@ fn the_status_page_shows_tables_regions_and_events_with_every_string_escaped() {
 
 /// Checks the Prometheus text format line by line: `# HELP`/`# TYPE` comments, samples
 /// `name{label="value",...} number` whose family was declared. Returns the samples.
+/// The value of `family` with `labels` (`{a="b"}`, or empty) among a scrape's `samples`;
+/// a missing sample fails the test, showing the scrape (`response`).
+fn sample_value(
+    samples: &[(String, String, f64)],
+    family: &str,
+    labels: &str,
+    response: &str,
+) -> f64 {
+    samples
+        .iter()
+        .find(|(f, l, _)| f == family && l == labels)
+        .map(|(_, _, v)| *v)
+        .unwrap_or_else(|| panic!("no {family}{labels} in\n{}", body(response)))
+}
+
 fn parse_prometheus(text: &str) -> Vec<(String, String, f64)> {
     let name = regex::Regex::new(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$").unwrap();
     let sample = regex::Regex::new(
@@ -603,13 +618,7 @@ fn the_background_io_budget_is_served_when_one_is_set() {
     let (status, response) = http_request(server.addresses.http, "GET", "/metrics", "");
     assert_eq!(status, 200, "{response}");
     let samples = parse_prometheus(body(&response));
-    let value = |family: &str, labels: &str| {
-        samples
-            .iter()
-            .find(|(f, l, _)| f == family && l == labels)
-            .map(|(_, _, v)| *v)
-            .unwrap_or_else(|| panic!("no {family}{labels} in\n{}", body(&response)))
-    };
+    let value = |family: &str, labels: &str| sample_value(&samples, family, labels, &response);
     assert_eq!(
         value("strata_background_write_limit_bytes_per_second", ""),
         64.0 * 1024.0 * 1024.0
@@ -652,13 +661,7 @@ fn metrics_are_served_in_the_prometheus_text_format_at_both_paths() {
             "{response}"
         );
         let samples = parse_prometheus(body(&response));
-        let value = |family: &str, labels: &str| {
-            samples
-                .iter()
-                .find(|(f, l, _)| f == family && l == labels)
-                .map(|(_, _, v)| *v)
-                .unwrap_or_else(|| panic!("no {family}{labels} in\n{}", body(&response)))
-        };
+        let value = |family: &str, labels: &str| sample_value(&samples, family, labels, &response);
         let region = server.db.table("t").unwrap().regions().unwrap()[0].id;
         let labels = format!("{{table=\"t\",region=\"{region}\"}}");
         assert_eq!(value("strata_region_written_rows_total", &labels), 2.0);

@@ -546,6 +546,18 @@ struct Held {
 impl Held {
     fn close(self) -> Result<(), Box<dyn std::error::Error>> {
         if let Some(db) = self.db {
+            if let Some(budget) = db.metrics().io_budget {
+                let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
+                eprintln!(
+                    "strata-loadgen: background I/O budget {:.1} MiB/s: flushes wrote {:.1} MiB \
+                     (waited {:.1} s), compactions {:.1} MiB (waited {:.1} s)",
+                    mib(budget.bytes_per_sec),
+                    mib(budget.flush_bytes),
+                    budget.flush_waited.as_secs_f64(),
+                    mib(budget.compaction_bytes),
+                    budget.compaction_waited.as_secs_f64()
+                );
+            }
             db.close()?;
         }
         drop(self.temp);
