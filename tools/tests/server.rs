@@ -201,6 +201,33 @@ fn a_port_in_use_is_refused_naming_the_flag() {
         .unwrap();
 }
 
+#[test]
+fn a_background_write_budget_beyond_bytes_per_second_is_refused_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = strata()
+        .args(["server", "--data"])
+        .arg(dir.path().join("db"))
+        .args([
+            "--thrift-port",
+            "0",
+            "--admin-port",
+            "0",
+            "--http-port",
+            "0",
+            "--background-write-mib-per-sec",
+            "18446744073709551615",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        error.contains("--background-write-mib-per-sec 18446744073709551615 does not fit"),
+        "{error}"
+    );
+    assert!(!dir.path().join("db").exists(), "nothing was opened");
+}
+
 fn thrift_put(client: &mut Client, table: &str, row: &str) {
     let response = client
         .call::<()>(&Call::MutateRows(MutateRowsArgs {
@@ -538,8 +565,6 @@ fn the_status_page_shows_tables_regions_and_events_with_every_string_escaped() {
     assert_eq!(page.matches("<html").count(), 1);
 }
 
-/// Checks the Prometheus text format line by line: `# HELP`/`# TYPE` comments, samples
-/// `name{label="value",...} number` whose family was declared. Returns the samples.
 /// The value of `family` with `labels` (`{a="b"}`, or empty) among a scrape's `samples`;
 /// a missing sample fails the test, showing the scrape (`response`).
 fn sample_value(
@@ -555,6 +580,8 @@ fn sample_value(
         .unwrap_or_else(|| panic!("no {family}{labels} in\n{}", body(response)))
 }
 
+/// Checks the Prometheus text format line by line: `# HELP`/`# TYPE` comments, samples
+/// `name{label="value",...} number` whose family was declared. Returns the samples.
 fn parse_prometheus(text: &str) -> Vec<(String, String, f64)> {
     let name = regex::Regex::new(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$").unwrap();
     let sample = regex::Regex::new(
