@@ -117,6 +117,7 @@ pub use db::{
 };
 pub use error::{CellKey, Error, Result};
 pub use hfile::cache::CacheStats;
+pub use io::budget::IoBudgetStats;
 #[cfg(feature = "fault-injection")]
 pub use io::fault;
 pub use io::{Backend as IoBackend, IO_ENV_VAR, io_fallback_reason};
@@ -131,7 +132,7 @@ pub use options::{
     BloomType, Compression, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_MAJOR_COMPACTION_PERIOD,
     DEFAULT_MAX_REGION_SIZE_BYTES, DEFAULT_MEMSTORE_FLUSH_SIZE_BYTES, DEFAULT_NAMESPACE, DbOptions,
     Durability, FamilyDescriptor, GZ_LEVEL, IoMode, KeepDeletedCells, MAX_PRESPLIT_REGIONS,
-    PreSplit, SYSTEM_NAMESPACE, TableDescriptor, WalRecovery,
+    MIN_BACKGROUND_WRITE_BYTES_PER_SEC, PreSplit, SYSTEM_NAMESPACE, TableDescriptor, WalRecovery,
 };
 pub use read::Scanner;
 pub use read::cursor::{CellView, RowView, ScanCursor};

@@ -177,6 +177,17 @@ pub struct DbOptions {
     /// `[1 - jitter, 1 + jitter]`, fixed per store (drawn from its region and
     /// family ids), so the stores of a database do not all rewrite at once.
     pub major_compaction_jitter: f64,
+    /// The background I/O budget: bytes per second that flushes and
+    /// compactions together may write to HFiles (default 0: unlimited), as
+    /// RocksDB's `RateLimiter`. Refilled every 100 ms; flushes are served
+    /// before compactions (compaction goes first every tenth refill, so it
+    /// is never starved). Foreground work (WAL appends, reads) and bulk
+    /// loads are never limited. A limit below the rate writes arrive at
+    /// makes L0 files pile up until writers slow down and stop
+    /// (`l0_slowdown_files`, `l0_stop_files`), and a close that flushes
+    /// large memstores takes their size over this rate. At least 64 KiB/s
+    /// when set. See docs/operations.md, "Background I/O budget".
+    pub background_write_bytes_per_sec: u64,
 }
 
 /// HBase's default `hbase.hregion.majorcompaction`: 7 days.
@@ -212,11 +223,23 @@ impl Default for DbOptions {
             compaction_check_interval: std::time::Duration::from_secs(10),
             major_compaction_period: DEFAULT_MAJOR_COMPACTION_PERIOD,
             major_compaction_jitter: 0.5,
+            background_write_bytes_per_sec: 0,
         }
     }
 }
 
+/// The smallest background I/O budget accepted (when one is set).
+pub const MIN_BACKGROUND_WRITE_BYTES_PER_SEC: u64 = 64 * 1024;
+
 impl DbOptions {
+    /// These options with a background I/O budget of `bytes_per_sec` for
+    /// flush and compaction writes (0: unlimited); see
+    /// [`DbOptions::background_write_bytes_per_sec`].
+    pub fn with_background_write_limit(mut self, bytes_per_sec: u64) -> DbOptions {
+        self.background_write_bytes_per_sec = bytes_per_sec;
+        self
+    }
+
     pub(crate) fn validate(&self) -> Result<()> {
         let check = |name: &'static str, ok: bool, value: String| {
             if ok {
@@ -279,6 +302,15 @@ impl DbOptions {
             "global_memstore_limit_bytes",
             self.global_memstore_limit_bytes >= 1024 * 1024,
             "must be at least 1 MiB".into(),
+        )?;
+        check(
+            "background_write_bytes_per_sec",
+            self.background_write_bytes_per_sec == 0
+                || self.background_write_bytes_per_sec >= MIN_BACKGROUND_WRITE_BYTES_PER_SEC,
+            format!(
+                "{} is below 64 KiB/s (0 turns the limit off)",
+                self.background_write_bytes_per_sec
+            ),
         )?;
         check(
             "major_compaction_jitter",

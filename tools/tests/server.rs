@@ -201,6 +201,33 @@ fn a_port_in_use_is_refused_naming_the_flag() {
         .unwrap();
 }
 
+#[test]
+fn a_background_write_budget_beyond_bytes_per_second_is_refused_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = strata()
+        .args(["server", "--data"])
+        .arg(dir.path().join("db"))
+        .args([
+            "--thrift-port",
+            "0",
+            "--admin-port",
+            "0",
+            "--http-port",
+            "0",
+            "--background-write-mib-per-sec",
+            "18446744073709551615",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        error.contains("--background-write-mib-per-sec 18446744073709551615 does not fit"),
+        "{error}"
+    );
+    assert!(!dir.path().join("db").exists(), "nothing was opened");
+}
+
 fn thrift_put(client: &mut Client, table: &str, row: &str) {
     let response = client
         .call::<()>(&Call::MutateRows(MutateRowsArgs {
@@ -538,6 +565,21 @@ fn the_status_page_shows_tables_regions_and_events_with_every_string_escaped() {
     assert_eq!(page.matches("<html").count(), 1);
 }
 
+/// The value of `family` with `labels` (`{a="b"}`, or empty) among a scrape's `samples`;
+/// a missing sample fails the test, showing the scrape (`response`).
+fn sample_value(
+    samples: &[(String, String, f64)],
+    family: &str,
+    labels: &str,
+    response: &str,
+) -> f64 {
+    samples
+        .iter()
+        .find(|(f, l, _)| f == family && l == labels)
+        .map(|(_, _, v)| *v)
+        .unwrap_or_else(|| panic!("no {family}{labels} in\n{}", body(response)))
+}
+
 /// Checks the Prometheus text format line by line: `# HELP`/`# TYPE` comments, samples
 /// `name{label="value",...} number` whose family was declared. Returns the samples.
 fn parse_prometheus(text: &str) -> Vec<(String, String, f64)> {
@@ -589,6 +631,47 @@ fn parse_prometheus(text: &str) -> Vec<(String, String, f64)> {
 }
 
 #[test]
+fn the_background_io_budget_is_served_when_one_is_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let db_options = strata::DbOptions::default().with_background_write_limit(64 * 1024 * 1024);
+    let clock = db_options.clock.clone();
+    let db = Db::open(dir.path(), db_options).unwrap();
+    let server = TestServer::start(db, clock, loopback_options());
+    let mut shell = server.shell();
+    TestServer::run(
+        &mut shell,
+        "create 't', 'f'\nput 't', 'a', 'f:q', 'v'\nflush 't'\n",
+    );
+    let (status, response) = http_request(server.addresses.http, "GET", "/metrics", "");
+    assert_eq!(status, 200, "{response}");
+    let samples = parse_prometheus(body(&response));
+    let value = |family: &str, labels: &str| sample_value(&samples, family, labels, &response);
+    assert_eq!(
+        value("strata_background_write_limit_bytes_per_second", ""),
+        64.0 * 1024.0 * 1024.0
+    );
+    let flushed = server.db.metrics().stats.hfile_bytes_written as f64;
+    assert!(flushed > 0.0);
+    assert_eq!(
+        value("strata_background_write_bytes_total", "{kind=\"flush\"}"),
+        flushed
+    );
+    assert_eq!(
+        value(
+            "strata_background_write_bytes_total",
+            "{kind=\"compaction\"}"
+        ),
+        0.0
+    );
+    assert!(
+        value(
+            "strata_background_write_wait_seconds_total",
+            "{kind=\"flush\"}"
+        ) >= 0.0
+    );
+}
+
+#[test]
 fn metrics_are_served_in_the_prometheus_text_format_at_both_paths() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::open(dir.path());
@@ -605,13 +688,7 @@ fn metrics_are_served_in_the_prometheus_text_format_at_both_paths() {
             "{response}"
         );
         let samples = parse_prometheus(body(&response));
-        let value = |family: &str, labels: &str| {
-            samples
-                .iter()
-                .find(|(f, l, _)| f == family && l == labels)
-                .map(|(_, _, v)| *v)
-                .unwrap_or_else(|| panic!("no {family}{labels} in\n{}", body(&response)))
-        };
+        let value = |family: &str, labels: &str| sample_value(&samples, family, labels, &response);
         let region = server.db.table("t").unwrap().regions().unwrap()[0].id;
         let labels = format!("{{table=\"t\",region=\"{region}\"}}");
         assert_eq!(value("strata_region_written_rows_total", &labels), 2.0);
@@ -632,6 +709,10 @@ fn metrics_are_served_in_the_prometheus_text_format_at_both_paths() {
             "the WAL and the HFile"
         );
         assert_eq!(value("strata_compaction_debt_bytes", ""), 0.0);
+        assert!(
+            !body(&response).contains("strata_background_write"),
+            "no budget is set"
+        );
         assert_eq!(
             value("strata_table_compaction_debt_bytes", "{table=\"t\"}"),
             0.0

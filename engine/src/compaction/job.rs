@@ -15,6 +15,7 @@ use crate::cell::{CellKind, CellRef, SeekKey};
 use crate::core::Services;
 use crate::error::Result;
 use crate::file_meta::FileMeta;
+use crate::io::budget::IoPriority;
 use crate::iter::merge::MergedSources;
 use crate::iter::source::{FileSource, LevelSource, Source};
 use crate::manifest::{Edit, edit};
@@ -275,9 +276,11 @@ impl Outputs<'_> {
             }
             let output = match &mut self.current {
                 Some(output) => output,
-                None => self
-                    .current
-                    .insert(OutputFile::create(self.services, self.family)?),
+                None => self.current.insert(OutputFile::create(
+                    self.services,
+                    self.family,
+                    IoPriority::Compaction,
+                )?),
             };
             if decision == Decision::Ghost {
                 output.add(&CellRef {

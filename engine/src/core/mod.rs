@@ -22,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::hfile::cache::BlockCache;
 use crate::hfile::reader::HFileReader;
 use crate::io::Io;
+use crate::io::budget::IoBudget;
 use crate::manifest::{Edit, Manifest};
 use crate::metrics::Latencies;
 use crate::mvcc::{Mvcc, RowLocks};
@@ -70,6 +71,9 @@ pub(crate) struct Services {
     pub(crate) counters: Counters,
     /// Latency histograms of writes, gets and scans.
     pub(crate) latencies: Latencies,
+    /// The background I/O budget flush and compaction writes share
+    /// (`None`: unlimited).
+    pub(crate) io_budget: Option<Arc<IoBudget>>,
     manifest: Mutex<Manifest>,
     /// `None` when the database is open read-only.
     wal: Option<Wal>,
@@ -97,8 +101,11 @@ impl Services {
         memstore_bytes: u64,
         lock_file: Option<File>,
     ) -> Services {
+        let io_budget = (options.background_write_bytes_per_sec > 0)
+            .then(|| Arc::new(IoBudget::new(options.background_write_bytes_per_sec)));
         Services {
             dir,
+            io_budget,
             options,
             io,
             cache,

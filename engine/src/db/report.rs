@@ -9,6 +9,7 @@ use crate::compaction::pick;
 use crate::error::{Error, Result};
 use crate::hfile::cache::CacheStats;
 use crate::io::Backend;
+use crate::io::budget::IoBudgetStats;
 use crate::metrics::LatencySnapshot;
 use crate::region::RegionActivity;
 use crate::wal::{Wal, WalStats};
@@ -79,6 +80,10 @@ pub struct DbMetrics {
     pub compaction_debt_bytes: u64,
     /// Files the database holds open: HFiles, WAL segments, the manifest.
     pub open_files: u64,
+    /// The background I/O budget's limit, the bytes flushes and
+    /// compactions wrote through it and the time they waited for it
+    /// (`None` when `DbOptions::background_write_bytes_per_sec` is 0).
+    pub io_budget: Option<IoBudgetStats>,
     /// Every table, by name.
     pub tables: Vec<TableMetrics>,
 }
@@ -281,6 +286,7 @@ impl Db {
                 .unwrap_or_default(),
             compaction_debt_bytes: tables.iter().map(|t| t.compaction_debt_bytes).sum(),
             open_files: services.io.open_files(),
+            io_budget: services.io_budget.as_ref().map(|budget| budget.stats()),
             tables,
         }
     }

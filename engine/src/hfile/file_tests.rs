@@ -58,6 +58,7 @@ fn write(
             bloom,
             bloom_bits_per_key: 10,
             bulk: None,
+            budget: None,
         },
     )
     .unwrap();
@@ -569,6 +570,7 @@ fn cells_out_of_order_are_refused() {
                 bloom: BloomType::Row,
                 bloom_bits_per_key: 10,
                 bulk: None,
+                budget: None,
             },
         )
         .unwrap();

@@ -1,6 +1,7 @@
 //! Writes an HFile from cells in store order.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::block::{BLOCK_TRAILER_BYTES, BlockHandle, frame_block, frame_in_place};
 use super::bloom::{self, cell_hash, row_hash};
@@ -9,6 +10,7 @@ use super::index::{IndexEntry, encode_index};
 use super::{BulkOrigin, FileInfo, FileMeta, MAX_INDEX_ENTRIES, Trailer, encode_meta};
 use crate::cell::{CellRef, compare_keys};
 use crate::error::{Error, Result};
+use crate::io::budget::{IoBudget, IoPriority};
 use crate::io::{Io, IoFile, SyncKind};
 use crate::options::{BloomType, Compression};
 
@@ -30,6 +32,16 @@ pub(crate) struct WriterOptions {
     /// Set by a bulk writer: recorded in the meta block (every cell then
     /// carries sequence 0; the load assigns the sequence it reads with).
     pub(crate) bulk: Option<BulkOrigin>,
+    /// The background I/O budget each buffer waits on before it is written
+    /// (flush and compaction outputs; `None`: unlimited).
+    pub(crate) budget: Option<WriteBudget>,
+}
+
+/// The I/O budget a writer draws from, and at which priority.
+#[derive(Debug, Clone)]
+pub(crate) struct WriteBudget {
+    pub(crate) budget: Arc<IoBudget>,
+    pub(crate) priority: IoPriority,
 }
 
 /// Builds one HFile.
@@ -202,6 +214,11 @@ impl HFileWriter {
     }
 
     fn flush_buffer(&mut self) -> Result<()> {
+        if let Some(limit) = &self.options.budget {
+            limit
+                .budget
+                .acquire(self.buffer.len() as u64, limit.priority);
+        }
         self.file
             .write_at(self.written, &self.buffer)
             .map_err(|e| Error::io(format!("writing {}", self.path.display()), e))?;

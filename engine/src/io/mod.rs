@@ -18,6 +18,7 @@
 //! directories, renaming and removing files, syncing a directory), so that
 //! the fault back end sees what a power loss could undo.
 
+pub(crate) mod budget;
 #[cfg(any(test, feature = "fault-injection"))]
 pub mod fault;
 mod sync;

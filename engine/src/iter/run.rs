@@ -680,6 +680,7 @@ mod tests {
                         bloom: BloomType::None,
                         bloom_bits_per_key: 10,
                         bulk: None,
+                        budget: None,
                     };
                     let mut writer = HFileWriter::create(io.clone(), &path, options).unwrap();
                     for cell in &cells {

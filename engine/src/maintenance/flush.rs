@@ -31,6 +31,7 @@ use crate::cell::SeekKey;
 use crate::core::Services;
 use crate::error::{Error, Result};
 use crate::file_meta::FileMeta;
+use crate::io::budget::IoPriority;
 use crate::iter::merge::MergedSources;
 use crate::iter::source::{MemstoreSource, Source};
 use crate::manifest::{Edit, edit};
@@ -179,7 +180,7 @@ fn write_file(
     if merged.current().is_none() {
         return Ok(None);
     }
-    let mut output = OutputFile::create(services, family)?;
+    let mut output = OutputFile::create(services, family, IoPriority::Flush)?;
     let written = (|| -> Result<()> {
         while let Some(cell) = merged.current() {
             output.add(&cell)?;

@@ -19,7 +19,8 @@ use crate::cell::CellRef;
 use crate::core::Services;
 use crate::error::Result;
 use crate::hfile::reader::HFileReader;
-use crate::hfile::writer::{HFileWriter, WriterOptions};
+use crate::hfile::writer::{HFileWriter, WriteBudget, WriterOptions};
+use crate::io::budget::IoPriority;
 use crate::names::hfile_name;
 use crate::options::FamilyDescriptor;
 
@@ -32,6 +33,7 @@ pub(crate) fn writer_options(family: &FamilyDescriptor, bloom_bits_per_key: u32)
         bloom: family.get_bloom(),
         bloom_bits_per_key,
         bulk: None,
+        budget: None,
     }
 }
 
@@ -52,11 +54,22 @@ pub(crate) struct NewFile {
 }
 
 impl OutputFile {
-    /// Starts a new file of `family`.
-    pub(crate) fn create(services: &Services, family: &FamilyDescriptor) -> Result<OutputFile> {
+    /// Starts a new file of `family`, written for `priority` (a flush or a
+    /// compaction) through the database's background I/O budget.
+    pub(crate) fn create(
+        services: &Services,
+        family: &FamilyDescriptor,
+        priority: IoPriority,
+    ) -> Result<OutputFile> {
         let id = services.allocate_file_id();
         let path = services.data_dir().join(hfile_name(id));
-        let options = writer_options(family, services.options.bloom_bits_per_key);
+        let options = WriterOptions {
+            budget: services
+                .io_budget
+                .clone()
+                .map(|budget| WriteBudget { budget, priority }),
+            ..writer_options(family, services.options.bloom_bits_per_key)
+        };
         let writer = HFileWriter::create(services.io.clone(), &path, options)?;
         Ok(OutputFile {
             writer,

@@ -124,6 +124,15 @@ struct Args {
     /// default block cache, 256].
     #[arg(long)]
     cache_mb: Option<u64>,
+    /// strata's background I/O budget, MiB per second that flushes and
+    /// compactions may write together (`DbOptions::background_write_bytes_per_sec`)
+    /// [default: unlimited].
+    #[arg(long)]
+    background_write_mib_per_sec: Option<u64>,
+    /// strata's memstore flush size for a fresh table, MiB (small values make
+    /// a compaction-heavy run) [default: strata's, 128].
+    #[arg(long)]
+    memstore_flush_mb: Option<u64>,
     /// Pre-split a fresh table into this many regions (by the key pattern).
     #[arg(long, default_value_t = 1)]
     regions: usize,
@@ -336,6 +345,15 @@ fn choices_of(args: &Args, spec: &LoadSpec) -> Result<Vec<Choice>, Box<dyn std::
         if args.cache_mb.is_some() && !in_process {
             return Err("--cache-mb: a Thrift server's block cache is the server's own".into());
         }
+        if (args.background_write_mib_per_sec.is_some() || args.memstore_flush_mb.is_some())
+            && !in_process
+        {
+            return Err(
+                "--background-write-mib-per-sec, --memstore-flush-mb: a Thrift server's \
+                 options are the server's own (strata server --background-write-mib-per-sec)"
+                    .into(),
+            );
+        }
         if args.durability.is_some() && !in_process {
             return Err(
                 "--durability: a Thrift server's writes have the server's durability (strata \
@@ -528,6 +546,18 @@ struct Held {
 impl Held {
     fn close(self) -> Result<(), Box<dyn std::error::Error>> {
         if let Some(db) = self.db {
+            if let Some(budget) = db.metrics().io_budget {
+                let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
+                eprintln!(
+                    "strata-loadgen: background I/O budget {:.1} MiB/s: flushes wrote {:.1} MiB \
+                     (waited {:.1} s), compactions {:.1} MiB (waited {:.1} s)",
+                    mib(budget.bytes_per_sec),
+                    mib(budget.flush_bytes),
+                    budget.flush_waited.as_secs_f64(),
+                    mib(budget.compaction_bytes),
+                    budget.compaction_waited.as_secs_f64()
+                );
+            }
             db.close()?;
         }
         drop(self.temp);
@@ -605,6 +635,9 @@ fn prepare_strata(
         &dir,
         DbOptions {
             block_cache_bytes: cache_bytes(args),
+            background_write_bytes_per_sec: args
+                .background_write_mib_per_sec
+                .map_or(0, |mib| mib.saturating_mul(1024 * 1024)),
             ..DbOptions::default()
         },
     )?;
@@ -635,11 +668,13 @@ fn prepare_strata(
             if args.data.is_some() && args.records.is_none() {
                 spec.records = DEFAULT_RECORDS;
             }
-            let t = opened.create_table(
-                TableDescriptor::new(&args.table)
-                    .family(FamilyDescriptor::new(String::from_utf8_lossy(FAMILY)))
-                    .durability(durability(args)),
-            )?;
+            let mut descriptor = TableDescriptor::new(&args.table)
+                .family(FamilyDescriptor::new(String::from_utf8_lossy(FAMILY)))
+                .durability(durability(args));
+            if let Some(mb) = args.memstore_flush_mb {
+                descriptor = descriptor.memstore_flush_size_bytes(mb.saturating_mul(1024 * 1024));
+            }
+            let t = opened.create_table(descriptor)?;
             for key in spec.keys.split_keys(args.regions, spec.records)? {
                 t.split(Some(&key))?;
             }

@@ -212,6 +212,11 @@ struct ThriftArgs {
     /// What opening does with a damaged WAL (as for `strata shell`).
     #[arg(long, value_enum, default_value_t = WalRecoveryArg::Strict)]
     wal_recovery: WalRecoveryArg,
+    /// The background I/O budget: MiB per second that flushes and compactions together may
+    /// write (RocksDB's rate limiter; HBase's compaction throughput limit). 0: unlimited.
+    /// Foreground writes (the WAL) and reads are never limited.
+    #[arg(long, default_value_t = 0)]
+    background_write_mib_per_sec: u64,
 }
 
 /// How the Thrift gateway serves its clients (`strata thrift` and `strata server`).
@@ -315,6 +320,11 @@ struct ServerArgs {
     /// What opening does with a damaged WAL (as for `strata shell`).
     #[arg(long, value_enum, default_value_t = WalRecoveryArg::Strict)]
     wal_recovery: WalRecoveryArg,
+    /// The background I/O budget: MiB per second that flushes and compactions together may
+    /// write (RocksDB's rate limiter; HBase's compaction throughput limit). 0: unlimited.
+    /// Foreground writes (the WAL) and reads are never limited.
+    #[arg(long, default_value_t = 0)]
+    background_write_mib_per_sec: u64,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -747,12 +757,20 @@ impl SignalWatch {
     }
 }
 
+/// `--background-write-mib-per-sec` in bytes per second.
+fn mib_per_sec(mib: u64) -> Result<u64, String> {
+    mib.checked_mul(1024 * 1024).ok_or_else(|| {
+        format!("--background-write-mib-per-sec {mib} does not fit in bytes per second")
+    })
+}
+
 /// `strata thrift`: serves until SIGINT or SIGTERM, then closes the database.
 fn thrift(args: ThriftArgs) -> Result<ExitCode, String> {
     let db_options = DbOptions {
         wal_recovery: args.wal_recovery.into(),
         ..DbOptions::default()
-    };
+    }
+    .with_background_write_limit(mib_per_sec(args.background_write_mib_per_sec)?);
     let db = Db::open(&args.data, db_options).map_err(|error| open_error(&args.data, &error))?;
     report_recovery(db.recovery_report());
     let options = args.gateway.options(SocketAddr::new(args.bind, args.port));
@@ -787,7 +805,8 @@ fn server(args: ServerArgs) -> Result<ExitCode, String> {
     let db_options = DbOptions {
         wal_recovery: args.wal_recovery.into(),
         ..DbOptions::default()
-    };
+    }
+    .with_background_write_limit(mib_per_sec(args.background_write_mib_per_sec)?);
     let clock = db_options.clock.clone();
     let db = Db::open(&args.data, db_options).map_err(|error| open_error(&args.data, &error))?;
     log_recovery(db.recovery_report());

@@ -460,7 +460,7 @@ fn engine_families(snapshot: &StateSnapshot) -> Vec<Family> {
             table.compaction_debt_bytes,
         );
     }
-    vec![
+    let mut families = vec![
         histogram(
             "strata_write_latency_seconds",
             "Commits of puts, deletes, increments, appends, check-and-mutates and batches (HBase's Put/Mutate), from the WAL append to visible (and synced when asked); one in 16 per thread timed and counted 16 times.",
@@ -494,6 +494,39 @@ fn engine_families(snapshot: &StateSnapshot) -> Vec<Family> {
             "Files the database holds open: HFiles, WAL segments, the manifest.",
             engine.open_files,
         ),
+    ];
+    if let Some(budget) = &engine.io_budget {
+        families.extend(io_budget_families(budget));
+    }
+    families
+}
+
+/// The background I/O budget (`DbOptions::background_write_bytes_per_sec`), when one is set:
+/// its limit, and the bytes flushes and compactions wrote through it and the time they waited.
+fn io_budget_families(budget: &strata::IoBudgetStats) -> Vec<Family> {
+    use Kind::{Counter, Gauge};
+    let kind = |name: &str| vec![("kind", name.to_owned())];
+    vec![
+        Family::single(
+            "strata_background_write_limit_bytes_per_second",
+            Gauge,
+            "The background I/O budget flush and compaction writes share.",
+            budget.bytes_per_sec,
+        ),
+        Family::new(
+            "strata_background_write_bytes",
+            Counter,
+            "Bytes flushes and compactions wrote through the background I/O budget.",
+        )
+        .sample(kind("flush"), budget.flush_bytes)
+        .sample(kind("compaction"), budget.compaction_bytes),
+        Family::new(
+            "strata_background_write_wait_seconds",
+            Counter,
+            "Seconds flush and compaction writes waited for the background I/O budget.",
+        )
+        .sample(kind("flush"), budget.flush_waited.as_secs_f64())
+        .sample(kind("compaction"), budget.compaction_waited.as_secs_f64()),
     ]
 }
 
