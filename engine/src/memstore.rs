@@ -334,6 +334,26 @@ struct WriterState {
     rng: u64,
     /// Rows the row filter's newest segment took.
     filter_rows: usize,
+    /// Where the last insert went, so that the next key after it (a
+    /// sequential load, or the next cell of the same row) is inserted
+    /// without a search.
+    splice: Splice,
+}
+
+/// The neighbours of the last inserted key at every level (RocksDB's
+/// skiplist keeps the same `Splice`). Invariant, kept by the writer under
+/// its lock: at each level `l` below the memstore's height, `prev[l]` is the
+/// last node at that level whose key is <= the last inserted key (`None`:
+/// the head) and `next[l]` is the node right after it at that level
+/// (`None`: the end). Levels at or above the height hold `None` for both,
+/// which is what the head's empty links say. Since the nodes of level
+/// `l + 1` are some of those of level `l`, each level's interval contains
+/// the one below it; so a key that falls between `prev[0]` and `next[0]`
+/// falls between `prev[l]` and `next[l]` at every level, and `prev` is
+/// exactly what a search from the head would find for it.
+struct Splice {
+    prev: [Option<NodePtr>; MAX_HEIGHT],
+    next: [Option<NodePtr>; MAX_HEIGHT],
 }
 
 /// Sorted in-memory cells of one store.
@@ -385,6 +405,10 @@ impl Memstore {
                 arena: Arena::new(),
                 rng: 0x2545_F491_4F6C_DD1D,
                 filter_rows: 0,
+                splice: Splice {
+                    prev: [None; MAX_HEIGHT],
+                    next: [None; MAX_HEIGHT],
+                },
             }),
             rows: RowFilter::new(),
             allocated_bytes: AtomicU64::new(0),
@@ -527,6 +551,27 @@ impl Memstore {
         }
     }
 
+    /// The nodes before `key` at every level and the first node at or after
+    /// it, taken from the splice of the last insert when `key` falls between
+    /// that insert's neighbours at the bottom level (then, by the splice's
+    /// invariant, at every level): a sequential load's next key, or the next
+    /// cell of the row just inserted, costs one or two comparisons instead
+    /// of a search. `None` when it does not fall there.
+    fn within_splice(
+        &self,
+        splice: &Splice,
+        key: &SeekKey<'_>,
+    ) -> Option<([Option<NodePtr>; MAX_HEIGHT], Option<NodePtr>)> {
+        let after_prev = splice.prev[0].is_none_or(|before| {
+            compare_keys(before.view(self).tuple(), key.tuple()) == CmpOrdering::Less
+        });
+        let before_next = after_prev
+            && splice.next[0].is_none_or(|after| {
+                compare_keys(key.tuple(), after.view(self).tuple()) != CmpOrdering::Greater
+            });
+        before_next.then_some((splice.prev, splice.next[0]))
+    }
+
     /// Inserts cells (one mutation's cells for this store) under the writer
     /// lock. A cell whose full key (including sequence) is already present
     /// is skipped: keys are unique within a memstore.
@@ -583,8 +628,14 @@ impl Memstore {
             kind: cell.kind,
             sequence: cell.sequence,
         };
-        let mut prev = [None; MAX_HEIGHT];
-        let existing = self.find_greater_or_equal(&key, Some(&mut prev));
+        let (prev, existing) = match self.within_splice(&writer.splice, &key) {
+            Some(found) => found,
+            None => {
+                let mut prev = [None; MAX_HEIGHT];
+                let existing = self.find_greater_or_equal(&key, Some(&mut prev));
+                (prev, existing)
+            }
+        };
         if existing.is_some_and(|n| compare_keys(n.view(self).tuple(), key.tuple()).is_eq()) {
             return 0;
         }
@@ -624,6 +675,18 @@ impl Memstore {
             node.link(self, level)
                 .store(slot.load(Ordering::Relaxed), Ordering::Relaxed);
             slot.store(node.0.as_ptr(), Ordering::Release);
+        }
+        // The new node is now the last one <= its key at the levels it
+        // stands on; above them the nodes before the key stay the last.
+        let levels = self.max_height.load(Ordering::Relaxed);
+        for level in 0..levels {
+            let before = if level < height {
+                Some(node)
+            } else {
+                prev[level]
+            };
+            writer.splice.prev[level] = before;
+            writer.splice.next[level] = self.load(before, level);
         }
         self.cell_count.fetch_add(1, Ordering::Relaxed);
         if cell.kind.is_family_marker() {
@@ -962,6 +1025,68 @@ mod tests {
         );
         // Gets of absent rows find nothing, with or without the filter.
         assert!(Cursor::at_row(&Arc::new(m), b"absent").is_none());
+    }
+
+    /// The keys of every level's list, head to end.
+    fn level_keys(m: &Memstore) -> Vec<Vec<Key>> {
+        (0..m.max_height.load(Ordering::Relaxed))
+            .map(|level| {
+                let mut keys = Vec::new();
+                let mut node = m.load(None, level);
+                while let Some(n) = node {
+                    keys.push(model_key(&n.view(m)));
+                    node = m.load(Some(n), level);
+                }
+                keys
+            })
+            .collect()
+    }
+
+    #[test]
+    fn inserts_after_the_last_key_and_jumps_back_keep_every_level_sorted() {
+        // Ascending runs (which the splice places without a search), jumps
+        // back into the middle and to the front, the next cell of the row
+        // just written, and duplicates of the last key, of a key before it
+        // and of the one right after it.
+        let m = Memstore::new();
+        let mut model = BTreeSet::new();
+        let mut insert = |row: String, q: &[u8], seq: u64| {
+            let cell = put(row.as_bytes(), q, 1, seq, b"v");
+            m.insert_all(std::slice::from_ref(&cell));
+            model.insert(model_key(&cell));
+        };
+        for i in 0..3_000u64 {
+            insert(format!("row{:05}", i * 2), b"a", 1);
+            if i % 7 == 0 {
+                insert(format!("row{:05}", i * 2), b"b", 1);
+            }
+            if i % 97 == 0 {
+                insert(format!("row{:05}", i), b"a", 1);
+                insert(format!("row{:05}", i + 1), b"a", 1);
+                insert(format!("row{:05}", i), b"a", 1);
+            }
+            if i % 500 == 0 {
+                insert("a".to_owned(), b"a", i);
+            }
+        }
+        let levels = level_keys(&m);
+        let want: Vec<Key> = model.into_iter().collect();
+        assert_eq!(
+            levels[0], want,
+            "the bottom level holds every key once, sorted"
+        );
+        assert_eq!(m.cell_count() as usize, want.len());
+        for (level, keys) in levels.iter().enumerate().skip(1) {
+            assert!(
+                keys.windows(2).all(|pair| pair[0] < pair[1]),
+                "level {level} is sorted"
+            );
+            assert!(
+                keys.iter()
+                    .all(|key| levels[level - 1].binary_search(key).is_ok()),
+                "level {level} holds only keys of the level below"
+            );
+        }
     }
 
     proptest! {
