@@ -12,6 +12,7 @@
 //! `docs/reliability.md`): the failed write or sync is never retried, since
 //! a retried sync could report success for data the page cache dropped.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -29,30 +30,34 @@ use crate::wal::format::{
     encode_mutation, finish_frame, multi_row_payload_bytes, mutation_payload_bytes,
 };
 
-/// One cell of a prepared mutation.
+/// One cell of a prepared mutation. Its bytes are borrowed from the
+/// mutation when it has them (a put's qualifier and value: copying them
+/// was two allocations a put) and owned when the write made them (an
+/// increment's new value).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct PreparedCell {
-    pub(crate) qualifier: Vec<u8>,
+pub(crate) struct PreparedCell<'a> {
+    pub(crate) qualifier: Cow<'a, [u8]>,
     pub(crate) timestamp: i64,
     pub(crate) kind: CellKind,
-    pub(crate) value: Vec<u8>,
+    pub(crate) value: Cow<'a, [u8]>,
 }
 
 /// The cells of one family of a prepared mutation.
-pub(crate) struct PreparedFamily {
+pub(crate) struct PreparedFamily<'a> {
     pub(crate) store: Arc<Store>,
-    pub(crate) cells: Vec<PreparedCell>,
+    pub(crate) cells: Vec<PreparedCell<'a>>,
 }
 
-/// A validated mutation of one row, ready to commit.
-pub(crate) struct PreparedRow {
+/// A validated mutation of one row, ready to commit; its row key is
+/// borrowed from the mutation.
+pub(crate) struct PreparedRow<'a> {
     pub(crate) region: Arc<Region>,
-    pub(crate) row: Vec<u8>,
-    pub(crate) families: Vec<PreparedFamily>,
+    pub(crate) row: &'a [u8],
+    pub(crate) families: Vec<PreparedFamily<'a>>,
     pub(crate) durability: Durability,
 }
 
-impl PreparedRow {
+impl PreparedRow<'_> {
     /// Bytes the WAL payload of this row takes (exactly what `encode_mutation` writes).
     pub(crate) fn encoded_len(&self) -> usize {
         mutation_payload_bytes(
@@ -75,14 +80,9 @@ impl PreparedRow {
         self.families.iter().map(|f| {
             (
                 f.store.family_id(),
-                f.cells.iter().map(|c| {
-                    (
-                        c.kind,
-                        c.timestamp,
-                        c.qualifier.as_slice(),
-                        c.value.as_slice(),
-                    )
-                }),
+                f.cells
+                    .iter()
+                    .map(|c| (c.kind, c.timestamp, c.qualifier.as_ref(), c.value.as_ref())),
             )
         })
     }
@@ -180,7 +180,7 @@ fn commit_rows(services: &Services, rows: &[PreparedRow], visibility: Visibility
         for family in &row.families {
             cells.clear();
             cells.extend(family.cells.iter().map(|c| NewCell {
-                row: &row.row,
+                row: row.row,
                 qualifier: &c.qualifier,
                 timestamp: c.timestamp,
                 kind: c.kind,
@@ -256,9 +256,7 @@ fn log_together(services: &Services, rows: &[PreparedRow], sequence: u64) -> Res
         &mut frames,
         first.region.id(),
         sequence,
-        logged
-            .iter()
-            .map(|row| (row.row.as_slice(), row.logged_families())),
+        logged.iter().map(|row| (row.row, row.logged_families())),
     );
     finish_frame(&mut frames, frame);
     let sync = logged
