@@ -340,21 +340,29 @@ struct WriterState {
     splice: Splice,
 }
 
-/// The neighbours of the last inserted key at every level (RocksDB's
+/// The nodes before the last inserted key at every level (RocksDB's
 /// skiplist keeps the same `Splice`). Invariant, kept by the writer under
-/// its lock: at each level `l` below the memstore's height, `prev[l]` is the
-/// last node at that level whose key is <= the last inserted key (`None`:
-/// the head) and `next[l]` is the node right after it at that level
-/// (`None`: the end). Levels at or above the height hold `None` for both,
-/// which is what the head's empty links say. Since the nodes of level
-/// `l + 1` are some of those of level `l`, each level's interval contains
-/// the one below it; so a key that falls between `prev[0]` and `next[0]`
-/// falls between `prev[l]` and `next[l]` at every level, and `prev` is
-/// exactly what a search from the head would find for it.
+/// its lock: at each level `l`, `prev[l]` is the last node at that level
+/// whose key is <= the last inserted key (`None`: the head; always `None` at
+/// and above the memstore's height). The node after it at that level is
+/// read when needed: only the writer links nodes. Since the nodes of level
+/// `l + 1` are some of those of level `l`, each level's interval between
+/// `prev[l]` and its successor contains the one below it; so a key that
+/// falls inside the bottom level's interval falls inside every level's, and
+/// `prev` is exactly what a search from the head would find for it.
 struct Splice {
     prev: [Option<NodePtr>; MAX_HEIGHT],
-    next: [Option<NodePtr>; MAX_HEIGHT],
+    /// Whether the last try's key fell inside the splice. While keys come
+    /// in no order, the splice is tried only on every
+    /// [`SPLICE_RETRY_INTERVAL`]th insert, so that random inserts rarely pay
+    /// for its comparisons and a sequential run is still found soon.
+    last_hit: bool,
+    /// Inserts since the last try, while resting after a miss.
+    misses: u32,
 }
+
+/// See [`Splice::last_hit`].
+const SPLICE_RETRY_INTERVAL: u32 = 16;
 
 /// Sorted in-memory cells of one store.
 pub(crate) struct Memstore {
@@ -407,7 +415,8 @@ impl Memstore {
                 filter_rows: 0,
                 splice: Splice {
                     prev: [None; MAX_HEIGHT],
-                    next: [None; MAX_HEIGHT],
+                    last_hit: true,
+                    misses: 0,
                 },
             }),
             rows: RowFilter::new(),
@@ -556,20 +565,29 @@ impl Memstore {
     /// that insert's neighbours at the bottom level (then, by the splice's
     /// invariant, at every level): a sequential load's next key, or the next
     /// cell of the row just inserted, costs one or two comparisons instead
-    /// of a search. `None` when it does not fall there.
+    /// of a search. `None` when it does not fall there, or when the splice
+    /// is resting after a miss (see [`Splice::last_hit`]).
     fn within_splice(
         &self,
-        splice: &Splice,
+        splice: &mut Splice,
         key: &SeekKey<'_>,
     ) -> Option<([Option<NodePtr>; MAX_HEIGHT], Option<NodePtr>)> {
-        let after_prev = splice.prev[0].is_none_or(|before| {
+        if !splice.last_hit {
+            splice.misses += 1;
+            if splice.misses < SPLICE_RETRY_INTERVAL {
+                return None;
+            }
+        }
+        splice.misses = 0;
+        let before = splice.prev[0];
+        let after = self.load(before, 0);
+        let inside = before.is_none_or(|before| {
             compare_keys(before.view(self).tuple(), key.tuple()) == CmpOrdering::Less
+        }) && after.is_none_or(|after| {
+            compare_keys(key.tuple(), after.view(self).tuple()) != CmpOrdering::Greater
         });
-        let before_next = after_prev
-            && splice.next[0].is_none_or(|after| {
-                compare_keys(key.tuple(), after.view(self).tuple()) != CmpOrdering::Greater
-            });
-        before_next.then_some((splice.prev, splice.next[0]))
+        splice.last_hit = inside;
+        inside.then_some((splice.prev, after))
     }
 
     /// Inserts cells (one mutation's cells for this store) under the writer
@@ -628,7 +646,7 @@ impl Memstore {
             kind: cell.kind,
             sequence: cell.sequence,
         };
-        let (prev, existing) = match self.within_splice(&writer.splice, &key) {
+        let (prev, existing) = match self.within_splice(&mut writer.splice, &key) {
             Some(found) => found,
             None => {
                 let mut prev = [None; MAX_HEIGHT];
@@ -678,16 +696,8 @@ impl Memstore {
         }
         // The new node is now the last one <= its key at the levels it
         // stands on; above them the nodes before the key stay the last.
-        let levels = self.max_height.load(Ordering::Relaxed);
-        for level in 0..levels {
-            let before = if level < height {
-                Some(node)
-            } else {
-                prev[level]
-            };
-            writer.splice.prev[level] = before;
-            writer.splice.next[level] = self.load(before, level);
-        }
+        writer.splice.prev = prev;
+        writer.splice.prev[..height].fill(Some(node));
         self.cell_count.fetch_add(1, Ordering::Relaxed);
         if cell.kind.is_family_marker() {
             self.family_markers.fetch_add(1, Ordering::Relaxed);
