@@ -227,7 +227,7 @@ fn log(services: &Services, rows: &[PreparedRow], first: u64) -> Result<()> {
             &mut frames,
             row.region.id(),
             sequence,
-            &row.row,
+            row.row,
             row.logged_families(),
         );
         finish_frame(&mut frames, frame);
