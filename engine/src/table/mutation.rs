@@ -6,6 +6,8 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use smallvec::{SmallVec, smallvec};
+
 use super::Table;
 use crate::catalog::TableState;
 use crate::cell::{CellKind, validate_qualifier, validate_row, validate_timestamp};
@@ -25,14 +27,15 @@ pub(super) fn unknown_family(state: &TableState, family: &[u8]) -> Error {
 /// (family, qualifier, timestamp, kind) keys, as HBase does within one mutation.
 #[derive(Default)]
 pub(super) struct CellsByFamily<'a> {
-    families: Vec<(u32, Vec<PreparedCell<'a>>)>,
+    /// Inline for the usual mutation: one family, one cell.
+    families: SmallVec<[(u32, SmallVec<[PreparedCell<'a>; 1]>); 1]>,
 }
 
 impl<'a> CellsByFamily<'a> {
     pub(super) fn push(&mut self, family_id: u32, cell: PreparedCell<'a>) {
         match self.families.iter_mut().find(|(id, _)| *id == family_id) {
             Some((_, cells)) => cells.push(cell),
-            None => self.families.push((family_id, vec![cell])),
+            None => self.families.push((family_id, smallvec![cell])),
         }
     }
 
@@ -42,7 +45,7 @@ impl<'a> CellsByFamily<'a> {
         row: &'a [u8],
         durability: crate::Durability,
     ) -> Result<PreparedRow<'a>> {
-        let mut families = Vec::with_capacity(self.families.len());
+        let mut families = SmallVec::with_capacity(self.families.len());
         for (family_id, mut cells) in self.families {
             if cells.len() > 1 {
                 let mut seen = HashSet::new();

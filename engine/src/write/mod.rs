@@ -14,6 +14,8 @@
 
 use std::borrow::Cow;
 use std::sync::Arc;
+
+use smallvec::SmallVec;
 use std::sync::atomic::Ordering;
 
 use crate::cell::CellKind;
@@ -45,7 +47,8 @@ pub(crate) struct PreparedCell<'a> {
 /// The cells of one family of a prepared mutation.
 pub(crate) struct PreparedFamily<'a> {
     pub(crate) store: Arc<Store>,
-    pub(crate) cells: Vec<PreparedCell<'a>>,
+    /// Inline while a mutation writes one cell to the family (the usual put).
+    pub(crate) cells: SmallVec<[PreparedCell<'a>; 1]>,
 }
 
 /// A validated mutation of one row, ready to commit; its row key is
@@ -53,7 +56,8 @@ pub(crate) struct PreparedFamily<'a> {
 pub(crate) struct PreparedRow<'a> {
     pub(crate) region: Arc<Region>,
     pub(crate) row: &'a [u8],
-    pub(crate) families: Vec<PreparedFamily<'a>>,
+    /// Inline while the mutation writes one family.
+    pub(crate) families: SmallVec<[PreparedFamily<'a>; 1]>,
     pub(crate) durability: Durability,
 }
 
@@ -170,7 +174,8 @@ fn commit_rows(services: &Services, rows: &[PreparedRow], visibility: Visibility
         return Err(services.fail_change(e));
     }
     let mut grown_total = 0u64;
-    let mut cells: Vec<NewCell<'_>> = Vec::new();
+    // On the stack for mutations of up to four cells a family.
+    let mut cells: SmallVec<[NewCell<'_>; 4]> = SmallVec::new();
     for (index, row) in (0u64..).zip(rows) {
         let sequence = match visibility {
             Visibility::EachRow => first + index,
