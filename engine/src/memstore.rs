@@ -334,7 +334,35 @@ struct WriterState {
     rng: u64,
     /// Rows the row filter's newest segment took.
     filter_rows: usize,
+    /// Where the last insert went, so that the next key after it (a
+    /// sequential load, or the next cell of the same row) is inserted
+    /// without a search.
+    splice: Splice,
 }
+
+/// The nodes before the last inserted key at every level (RocksDB's
+/// skiplist keeps the same `Splice`). Invariant, kept by the writer under
+/// its lock: at each level `l`, `prev[l]` is the last node at that level
+/// whose key is <= the last inserted key (`None`: the head; always `None` at
+/// and above the memstore's height). The node after it at that level is
+/// read when needed: only the writer links nodes. Since the nodes of level
+/// `l + 1` are some of those of level `l`, each level's interval between
+/// `prev[l]` and its successor contains the one below it; so a key that
+/// falls inside the bottom level's interval falls inside every level's, and
+/// `prev` is exactly what a search from the head would find for it.
+struct Splice {
+    prev: [Option<NodePtr>; MAX_HEIGHT],
+    /// Whether the last try's key fell inside the splice. While keys come
+    /// in no order, the splice is tried only on every
+    /// [`SPLICE_RETRY_INTERVAL`]th insert, so that random inserts rarely pay
+    /// for its comparisons and a sequential run is still found soon.
+    last_hit: bool,
+    /// Inserts since the last try, while resting after a miss.
+    misses: u32,
+}
+
+/// See [`Splice::last_hit`].
+const SPLICE_RETRY_INTERVAL: u32 = 16;
 
 /// Sorted in-memory cells of one store.
 pub(crate) struct Memstore {
@@ -385,6 +413,11 @@ impl Memstore {
                 arena: Arena::new(),
                 rng: 0x2545_F491_4F6C_DD1D,
                 filter_rows: 0,
+                splice: Splice {
+                    prev: [None; MAX_HEIGHT],
+                    last_hit: true,
+                    misses: 0,
+                },
             }),
             rows: RowFilter::new(),
             allocated_bytes: AtomicU64::new(0),
@@ -527,6 +560,36 @@ impl Memstore {
         }
     }
 
+    /// The nodes before `key` at every level and the first node at or after
+    /// it, taken from the splice of the last insert when `key` falls between
+    /// that insert's neighbours at the bottom level (then, by the splice's
+    /// invariant, at every level): a sequential load's next key, or the next
+    /// cell of the row just inserted, costs one or two comparisons instead
+    /// of a search. `None` when it does not fall there, or when the splice
+    /// is resting after a miss (see [`Splice::last_hit`]).
+    fn within_splice(
+        &self,
+        splice: &mut Splice,
+        key: &SeekKey<'_>,
+    ) -> Option<([Option<NodePtr>; MAX_HEIGHT], Option<NodePtr>)> {
+        if !splice.last_hit {
+            splice.misses += 1;
+            if splice.misses < SPLICE_RETRY_INTERVAL {
+                return None;
+            }
+        }
+        splice.misses = 0;
+        let before = splice.prev[0];
+        let after = self.load(before, 0);
+        let inside = before.is_none_or(|before| {
+            compare_keys(before.view(self).tuple(), key.tuple()) == CmpOrdering::Less
+        }) && after.is_none_or(|after| {
+            compare_keys(key.tuple(), after.view(self).tuple()) != CmpOrdering::Greater
+        });
+        splice.last_hit = inside;
+        inside.then_some((splice.prev, after))
+    }
+
     /// Inserts cells (one mutation's cells for this store) under the writer
     /// lock. A cell whose full key (including sequence) is already present
     /// is skipped: keys are unique within a memstore.
@@ -583,8 +646,14 @@ impl Memstore {
             kind: cell.kind,
             sequence: cell.sequence,
         };
-        let mut prev = [None; MAX_HEIGHT];
-        let existing = self.find_greater_or_equal(&key, Some(&mut prev));
+        let (prev, existing) = match self.within_splice(&mut writer.splice, &key) {
+            Some(found) => found,
+            None => {
+                let mut prev = [None; MAX_HEIGHT];
+                let existing = self.find_greater_or_equal(&key, Some(&mut prev));
+                (prev, existing)
+            }
+        };
         if existing.is_some_and(|n| compare_keys(n.view(self).tuple(), key.tuple()).is_eq()) {
             return 0;
         }
@@ -625,6 +694,10 @@ impl Memstore {
                 .store(slot.load(Ordering::Relaxed), Ordering::Relaxed);
             slot.store(node.0.as_ptr(), Ordering::Release);
         }
+        // The new node is now the last one <= its key at the levels it
+        // stands on; above them the nodes before the key stay the last.
+        writer.splice.prev = prev;
+        writer.splice.prev[..height].fill(Some(node));
         self.cell_count.fetch_add(1, Ordering::Relaxed);
         if cell.kind.is_family_marker() {
             self.family_markers.fetch_add(1, Ordering::Relaxed);
@@ -962,6 +1035,68 @@ mod tests {
         );
         // Gets of absent rows find nothing, with or without the filter.
         assert!(Cursor::at_row(&Arc::new(m), b"absent").is_none());
+    }
+
+    /// The keys of every level's list, head to end.
+    fn level_keys(m: &Memstore) -> Vec<Vec<Key>> {
+        (0..m.max_height.load(Ordering::Relaxed))
+            .map(|level| {
+                let mut keys = Vec::new();
+                let mut node = m.load(None, level);
+                while let Some(n) = node {
+                    keys.push(model_key(&n.view(m)));
+                    node = m.load(Some(n), level);
+                }
+                keys
+            })
+            .collect()
+    }
+
+    #[test]
+    fn inserts_after_the_last_key_and_jumps_back_keep_every_level_sorted() {
+        // Ascending runs (which the splice places without a search), jumps
+        // back into the middle and to the front, the next cell of the row
+        // just written, and duplicates of the last key, of a key before it
+        // and of the one right after it.
+        let m = Memstore::new();
+        let mut model = BTreeSet::new();
+        let mut insert = |row: String, q: &[u8], seq: u64| {
+            let cell = put(row.as_bytes(), q, 1, seq, b"v");
+            m.insert_all(std::slice::from_ref(&cell));
+            model.insert(model_key(&cell));
+        };
+        for i in 0..3_000u64 {
+            insert(format!("row{:05}", i * 2), b"a", 1);
+            if i % 7 == 0 {
+                insert(format!("row{:05}", i * 2), b"b", 1);
+            }
+            if i % 97 == 0 {
+                insert(format!("row{:05}", i), b"a", 1);
+                insert(format!("row{:05}", i + 1), b"a", 1);
+                insert(format!("row{:05}", i), b"a", 1);
+            }
+            if i % 500 == 0 {
+                insert("a".to_owned(), b"a", i);
+            }
+        }
+        let levels = level_keys(&m);
+        let want: Vec<Key> = model.into_iter().collect();
+        assert_eq!(
+            levels[0], want,
+            "the bottom level holds every key once, sorted"
+        );
+        assert_eq!(m.cell_count() as usize, want.len());
+        for (level, keys) in levels.iter().enumerate().skip(1) {
+            assert!(
+                keys.windows(2).all(|pair| pair[0] < pair[1]),
+                "level {level} is sorted"
+            );
+            assert!(
+                keys.iter()
+                    .all(|key| levels[level - 1].binary_search(key).is_ok()),
+                "level {level} holds only keys of the level below"
+            );
+        }
     }
 
     proptest! {

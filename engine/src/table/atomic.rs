@@ -1,6 +1,7 @@
 //! Atomic row operations: increment, append, mutate-row and
 //! check-and-mutate, each reading and writing its row under the row lock.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::Table;
@@ -93,10 +94,10 @@ impl Table {
             cells.push(
                 Self::family_id(state, family)?,
                 PreparedCell {
-                    qualifier: qualifier.clone(),
+                    qualifier: Cow::Borrowed(qualifier),
                     timestamp,
                     kind: CellKind::Put,
-                    value: value.clone(),
+                    value: Cow::Owned(value.clone()),
                 },
             );
             result.push(Cell {

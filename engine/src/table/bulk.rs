@@ -105,7 +105,7 @@ impl Table {
         &self,
         items: &[T],
         row_of: impl Fn(&T) -> &[u8],
-        prepare: impl Fn(&TableState, &T) -> Result<PreparedRow>,
+        prepare: impl for<'t> Fn(&TableState, &'t T) -> Result<PreparedRow<'t>>,
     ) -> Result<()> {
         let Some(first) = items.first() else {
             return Ok(());
@@ -118,7 +118,7 @@ impl Table {
         let _locks = self
             .services
             .row_locks
-            .lock(self.inner.id, prepared.iter().map(|p| p.row.as_slice()));
+            .lock(self.inner.id, prepared.iter().map(|p| p.row));
         self.commit_and_notify(&state, &prepared)
     }
 
@@ -215,7 +215,7 @@ impl Table {
             let _locks = self
                 .services
                 .row_locks
-                .lock(self.inner.id, prepared.iter().map(|p| p.row.as_slice()));
+                .lock(self.inner.id, prepared.iter().map(|p| p.row));
             self.commit_and_notify(&state, &prepared)
         };
         if let Err(e) = committed {

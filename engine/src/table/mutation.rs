@@ -2,8 +2,11 @@
 //! pass (families, qualifiers, timestamps, value sizes) before anything of
 //! it is written, and its cells grouped by store.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::Arc;
+
+use smallvec::{SmallVec, smallvec};
 
 use super::Table;
 use crate::catalog::TableState;
@@ -23,25 +26,26 @@ pub(super) fn unknown_family(state: &TableState, family: &[u8]) -> Error {
 /// Collects cells per family, keeping the last of identical
 /// (family, qualifier, timestamp, kind) keys, as HBase does within one mutation.
 #[derive(Default)]
-pub(super) struct CellsByFamily {
-    families: Vec<(u32, Vec<PreparedCell>)>,
+pub(super) struct CellsByFamily<'a> {
+    /// Inline for the usual mutation: one family, one cell.
+    families: SmallVec<[(u32, SmallVec<[PreparedCell<'a>; 1]>); 1]>,
 }
 
-impl CellsByFamily {
-    pub(super) fn push(&mut self, family_id: u32, cell: PreparedCell) {
+impl<'a> CellsByFamily<'a> {
+    pub(super) fn push(&mut self, family_id: u32, cell: PreparedCell<'a>) {
         match self.families.iter_mut().find(|(id, _)| *id == family_id) {
             Some((_, cells)) => cells.push(cell),
-            None => self.families.push((family_id, vec![cell])),
+            None => self.families.push((family_id, smallvec![cell])),
         }
     }
 
     pub(super) fn into_prepared(
         self,
         region: &Arc<Region>,
-        row: &[u8],
+        row: &'a [u8],
         durability: crate::Durability,
-    ) -> Result<PreparedRow> {
-        let mut families = Vec::with_capacity(self.families.len());
+    ) -> Result<PreparedRow<'a>> {
+        let mut families = SmallVec::with_capacity(self.families.len());
         for (family_id, mut cells) in self.families {
             if cells.len() > 1 {
                 let mut seen = HashSet::new();
@@ -61,7 +65,7 @@ impl CellsByFamily {
         );
         let prepared = PreparedRow {
             region: region.clone(),
-            row: row.to_vec(),
+            row,
             families,
             durability,
         };
@@ -89,12 +93,12 @@ impl Table {
             .ok_or_else(|| unknown_family(state, family))
     }
 
-    pub(super) fn prepare_put(
+    pub(super) fn prepare_put<'a>(
         &self,
         state: &TableState,
-        put: &Put,
+        put: &'a Put,
         now_ms: i64,
-    ) -> Result<PreparedRow> {
+    ) -> Result<PreparedRow<'a>> {
         validate_row(&put.row)?;
         if put.cells.is_empty() {
             return Err(Error::EmptyMutation);
@@ -106,11 +110,11 @@ impl Table {
         cells.into_prepared(region, &put.row, durability)
     }
 
-    pub(super) fn add_put_cells(
+    pub(super) fn add_put_cells<'a>(
         state: &TableState,
-        put: &Put,
+        put: &'a Put,
         now_ms: i64,
-        out: &mut CellsByFamily,
+        out: &mut CellsByFamily<'a>,
     ) -> Result<()> {
         for cell in &put.cells {
             let family_id = Self::family_id(state, &cell.family)?;
@@ -121,10 +125,10 @@ impl Table {
             out.push(
                 family_id,
                 PreparedCell {
-                    qualifier: cell.qualifier.clone(),
+                    qualifier: Cow::Borrowed(&cell.qualifier),
                     timestamp,
                     kind: CellKind::Put,
-                    value: cell.value.clone(),
+                    value: Cow::Borrowed(&cell.value),
                 },
             );
         }
@@ -167,19 +171,19 @@ impl Table {
 
     /// Turns a delete into markers; "latest version" entries read the row,
     /// so the caller must hold the row lock.
-    pub(super) fn add_delete_cells(
+    pub(super) fn add_delete_cells<'a>(
         &self,
         state: &TableState,
-        delete: &Delete,
+        delete: &'a Delete,
         now_ms: i64,
-        out: &mut CellsByFamily,
+        out: &mut CellsByFamily<'a>,
     ) -> Result<()> {
         let default_ts = delete.timestamp.unwrap_or(now_ms);
-        let marker = |qualifier: &[u8], timestamp: i64, kind: CellKind| PreparedCell {
-            qualifier: qualifier.to_vec(),
+        let marker = |qualifier: &'a [u8], timestamp: i64, kind: CellKind| PreparedCell {
+            qualifier: Cow::Borrowed(qualifier),
             timestamp,
             kind,
-            value: Vec::new(),
+            value: Cow::Borrowed(&[]),
         };
         if delete.entries.is_empty() {
             for &family_id in &state.family_ids {
@@ -236,12 +240,12 @@ impl Table {
         Ok(())
     }
 
-    pub(super) fn prepare_delete(
+    pub(super) fn prepare_delete<'a>(
         &self,
         state: &TableState,
-        delete: &Delete,
+        delete: &'a Delete,
         now_ms: i64,
-    ) -> Result<PreparedRow> {
+    ) -> Result<PreparedRow<'a>> {
         let region = Self::region(state, &delete.row)?;
         let mut cells = CellsByFamily::default();
         self.add_delete_cells(state, delete, now_ms, &mut cells)?;

@@ -12,7 +12,10 @@
 //! `docs/reliability.md`): the failed write or sync is never retried, since
 //! a retried sync could report success for data the page cache dropped.
 
+use std::borrow::Cow;
 use std::sync::Arc;
+
+use smallvec::SmallVec;
 use std::sync::atomic::Ordering;
 
 use crate::cell::CellKind;
@@ -29,30 +32,36 @@ use crate::wal::format::{
     encode_mutation, finish_frame, multi_row_payload_bytes, mutation_payload_bytes,
 };
 
-/// One cell of a prepared mutation.
+/// One cell of a prepared mutation. Its bytes are borrowed from the
+/// mutation when it has them (a put's qualifier and value: copying them
+/// was two allocations a put) and owned when the write made them (an
+/// increment's new value).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct PreparedCell {
-    pub(crate) qualifier: Vec<u8>,
+pub(crate) struct PreparedCell<'a> {
+    pub(crate) qualifier: Cow<'a, [u8]>,
     pub(crate) timestamp: i64,
     pub(crate) kind: CellKind,
-    pub(crate) value: Vec<u8>,
+    pub(crate) value: Cow<'a, [u8]>,
 }
 
 /// The cells of one family of a prepared mutation.
-pub(crate) struct PreparedFamily {
+pub(crate) struct PreparedFamily<'a> {
     pub(crate) store: Arc<Store>,
-    pub(crate) cells: Vec<PreparedCell>,
+    /// Inline while a mutation writes one cell to the family (the usual put).
+    pub(crate) cells: SmallVec<[PreparedCell<'a>; 1]>,
 }
 
-/// A validated mutation of one row, ready to commit.
-pub(crate) struct PreparedRow {
+/// A validated mutation of one row, ready to commit; its row key is
+/// borrowed from the mutation.
+pub(crate) struct PreparedRow<'a> {
     pub(crate) region: Arc<Region>,
-    pub(crate) row: Vec<u8>,
-    pub(crate) families: Vec<PreparedFamily>,
+    pub(crate) row: &'a [u8],
+    /// Inline while the mutation writes one family.
+    pub(crate) families: SmallVec<[PreparedFamily<'a>; 1]>,
     pub(crate) durability: Durability,
 }
 
-impl PreparedRow {
+impl PreparedRow<'_> {
     /// Bytes the WAL payload of this row takes (exactly what `encode_mutation` writes).
     pub(crate) fn encoded_len(&self) -> usize {
         mutation_payload_bytes(
@@ -75,14 +84,9 @@ impl PreparedRow {
         self.families.iter().map(|f| {
             (
                 f.store.family_id(),
-                f.cells.iter().map(|c| {
-                    (
-                        c.kind,
-                        c.timestamp,
-                        c.qualifier.as_slice(),
-                        c.value.as_slice(),
-                    )
-                }),
+                f.cells
+                    .iter()
+                    .map(|c| (c.kind, c.timestamp, c.qualifier.as_ref(), c.value.as_ref())),
             )
         })
     }
@@ -170,7 +174,8 @@ fn commit_rows(services: &Services, rows: &[PreparedRow], visibility: Visibility
         return Err(services.fail_change(e));
     }
     let mut grown_total = 0u64;
-    let mut cells: Vec<NewCell<'_>> = Vec::new();
+    // On the stack for mutations of up to four cells a family.
+    let mut cells: SmallVec<[NewCell<'_>; 4]> = SmallVec::new();
     for (index, row) in (0u64..).zip(rows) {
         let sequence = match visibility {
             Visibility::EachRow => first + index,
@@ -180,7 +185,7 @@ fn commit_rows(services: &Services, rows: &[PreparedRow], visibility: Visibility
         for family in &row.families {
             cells.clear();
             cells.extend(family.cells.iter().map(|c| NewCell {
-                row: &row.row,
+                row: row.row,
                 qualifier: &c.qualifier,
                 timestamp: c.timestamp,
                 kind: c.kind,
@@ -227,7 +232,7 @@ fn log(services: &Services, rows: &[PreparedRow], first: u64) -> Result<()> {
             &mut frames,
             row.region.id(),
             sequence,
-            &row.row,
+            row.row,
             row.logged_families(),
         );
         finish_frame(&mut frames, frame);
@@ -256,9 +261,7 @@ fn log_together(services: &Services, rows: &[PreparedRow], sequence: u64) -> Res
         &mut frames,
         first.region.id(),
         sequence,
-        logged
-            .iter()
-            .map(|row| (row.row.as_slice(), row.logged_families())),
+        logged.iter().map(|row| (row.row, row.logged_families())),
     );
     finish_frame(&mut frames, frame);
     let sync = logged
