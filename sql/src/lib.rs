@@ -8,7 +8,7 @@
 //! hold matching rows (more, cut at keys from the block indexes, when regions are fewer than
 //! cores), pushes projections, key predicates, value predicates and limits into strata's
 //! scans and filter kernels, and decodes rows from the engine's borrowing cursor straight
-//! into Arrow builders. `docs/sql.md` describes it all.
+//! into Arrow builders. `INSERT INTO` writes rows back. `docs/sql.md` describes it all.
 //!
 //! ```
 //! use strata::{Db, FamilyDescriptor, Put, TableDescriptor};
@@ -36,6 +36,7 @@ mod catalog;
 pub mod codec;
 mod exec;
 mod functions;
+mod insert;
 pub mod mapping;
 mod provider;
 mod pushdown;

@@ -1,5 +1,5 @@
 //! The DataFusion table provider of a strata table: schema, filter pushdown decisions, scan
-//! planning (projection, pushed filters, key ranges, partitions per region).
+//! planning (projection, pushed filters, key ranges, partitions per region) and `INSERT`.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -9,11 +9,14 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::{DataFusionError, Result};
 use datafusion::datasource::TableType;
+use datafusion::datasource::sink::DataSinkExec;
+use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 use strata::Db;
 
 use crate::exec::{ReadColumns, RowSource, ScanSpec, StrataScanExec};
+use crate::insert::StrataSink;
 use crate::mapping::{ColumnSource, Mapping};
 use crate::pushdown::{Pushed, compile, derive_part_ranges};
 use crate::ranges::{KeyRange, KeyRanges};
@@ -223,5 +226,26 @@ impl TableProvider for StrataTable {
             partitions,
             self.source.clone(),
         )?))
+    }
+
+    async fn insert_into(
+        &self,
+        _state: &dyn Session,
+        input: Arc<dyn ExecutionPlan>,
+        insert_op: InsertOp,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        if insert_op != InsertOp::Append {
+            return Err(DataFusionError::Plan(format!(
+                "{insert_op} is not supported on strata tables: INSERT INTO adds rows (a row \
+                 written again replaces its cells' newest versions)"
+            )));
+        }
+        let sink = StrataSink::new(
+            self.db.clone(),
+            &self.sql_name,
+            &self.table,
+            self.view.clone(),
+        );
+        Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), None)))
     }
 }

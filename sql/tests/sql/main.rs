@@ -7,5 +7,7 @@
 mod cells;
 mod common;
 mod differential;
+mod insert;
 mod mapped;
 mod partitions;
+mod scenarios;
