@@ -8,6 +8,7 @@
 //!   terminal loop.
 //! * [`disk`]: the on-disk tools.
 //! * [`thrift`]: `strata thrift`, HBase's Thrift1 gateway.
+//! * [`sql`]: `strata sql`, SQL over strata tables (strata-sql, DataFusion).
 //!
 //! The `strata` binary (`src/bin/strata.rs`) parses the command line and calls these.
 //! `docs/shell.md` describes the commands, their output and the differences from HBase.
@@ -20,4 +21,5 @@ pub mod exec;
 pub mod loadgen;
 pub mod session;
 pub mod shell;
+pub mod sql;
 pub mod thrift;

@@ -11,6 +11,7 @@
 //!                 [--build-only] [--files DIR] [--copy] [--backfill]
 //! strata thrift [--data DIR] [--bind 127.0.0.1] [--port 9090] [--transport auto|buffered|framed]
 //!               [--protocol auto|binary|compact] [--durability async|sync|fsync|skip|table]
+//! strata sql [--data DIR] [-e 'stmt; stmt'] [--format table|csv|json] [--partitions N]
 //! ```
 
 use std::ffi::OsString;
@@ -106,6 +107,9 @@ enum Tool {
     /// Serve HBase's Thrift1 interface (what `hbase thrift start` serves) over the database,
     /// for happybase and the other HBase Thrift clients. Stops on SIGINT or SIGTERM.
     Thrift(ThriftArgs),
+    /// SQL over the database's tables (DataFusion): interactive on a terminal, a script from
+    /// standard input otherwise, or the statements given with -e.
+    Sql(strata_tools::sql::SqlArgs),
 }
 
 #[derive(clap::Args)]
@@ -308,6 +312,7 @@ fn main() -> ExitCode {
             .map_err(|error| error.to_string()),
         Tool::Thrift(args) => thrift(args),
         Tool::Bulkload(args) => bulkload(args),
+        Tool::Sql(args) => strata_tools::sql::run(args),
     };
     result.unwrap_or_else(|message| {
         eprintln!("strata: {message}");
