@@ -16,6 +16,7 @@ use datafusion::logical_expr::CreateExternalTable;
 use parking_lot::RwLock;
 use strata::{Db, FamilyDescriptor, Get, Put, Scan, TableDescriptor};
 
+use crate::distributed::Cluster;
 use crate::exec::RowSource;
 use crate::mapping::{BadValues, ColumnDeclaration, Mapping, MappingError};
 use crate::provider::StrataTable;
@@ -49,11 +50,21 @@ pub struct MappedTable {
     pub mapping: Mapping,
 }
 
-/// The database a session's tables are defined in, and whether their scans take pushdown.
+/// The database a session's tables are defined in, and how their scans run.
 #[derive(Debug, Clone)]
 pub(crate) struct Catalog {
     db: Db,
+    placement: Placement,
     pushdown: bool,
+}
+
+/// Where a session's scans read their rows.
+#[derive(Debug, Clone)]
+pub(crate) enum Placement {
+    /// From the session's own database.
+    Local,
+    /// From the workers of a cluster (the session's database only defines the tables).
+    Cluster(Arc<Cluster>),
 }
 
 fn engine(error: strata::Error) -> DataFusionError {
@@ -65,8 +76,12 @@ fn mapping_error(error: MappingError) -> DataFusionError {
 }
 
 impl Catalog {
-    pub(crate) fn new(db: Db, pushdown: bool) -> Catalog {
-        Catalog { db, pushdown }
+    pub(crate) fn new(db: Db, placement: Placement, pushdown: bool) -> Catalog {
+        Catalog {
+            db,
+            placement,
+            pushdown,
+        }
     }
 
     pub(crate) fn db(&self) -> &Db {
@@ -209,14 +224,17 @@ impl Catalog {
     }
 
     pub(crate) fn table_provider(&self, sql_name: &str, table: &str, view: View) -> StrataTable {
-        StrataTable::new(
-            sql_name,
-            table,
-            view,
-            self.db.clone(),
-            RowSource::Local(self.db.clone()),
-        )
-        .with_pushdown(self.pushdown)
+        let source = match &self.placement {
+            Placement::Local => RowSource::Local(self.db.clone()),
+            Placement::Cluster(_) => RowSource::Remote,
+        };
+        let cluster = match &self.placement {
+            Placement::Local => None,
+            Placement::Cluster(cluster) => Some(Arc::clone(cluster)),
+        };
+        StrataTable::new(sql_name, table, view, self.db.clone(), source)
+            .with_cluster(cluster)
+            .with_pushdown(self.pushdown)
     }
 
     /// Strata tables other than strata-sql's own.

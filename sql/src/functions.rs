@@ -10,6 +10,8 @@ use std::sync::Arc;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, UInt32Array};
 use datafusion::arrow::datatypes::{DataType, Int64Type, UInt64Type};
 use datafusion::common::{DataFusionError, Result, ScalarValue};
+use datafusion::execution::SessionState;
+use datafusion::execution::registry::FunctionRegistry;
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature,
     Volatility,
@@ -27,6 +29,19 @@ pub(crate) fn register(context: &SessionContext) {
     for udf in all() {
         context.register_udf(udf);
     }
+}
+
+/// Registers strata's functions with a session `state` (a worker's).
+pub(crate) fn register_with(state: &mut SessionState) -> Result<()> {
+    for udf in all() {
+        state.register_udf(Arc::new(udf))?;
+    }
+    Ok(())
+}
+
+/// The strata function called `name`.
+pub(crate) fn udf(name: &str) -> Option<Arc<ScalarUDF>> {
+    all().into_iter().find(|u| u.name() == name).map(Arc::new)
 }
 
 /// `strata_hash32`.

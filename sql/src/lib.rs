@@ -34,6 +34,7 @@
 
 mod catalog;
 pub mod codec;
+pub mod distributed;
 mod exec;
 mod functions;
 mod insert;
@@ -59,6 +60,7 @@ pub use catalog::{
     BAD_VALUES_OPTION, MAPPING_OPTION, MAPPINGS_TABLE, MappedTable, SQL_NAMESPACE, STORED_AS,
 };
 pub use datafusion;
+pub use distributed::{Cluster, ClusterError, Shard, WorkerShards, serve_worker};
 pub use exec::{ReadColumns, RowSource, ScanSpec, StrataScanExec};
 pub use mapping::{BadValues, ColumnDeclaration, ColumnType, Encoding, Mapping, MappingError};
 pub use provider::StrataTable;
@@ -102,12 +104,34 @@ impl SqlContext {
     /// into strata's scans (DataFusion evaluates them all: the baseline pushdown is measured
     /// against).
     pub fn with_options(db: Db, config: SessionConfig, pushdown: bool) -> Result<SqlContext> {
-        let catalog = catalog::Catalog::new(db, pushdown);
-        SqlContext::build(catalog, config)
+        let catalog = catalog::Catalog::new(db, catalog::Placement::Local, pushdown);
+        SqlContext::build(catalog, config, |builder| builder)
     }
 
-    /// A session over `catalog`.
-    fn build(catalog: catalog::Catalog, config: SessionConfig) -> Result<SqlContext> {
+    /// A session whose tables are defined in `catalog` (tables, families, mappings; it needs
+    /// none of the data) and whose scans run on the workers of `cluster`, each region scan on
+    /// the worker holding the region.
+    pub fn with_cluster(
+        catalog: Db,
+        config: SessionConfig,
+        cluster: Cluster,
+    ) -> Result<SqlContext> {
+        let cluster = Arc::new(cluster);
+        let placement = catalog::Placement::Cluster(Arc::clone(&cluster));
+        SqlContext::build(
+            catalog::Catalog::new(catalog, placement, true),
+            config,
+            |builder| distributed::coordinator(builder, cluster),
+        )
+    }
+
+    /// A session over `catalog`, its state built with `customize` (the distributed planner's
+    /// settings, for instance).
+    pub(crate) fn build(
+        catalog: catalog::Catalog,
+        config: SessionConfig,
+        customize: impl FnOnce(SessionStateBuilder) -> SessionStateBuilder,
+    ) -> Result<SqlContext> {
         let config = config
             .with_information_schema(true)
             .with_default_catalog_and_schema(CATALOG, DEFAULT_SCHEMA);
@@ -118,7 +142,7 @@ impl SqlContext {
                 STORED_AS.to_owned(),
                 Arc::new(catalog::StrataTableFactory::new(catalog.clone())),
             );
-        let context = SessionContext::new_with_state(builder.build());
+        let context = SessionContext::new_with_state(customize(builder).build());
         let tables = MemoryCatalogProvider::new();
         tables.register_schema(
             DEFAULT_SCHEMA,

@@ -15,6 +15,7 @@ use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 use strata::Db;
 
+use crate::distributed::Cluster;
 use crate::exec::{ReadColumns, RowSource, ScanSpec, StrataScanExec};
 use crate::insert::StrataSink;
 use crate::mapping::{ColumnSource, Mapping};
@@ -30,6 +31,8 @@ pub struct StrataTable {
     view: View,
     db: Db,
     source: RowSource,
+    /// The workers that hold the table's shards, when the scans run on a cluster.
+    cluster: Option<Arc<Cluster>>,
     /// Whether filters and limits are pushed into the scans (off: DataFusion does all).
     pushdown: bool,
 }
@@ -46,8 +49,15 @@ impl StrataTable {
             view,
             db,
             source,
+            cluster: None,
             pushdown: true,
         }
+    }
+
+    /// Scans run on `cluster`'s workers (or locally, with `None`).
+    pub(crate) fn with_cluster(mut self, cluster: Option<Arc<Cluster>>) -> Self {
+        self.cluster = cluster;
+        self
     }
 
     /// With `false`, no filter or limit is pushed into the scans.
@@ -214,6 +224,27 @@ impl TableProvider for StrataTable {
             .unwrap_or_else(|| (0..self.view.schema().fields().len()).collect());
         let limit = limit.filter(|_| self.pushdown);
         let spec = Arc::new(self.plan_spec(projection, filters, limit));
+        if let Some(cluster) = &self.cluster {
+            // One partition per shard that can hold matching rows, on the shard's worker.
+            let (partitions, workers): (Vec<KeyRange>, Vec<Option<String>>) = cluster
+                .shards_of(&self.table)
+                .into_iter()
+                .filter_map(|(shard, worker)| {
+                    spec.ranges
+                        .within(&shard)
+                        .hull()
+                        .map(|range| (range, Some(worker)))
+                })
+                .unzip();
+            let count = partitions.len();
+            return Ok(Arc::new(StrataScanExec::placed(
+                spec,
+                partitions,
+                workers,
+                count,
+                self.source.clone(),
+            )?));
+        }
         let partitions = self.region_partitions(&spec.ranges)?;
         let partitions = crate::split::sub_ranges(
             &self.db,

@@ -12,6 +12,8 @@
 //! strata thrift [--data DIR] [--bind 127.0.0.1] [--port 9090] [--transport auto|buffered|framed]
 //!               [--protocol auto|binary|compact] [--durability async|sync|fsync|skip|table]
 //! strata sql [--data DIR] [-e 'stmt; stmt'] [--format table|csv|json] [--partitions N]
+//!            [--cluster cluster.json]
+//! strata sql-worker [--data DIR] [--listen 127.0.0.1:0]
 //! ```
 
 use std::ffi::OsString;
@@ -110,6 +112,9 @@ enum Tool {
     /// SQL over the database's tables (DataFusion): interactive on a terminal, a script from
     /// standard input otherwise, or the statements given with -e.
     Sql(strata_tools::sql::SqlArgs),
+    /// Serve the database's tables to SQL queries planned by `strata sql --cluster` in
+    /// another process (datafusion-distributed over Arrow Flight). Stops on SIGINT or SIGTERM.
+    SqlWorker(strata_tools::sql::worker::SqlWorkerArgs),
 }
 
 #[derive(clap::Args)]
@@ -313,6 +318,7 @@ fn main() -> ExitCode {
         Tool::Thrift(args) => thrift(args),
         Tool::Bulkload(args) => bulkload(args),
         Tool::Sql(args) => strata_tools::sql::run(args),
+        Tool::SqlWorker(args) => strata_tools::sql::worker::run(args),
     };
     result.unwrap_or_else(|message| {
         eprintln!("strata: {message}");

@@ -1,11 +1,13 @@
 //! `strata sql`: SQL over a strata database (strata-sql, DataFusion), from `-e`, a script on
 //! standard input, or an interactive prompt with history; results as a table, CSV or JSON.
+//! With `--cluster`, the scans run on `strata sql-worker` processes ([`worker`]).
 //!
 //! Statements are split by DataFusion's own parser (quotes and comments are respected) and
 //! run one after another; a failed statement prints `Error: ...` on standard error and the
 //! ones after it still run (the binary exits 1 at the end of a script that had a failure).
 
 pub mod render;
+pub mod worker;
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -34,6 +36,10 @@ pub struct SqlArgs {
     /// DataFusion partitions a query aims for (0: one per core).
     #[arg(long, default_value_t = 0)]
     pub partitions: usize,
+    /// Run the scans on the workers of this cluster map (JSON: which `strata sql-worker`
+    /// holds which key ranges); --data then only defines the tables and mappings.
+    #[arg(long)]
+    pub cluster: Option<PathBuf>,
 }
 
 /// Most lines of history kept.
@@ -76,12 +82,25 @@ pub fn session_config(partitions: usize) -> strata_sql::datafusion::prelude::Ses
 }
 
 impl SqlShell {
-    /// A shell over the database in `data`.
-    pub fn open(data: &Path, format: OutputFormat, partitions: usize) -> Result<SqlShell, String> {
+    /// A shell over the database in `data`; with a cluster map, the scans run on its
+    /// workers and `data` only defines the tables.
+    pub fn open(
+        data: &Path,
+        format: OutputFormat,
+        partitions: usize,
+        cluster: Option<&Path>,
+    ) -> Result<SqlShell, String> {
         let db = Db::open(data, DbOptions::default())
             .map_err(|error| format!("cannot open {}: {error}", data.display()))?;
         let config = session_config(partitions);
-        let context = SqlContext::with_config(db, config).map_err(|error| error.to_string())?;
+        let context = match cluster {
+            None => SqlContext::with_config(db, config),
+            Some(path) => {
+                let cluster = strata_sql::Cluster::load(path).map_err(|error| error.to_string())?;
+                SqlContext::with_cluster(db, config, cluster)
+            }
+        }
+        .map_err(|error| error.to_string())?;
         SqlShell::new(context, format)
     }
 
@@ -220,7 +239,12 @@ impl SqlShell {
 /// `strata sql`: the statements of `-e`, or a script on standard input, or the prompt.
 pub fn run(args: SqlArgs) -> Result<std::process::ExitCode, String> {
     use std::io::{IsTerminal, Read};
-    let mut shell = SqlShell::open(&args.data, args.format, args.partitions)?;
+    let mut shell = SqlShell::open(
+        &args.data,
+        args.format,
+        args.partitions,
+        args.cluster.as_deref(),
+    )?;
     let interactive = args.execute.is_none() && io::stdin().is_terminal();
     let ran = if interactive {
         let banner = format!(
