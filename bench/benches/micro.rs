@@ -8,7 +8,10 @@
 //! - bloom probe: hash and probe of a present and an absent row in a
 //!   1,000,000-key split-block filter (10 bits per key);
 //! - checksum: xxh3-64 (what strata's WAL and blocks use) over 4 and 64 KiB;
-//! - WAL group commit: N threads doing SyncWal puts through the public API.
+//! - WAL group commit: N threads doing SyncWal puts through the public API;
+//! - multi-row mutations: N rows (2, 5, 10) written by one `mutate_rows`
+//!   (atomic, one WAL record) against N single-row `put`s and one
+//!   `put_many`, with SyncWal and AsyncWal; throughput in rows.
 #![expect(
     clippy::expect_used,
     reason = "a micro-benchmark whose setup fails has nothing to measure; it stops with the reason"
@@ -20,9 +23,10 @@ use std::time::{Duration, Instant};
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use crossbeam_skiplist::SkipMap;
 use strata::internals::{BlockCell, DecodedBlock, MemstoreHandle, RowBloom, encode_data_block};
-use strata::{Db, Durability, FamilyDescriptor, Put, TableDescriptor};
-use strata_bench::keys::{Rng, ValuePool, permutation};
+use strata::{Db, Durability, FamilyDescriptor, Mutation, Put, TableDescriptor};
+use strata_bench::keys::{ValuePool, permutation};
 use strata_bench::memory::CellKey;
+use strata_bench::random::Rng;
 
 /// Cells per memstore-insert iteration.
 const MEMSTORE_CELLS: u64 = 10_000;
@@ -223,12 +227,84 @@ fn wal_group_commit(c: &mut Criterion) {
     group.finish();
 }
 
+/// How a multi-row write is made.
+#[derive(Clone, Copy)]
+enum RowsWrite {
+    /// One `put` per row: each row atomic on its own, a WAL wait each.
+    SinglePuts,
+    /// One `put_many`: each row atomic on its own, one WAL wait.
+    PutMany,
+    /// One `mutate_rows`: all rows atomic together, one WAL record.
+    MutateRows,
+}
+
+fn multi_row_mutations(c: &mut Criterion) {
+    let values = ValuePool::new(100, 11);
+    for durability in [Durability::SyncWal, Durability::AsyncWal] {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let db = Db::open_default(dir.path()).expect("opening strata");
+        let table = db
+            .create_table(
+                TableDescriptor::new("rows")
+                    .family(FamilyDescriptor::new("f"))
+                    .durability(durability),
+            )
+            .expect("creating the table");
+        let mut group = c.benchmark_group(format!("multi_row_{}", durability.name()));
+        group.sample_size(10);
+        group.measurement_time(Duration::from_secs(3));
+        let mut rng = Rng::new(9);
+        let mut next_row = 0u64;
+        for rows in [2u64, 5, 10] {
+            group.throughput(Throughput::Elements(rows));
+            for (name, how) in [
+                ("single_puts", RowsWrite::SinglePuts),
+                ("put_many", RowsWrite::PutMany),
+                ("mutate_rows", RowsWrite::MutateRows),
+            ] {
+                group.bench_function(format!("{rows}_rows_{name}"), |b| {
+                    b.iter_batched(
+                        || {
+                            let puts: Vec<Put> = (0..rows)
+                                .map(|_| {
+                                    next_row += 1;
+                                    let mut row = next_row.to_be_bytes().to_vec();
+                                    row.resize(16, b'0');
+                                    Put::new(row).add("f", "", values.value(&mut rng))
+                                })
+                                .collect();
+                            puts
+                        },
+                        |puts| match how {
+                            RowsWrite::SinglePuts => {
+                                for put in &puts {
+                                    table.put(put).expect("a put");
+                                }
+                            }
+                            RowsWrite::PutMany => table.put_many(&puts).expect("a put_many"),
+                            RowsWrite::MutateRows => {
+                                let mutations: Vec<Mutation> =
+                                    puts.into_iter().map(Mutation::Put).collect();
+                                table.mutate_rows(&mutations).expect("a mutate_rows");
+                            }
+                        },
+                        BatchSize::SmallInput,
+                    );
+                });
+            }
+        }
+        group.finish();
+        db.close().expect("closing strata");
+    }
+}
+
 criterion_group!(
     benches,
     memstore_insert,
     block_encode_decode,
     bloom_probe,
     checksum,
-    wal_group_commit
+    wal_group_commit,
+    multi_row_mutations
 );
 criterion_main!(benches);

@@ -23,6 +23,12 @@
 //!   its row number modulo 1000), which runs as a kernel over each block's
 //!   values; time per element is per row examined.
 //!
+//! - `mask_filter_scan`: strata-bench's `filterscan-mask` query (`code = 404
+//!   AND sdate = D` as two `RowMaskFilter`s, which fuse into one kernel over
+//!   each block's key matrix) over 200,000 of its records (40-byte keys of
+//!   ten 4-byte fields, 100-byte values) in one compacted file, every block
+//!   cached; time per element is per row examined.
+//!
 //! - `parallel_scan_4_regions`: the full scan of the table split into four
 //!   regions, through `Table::scan_parallel` (rows as ready) on one thread
 //!   and on two.
@@ -39,7 +45,8 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use strata::{
     Db, DbOptions, Durability, FamilyDescriptor, Put, Scan, ScanOrder, Table, TableDescriptor,
 };
-use strata_bench::keys::Rng;
+use strata_bench::pages;
+use strata_bench::random::Rng;
 
 /// Rows of the benchmark table.
 const ROWS: u64 = 200_000;
@@ -245,6 +252,52 @@ fn value_filter_scan(c: &mut Criterion) {
     group.finish();
 }
 
+fn mask_filter_scan(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (_db, table) = empty_table(dir.path(), DbOptions::default());
+    let (mut key, mut value) = (Vec::new(), Vec::new());
+    for chunk in (0..ROWS).collect::<Vec<_>>().chunks(10_000) {
+        let puts: Vec<Put> = chunk
+            .iter()
+            .map(|&i| {
+                pages::write_key(i, &mut key);
+                pages::write_value(i, &[b'v'; 100], 100, &mut value);
+                Put::new(key.clone()).add("f", "", value.clone())
+            })
+            .collect();
+        table.put_many(&puts).expect("put");
+    }
+    table.flush().expect("flush");
+    table.major_compact().expect("compact");
+    let query = pages::FilterQuery {
+        key_equals: vec![
+            (pages::CODE_OFFSET, 404u32.to_be_bytes()),
+            (pages::DATE_OFFSET, (pages::FIRST_DATE + 6).to_be_bytes()),
+        ],
+        ..pages::FilterQuery::default()
+    };
+    let scan = Scan::new()
+        .filter_string(&query.hbase_filter().expect("a filter"))
+        .expect("filter");
+    let census = pages::Census::new(ROWS);
+    let mut matched = 0u64;
+    let mut cursor = table.scan_cursor(&scan).expect("scan");
+    while cursor.next_row().expect("row").is_some() {
+        matched += 1;
+    }
+    assert_eq!(
+        matched,
+        census.with_date_and_code(pages::FIRST_DATE + 6, 404)
+    );
+    let mut group = c.benchmark_group("mask_filter_scan");
+    group.sample_size(20);
+    group.throughput(Throughput::Elements(ROWS));
+    group.bench_function("cursor", |b| {
+        b.iter(|| black_box(cursor_scan(&table, &scan)))
+    });
+    group.finish();
+}
+
 fn parallel_scan(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("temp dir");
     let (_db, table) = table_with_regions(dir.path(), None, 4);
@@ -297,6 +350,7 @@ criterion_group!(
     three_file_scan,
     uncached_scan,
     value_filter_scan,
+    mask_filter_scan,
     parallel_scan,
     short_scan
 );

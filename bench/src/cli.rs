@@ -14,11 +14,12 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::config::{
-    BACKGROUND_THREADS, COLD_CACHE_MB, CompressionChoice, DEFAULT_CACHE_MB, DEFAULT_SEED,
-    DurabilityChoice, EngineKind, EngineSettings, IoChoice, RunConfig,
-};
+use crate::config::{COLD_CACHE_MB, DEFAULT_CACHE_MB, DEFAULT_SEED, RunConfig};
 use crate::error::Result;
+use crate::settings::{
+    BACKGROUND_THREADS, CompressionChoice, DurabilityChoice, EngineKind, EngineSettings, IoChoice,
+    ValueKind,
+};
 use crate::workload::Workload;
 
 /// Records of each workload when `--num` is not given.
@@ -105,6 +106,10 @@ pub struct Cli {
     /// Block compression.
     #[arg(long, value_enum, default_value = "none")]
     pub compression: CompressionChoice,
+
+    /// What values are made of: db_bench's half-random bytes, or text.
+    #[arg(long, value_enum, default_value = "random")]
+    pub values: ValueKind,
 
     /// Block cache size in MiB [default: 512; 8 with --cold].
     #[arg(long)]
@@ -215,6 +220,7 @@ impl Cli {
             ops: self.ops,
             key_bytes: self.key_size,
             value_bytes: self.value_size,
+            values: self.values,
             threads: self.threads,
             regions: self.regions as usize,
             dir: self.dir.clone(),

@@ -26,9 +26,10 @@ use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::{BenchError, Result};
 use crate::measure::MAX_DIRECTORY_DEPTH;
-use crate::report::EvictionReport;
 
 /// A directory modified less than this before a listing may be modified
 /// again within the same file-system timestamp tick (coarse clocks tick
@@ -71,6 +72,20 @@ impl DirStamp {
             Some(Err(_)) => true,
         }
     }
+}
+
+/// Cold reads' page-cache evictions during one timed phase (`--cold`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvictionReport {
+    /// Evictions: one before every timed operation.
+    pub evictions: u64,
+    /// Regular files under the database directory each eviction covered
+    /// (at the last listing).
+    pub files: u64,
+    /// Listings of the directory tree (the first, plus one per change seen).
+    pub listings: u64,
+    /// Seconds the evictions took; in no latency and not in `seconds`.
+    pub seconds: f64,
 }
 
 /// One regular file kept open for eviction.

@@ -1,56 +1,11 @@
-//! Keys, values and the random numbers that choose them.
+//! Keys and values, and the permutation that orders a random load.
 //!
 //! Every engine sees exactly the same sequence of keys and values for a
-//! given `--seed`, workload and thread: the generators here are seeded
-//! deterministically and do not depend on the engine.
+//! given `--seed`, workload and thread: they are drawn from the seeded
+//! generators of [`crate::random`] and do not depend on the engine.
 
-/// SplitMix64: a small, fast generator that passes BigCrush. Good enough to
-/// pick keys; not for anything secret.
-#[derive(Debug, Clone)]
-pub struct Rng {
-    state: u64,
-}
-
-impl Rng {
-    /// A generator seeded with `seed`.
-    pub fn new(seed: u64) -> Rng {
-        Rng { state: seed }
-    }
-
-    /// A generator for one thread of one workload, derived from the run seed.
-    pub fn for_thread(seed: u64, stream: &str, thread: usize) -> Rng {
-        let mut state = seed ^ 0x5bd1_e995_u64.wrapping_mul(thread as u64 + 1);
-        for byte in stream.bytes() {
-            state = mix64(state ^ u64::from(byte));
-        }
-        Rng::new(mix64(state))
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        mix64(self.state)
-    }
-
-    /// A uniform integer in `0..bound` (`bound` > 0), by Lemire's
-    /// multiply-shift (the bias is below 2^-32 for the bounds used here).
-    pub fn below(&mut self, bound: u64) -> u64 {
-        ((u128::from(self.next_u64()) * u128::from(bound)) >> 64) as u64
-    }
-
-    /// A uniform float in `[0, 1)`.
-    pub fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-}
-
-/// SplitMix64's finalizer: a bijection on `u64` that scatters its input.
-/// YCSB keys are `key(mix64(record index))` (YCSB's "hashed" insert order).
-pub fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
+use crate::random::Rng;
+use crate::settings::ValueKind;
 
 /// A random permutation of `0..n` (Fisher-Yates): fillrandom writes each key
 /// exactly once, in random order, so reads of loaded keys always find them.
@@ -139,6 +94,74 @@ const VALUE_POOL_BYTES: usize = 1 << 20;
 /// copy of that half: db_bench's default compression ratio of 0.5.
 const VALUE_PIECE_BYTES: usize = 100;
 
+/// The vocabulary of [`ValuePool::text`], most common first.
+const TEXT_WORDS: [&str; 64] = [
+    "the",
+    "of",
+    "and",
+    "to",
+    "a",
+    "in",
+    "is",
+    "that",
+    "for",
+    "it",
+    "as",
+    "was",
+    "with",
+    "be",
+    "by",
+    "on",
+    "not",
+    "he",
+    "this",
+    "are",
+    "or",
+    "his",
+    "from",
+    "at",
+    "which",
+    "but",
+    "have",
+    "an",
+    "had",
+    "they",
+    "you",
+    "were",
+    "their",
+    "one",
+    "all",
+    "we",
+    "can",
+    "her",
+    "has",
+    "there",
+    "been",
+    "if",
+    "more",
+    "when",
+    "will",
+    "would",
+    "who",
+    "so",
+    "no",
+    "request",
+    "server",
+    "region",
+    "table",
+    "family",
+    "column",
+    "latency",
+    "compaction",
+    "flush",
+    "timeout",
+    "user",
+    "session",
+    "error",
+    "warning",
+    "status",
+];
+
 /// Values: slices of a pool of half-compressible bytes, as db_bench's
 /// `RandomGenerator` makes them. Shared read-only by all threads.
 #[derive(Debug)]
@@ -159,6 +182,32 @@ impl ValuePool {
             // Printable ASCII, like db_bench's RandomString.
             pool.extend((0..half).map(|_| b' ' + rng.below(95) as u8));
             pool.extend_from_within(start..start + half);
+        }
+        ValuePool { pool, value_bytes }
+    }
+
+    /// A pool of `kind` values of `value_bytes`, filled from `seed`.
+    pub fn of(kind: ValueKind, value_bytes: usize, seed: u64) -> ValuePool {
+        match kind {
+            ValueKind::Random => ValuePool::new(value_bytes, seed),
+            ValueKind::Text => ValuePool::text(value_bytes, seed),
+        }
+    }
+
+    /// A pool of text: words of [`TEXT_WORDS`] separated by spaces, a word's
+    /// chance falling with its rank (the first words are the most common, as
+    /// in prose), and a sentence of them ending every dozen words or so.
+    pub fn text(value_bytes: usize, seed: u64) -> ValuePool {
+        let mut rng = Rng::new(seed);
+        let len = VALUE_POOL_BYTES.max(value_bytes * 2);
+        let mut pool = Vec::with_capacity(len + 32);
+        while pool.len() < len {
+            // The smaller of two draws favours low ranks (roughly Zipf-like).
+            let rank = rng
+                .below(TEXT_WORDS.len() as u64)
+                .min(rng.below(TEXT_WORDS.len() as u64));
+            pool.extend_from_slice(TEXT_WORDS[rank as usize].as_bytes());
+            pool.push(if rng.below(12) == 0 { b'.' } else { b' ' });
         }
         ValuePool { pool, value_bytes }
     }
@@ -207,6 +256,28 @@ mod tests {
         assert_ne!(p[..10], (0..10).collect::<Vec<_>>()[..]);
         p.sort_unstable();
         assert_eq!(p, (0..1000).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn text_values_are_words_and_compress_better_than_random_ones() {
+        let text = ValuePool::of(ValueKind::Text, 1000, 3);
+        let value = text.value(&mut Rng::new(1));
+        assert_eq!(value.len(), 1000);
+        assert!(
+            value
+                .iter()
+                .all(|b| b.is_ascii_lowercase() || b" .".contains(b))
+        );
+        let random = ValuePool::of(ValueKind::Random, 1000, 3);
+        let distinct = |pool: &ValuePool| {
+            let mut seen = std::collections::HashSet::new();
+            let bytes = pool.value(&mut Rng::new(1));
+            for pair in bytes.windows(2) {
+                seen.insert(pair.to_vec());
+            }
+            seen.len()
+        };
+        assert!(distinct(&text) < distinct(&random), "text repeats more");
     }
 
     #[test]

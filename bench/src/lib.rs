@@ -7,6 +7,11 @@
 //! prints the results (`report`); `cold` evicts the page cache for cold
 //! reads. `docs/benchmarks.md` says how to run it, how the engines are
 //! configured and what this machine measured.
+//!
+//! Modules point one way, none in a cycle: the engines read only `settings`
+//! (what every engine is set up with) and `pages` (the filter queries);
+//! `workload` drives the engines; `config` names the workloads; `keys`,
+//! `pages` and `ycsb` draw from `random`.
 
 pub mod cli;
 pub mod cold;
@@ -17,8 +22,10 @@ pub mod keys;
 pub mod measure;
 pub mod memory;
 pub mod pages;
+pub mod random;
 pub mod report;
 pub mod runner;
+pub mod settings;
 pub mod workload;
 pub mod ycsb;
 

@@ -15,7 +15,8 @@ use serde::Serialize;
 use strata::internals::MemstoreHandle;
 
 use crate::error::{BenchError, Result};
-use crate::keys::{Rng, ValuePool, permutation};
+use crate::keys::{ValuePool, permutation};
+use crate::random::Rng;
 
 /// Timestamp of every inserted cell (one version per row).
 const CELL_TIMESTAMP_MS: i64 = 1_700_000_000_000;

@@ -7,7 +7,7 @@
 //! `Census` counts them once per run and each query's result is checked
 //! against it.
 
-use crate::keys::{Rng, mix64};
+use crate::random::{Rng, mix64};
 
 /// Fields per key.
 pub const FIELDS: usize = 10;

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::cold::EvictionReport;
 use crate::error::{BenchError, Result};
 
 /// The untimed load that preceded a read workload.
@@ -35,20 +36,6 @@ pub struct WalReport {
     pub syncs: u64,
     /// Average time of a write+sync submission, microseconds.
     pub avg_sync_us: f64,
-}
-
-/// Cold reads' page-cache evictions during one timed phase (`--cold`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EvictionReport {
-    /// Evictions: one before every timed operation.
-    pub evictions: u64,
-    /// Regular files under the database directory each eviction covered
-    /// (at the last listing).
-    pub files: u64,
-    /// Listings of the directory tree (the first, plus one per change seen).
-    pub listings: u64,
-    /// Seconds the evictions took; in no latency and not in `seconds`.
-    pub seconds: f64,
 }
 
 /// One engine running one workload once.

@@ -11,13 +11,15 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use parking_lot::Mutex;
 
 use crate::cold::PageCacheEvictor;
-use crate::config::{DurabilityChoice, EngineKind, IoChoice, RunConfig};
+use crate::config::RunConfig;
 use crate::engine::{self, Engine, WalCounters};
 use crate::error::{BenchError, Result};
-use crate::keys::{Rng, ValuePool, permutation};
+use crate::keys::{ValuePool, permutation};
 use crate::measure::{self, ProcessSnapshot};
 use crate::pages::Census;
+use crate::random::Rng;
 use crate::report::{LoadResult, RunResult, WalReport};
+use crate::settings::{DurabilityChoice, EngineKind, IoChoice};
 use crate::workload::{LoadOrder, PhaseContext, ThreadOutcome, Workload, load_thread, run_thread};
 use crate::ycsb::InsertCounter;
 
@@ -114,7 +116,7 @@ fn measure_run(
 ) -> Result<RunResult> {
     let shape = workload.key_shape(config.key_bytes);
     let value_bytes = workload.value_bytes(config.value_bytes);
-    let values = ValuePool::new(value_bytes, config.seed);
+    let values = ValuePool::of(config.values, value_bytes, config.seed);
     let ops = workload.ops(config.num, config.ops);
     let label = format!("{} {}", engine_kind.name(), workload.name());
 

@@ -9,9 +9,10 @@ use parking_lot::Mutex;
 use crate::cold::PageCacheEvictor;
 use crate::engine::Engine;
 use crate::error::{BenchError, Result};
-use crate::keys::{KeyShape, Rng, ValuePool, mix64};
+use crate::keys::{KeyShape, ValuePool};
 use crate::measure::Latencies;
 use crate::pages::{self, Census};
+use crate::random::{Rng, mix64};
 use crate::ycsb::{
     InsertCounter, MAX_SCAN_LENGTH, ScrambledZipfian, SkewedLatest, YcsbKind, YcsbOp,
 };

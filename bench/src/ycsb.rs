@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 
-use crate::keys::Rng;
+use crate::random::Rng;
 
 /// YCSB's default zipfian constant.
 pub const ZIPFIAN_CONSTANT: f64 = 0.99;

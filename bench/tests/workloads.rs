@@ -3,7 +3,7 @@
 #![cfg(test)]
 
 use strata_bench::config::{
-    CompressionChoice, DurabilityChoice, EngineKind, EngineSettings, RunConfig,
+    CompressionChoice, DurabilityChoice, EngineKind, EngineSettings, RunConfig, ValueKind,
 };
 use strata_bench::report::{self, RunResult};
 use strata_bench::runner;
@@ -20,6 +20,7 @@ fn tiny_config(dir: &std::path::Path, workloads: Vec<Workload>, threads: usize) 
         ops: None,
         key_bytes: 16,
         value_bytes: 100,
+        values: ValueKind::Random,
         threads,
         regions: 1,
         dir: Some(dir.to_path_buf()),

@@ -97,7 +97,13 @@ pub fn latest(table: &Table, sensor: u64, limit: usize) -> Result<Vec<(i64, i64)
     Ok(out)
 }
 
-#[cfg_attr(test, allow(dead_code))]
+#[cfg_attr(
+    test,
+    expect(
+        dead_code,
+        reason = "tests/tests/scenarios.rs compiles this file as a module and runs its functions, not main"
+    )
+)]
 fn main() -> Result<()> {
     let dir = std::env::temp_dir().join(format!("strata-row-keys-{}", std::process::id()));
     let db = Db::open_default(&dir)?;

@@ -163,7 +163,13 @@ pub fn spread(table: &Table) -> Result<(u64, u64, f64)> {
     Ok((min, max, mean))
 }
 
-#[cfg_attr(test, allow(dead_code))]
+#[cfg_attr(
+    test,
+    expect(
+        dead_code,
+        reason = "tests/tests/scenarios.rs compiles this file as a module and runs its functions, not main"
+    )
+)]
 fn main() -> Result<()> {
     let arg = |n: usize, default: u64| {
         std::env::args()

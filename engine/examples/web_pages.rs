@@ -124,7 +124,13 @@ pub fn queries() -> Vec<(&'static str, String)> {
     ]
 }
 
-#[cfg_attr(test, allow(dead_code))]
+#[cfg_attr(
+    test,
+    expect(
+        dead_code,
+        reason = "tests/tests/scenarios.rs compiles this file as a module and runs its functions, not main"
+    )
+)]
 fn main() -> Result<()> {
     let records = std::env::args()
         .nth(1)

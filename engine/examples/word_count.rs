@@ -226,7 +226,13 @@ pub fn text_lines(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-#[cfg_attr(test, allow(dead_code))]
+#[cfg_attr(
+    test,
+    expect(
+        dead_code,
+        reason = "tests/tests/scenarios.rs compiles this file as a module and runs its functions, not main"
+    )
+)]
 fn main() -> Result<()> {
     let text_dir = std::env::args().nth(1).map_or_else(
         || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."),

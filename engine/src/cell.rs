@@ -195,7 +195,8 @@ impl Default for TimeRange {
 }
 
 /// A cell borrowed from where it is stored (a memstore node or a block),
-/// with its sequence number.
+/// or from the mutation that is about to store it
+/// ([`NewCell`](crate::memstore::NewCell)), with its sequence number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct CellRef<'a> {
     pub(crate) row: &'a [u8],

@@ -68,6 +68,16 @@ pub(crate) const MAX_STORED_ID: u64 = 1 << 62;
 /// [`MAX_STORED_ID`] for the 32-bit family ids.
 pub(crate) const MAX_STORED_FAMILY_ID: u32 = 1 << 30;
 
+/// `id` when it is at most `max`; else an error naming it as `what`.
+fn at_most<T: PartialOrd + fmt::Display>(what: &str, id: T, max: T) -> Result<T, DecodeError> {
+    if id > max {
+        return Err(DecodeError(format!(
+            "{what} {id} is beyond any id a database hands out"
+        )));
+    }
+    Ok(id)
+}
+
 /// Reads little-endian values from a byte slice, failing cleanly at its end.
 pub(crate) struct Decoder<'a> {
     input: &'a [u8],
@@ -147,37 +157,19 @@ impl<'a> Decoder<'a> {
     /// A u64 id or sequence number (`what` names it in the error): below
     /// [`MAX_STORED_ID`].
     pub(crate) fn id64(&mut self, what: &str) -> Result<u64, DecodeError> {
-        self.bounded_u64(what, MAX_STORED_ID - 1)
+        at_most(what, self.u64()?, MAX_STORED_ID - 1)
     }
     /// A u64 next id (the id the next object gets): at most [`MAX_STORED_ID`].
     pub(crate) fn next_id64(&mut self, what: &str) -> Result<u64, DecodeError> {
-        self.bounded_u64(what, MAX_STORED_ID)
-    }
-    fn bounded_u64(&mut self, what: &str, max: u64) -> Result<u64, DecodeError> {
-        let id = self.u64()?;
-        if id > max {
-            return Err(DecodeError(format!(
-                "{what} {id} is beyond any id a database hands out"
-            )));
-        }
-        Ok(id)
+        at_most(what, self.u64()?, MAX_STORED_ID)
     }
     /// A u32 family id: below [`MAX_STORED_FAMILY_ID`].
     pub(crate) fn id32(&mut self, what: &str) -> Result<u32, DecodeError> {
-        self.bounded_u32(what, MAX_STORED_FAMILY_ID - 1)
+        at_most(what, self.u32()?, MAX_STORED_FAMILY_ID - 1)
     }
     /// A u32 next family id: at most [`MAX_STORED_FAMILY_ID`].
     pub(crate) fn next_id32(&mut self, what: &str) -> Result<u32, DecodeError> {
-        self.bounded_u32(what, MAX_STORED_FAMILY_ID)
-    }
-    fn bounded_u32(&mut self, what: &str, max: u32) -> Result<u32, DecodeError> {
-        let id = self.u32()?;
-        if id > max {
-            return Err(DecodeError(format!(
-                "{what} {id} is beyond any id a database hands out"
-            )));
-        }
-        Ok(id)
+        at_most(what, self.u32()?, MAX_STORED_FAMILY_ID)
     }
     /// A u32-length UTF-8 string.
     pub(crate) fn string32(&mut self) -> Result<String, DecodeError> {

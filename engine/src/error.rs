@@ -61,6 +61,13 @@ pub enum Error {
         /// The family that does not exist in it.
         family: String,
     },
+    /// A write named a family that an `alter_table` running at the same
+    /// time dropped (the write had found it in the table's descriptor).
+    /// Nothing of the write was applied.
+    FamilyDropped {
+        /// The dropped family's id (its name is gone with it).
+        family_id: u32,
+    },
     /// A timestamp was negative; timestamps are milliseconds `>= 0`.
     NegativeTimestamp {
         /// The rejected timestamp.
@@ -103,6 +110,29 @@ pub enum Error {
         /// Row found in a nested mutation.
         found: Vec<u8>,
     },
+    /// A multi-row mutation ([`crate::Table::mutate_rows`]) named rows of
+    /// more than one region; it is atomic only within one region (HBase's
+    /// `MultiRowMutationEndpoint` refuses such a call the same way). Nothing
+    /// of it was applied.
+    RowsSpanRegions {
+        /// The table.
+        table: String,
+        /// The first row of the mutation.
+        first_row: Vec<u8>,
+        /// A row in another region than `first_row`.
+        other_row: Vec<u8>,
+        /// Where the region holding `first_row` ends (exclusive; empty: the
+        /// table's end).
+        region_end: Vec<u8>,
+    },
+    /// A read was given a [`crate::ReadSnapshot`] that was released.
+    SnapshotReleased {
+        /// The read point the snapshot held.
+        sequence: u64,
+    },
+    /// A read was given a [`crate::ReadSnapshot`] of another database (or
+    /// of an earlier opening of this one).
+    SnapshotOfAnotherDatabase,
     /// An increment found a value that is not an 8-byte big-endian counter.
     NotACounter {
         /// Family of the column.
@@ -196,8 +226,8 @@ pub enum Error {
     },
     /// The WAL commit thread failed earlier; writes are refused until reopen.
     WalFailed {
-        /// The original failure.
-        reason: String,
+        /// The failure that stopped the commit thread (an I/O error).
+        cause: Box<Error>,
     },
     /// A flush or compaction failed and writes cannot proceed until it succeeds.
     BackgroundFailed {
@@ -297,6 +327,45 @@ pub enum Error {
         /// The regions asked for.
         second: u64,
     },
+    /// A snapshot with this name already exists (HBase's `SnapshotExistsException`);
+    /// names are unique across tables.
+    SnapshotExists {
+        /// The snapshot name.
+        name: String,
+    },
+    /// No snapshot with this name exists (HBase's `SnapshotDoesNotExistException`).
+    SnapshotNotFound {
+        /// The snapshot name.
+        name: String,
+    },
+    /// A snapshot name does not follow HBase's rules for them (`[A-Za-z0-9_.-]`, not
+    /// starting with `.` or `-`, 1..=255 bytes).
+    InvalidSnapshotName {
+        /// The rejected name.
+        name: String,
+        /// Why it was rejected.
+        reason: &'static str,
+    },
+    /// A restore of a snapshot onto a table that is enabled: HBase restores only into a
+    /// disabled table (`disable` it first).
+    TableNotDisabled {
+        /// The table.
+        table: String,
+    },
+    /// A checkpoint's directory must not exist yet: the checkpoint creates it, whole, in one
+    /// rename.
+    CheckpointTargetExists {
+        /// The directory asked for.
+        path: PathBuf,
+    },
+    /// A checkpoint's directory cannot be inside the database it copies (its files would
+    /// be copied into themselves, and the database's open would find them).
+    CheckpointInsideDatabase {
+        /// The directory asked for.
+        path: PathBuf,
+        /// The database directory.
+        database: PathBuf,
+    },
     /// A file's content failed a checksum or does not parse.
     Corruption {
         /// The damaged file.
@@ -325,6 +394,13 @@ pub enum Error {
     WritesStopped {
         /// The failure that stopped them.
         cause: Box<Error>,
+    },
+    /// One of the engine's own rules would have been broken: a bug, not bad
+    /// input and not damage on disk. The change was refused before anything
+    /// was written.
+    InvariantBroken {
+        /// The rule, and what would have broken it.
+        what: String,
     },
     /// An operating system I/O error.
     Io {
@@ -410,6 +486,7 @@ impl Error {
                 | Error::DuplicateFamily { .. }
                 | Error::NoFamilies { .. }
                 | Error::UnknownFamily { .. }
+                | Error::FamilyDropped { .. }
                 | Error::NegativeTimestamp { .. }
                 | Error::ReservedTimestamp { .. }
                 | Error::InvalidTimeRange { .. }
@@ -417,6 +494,9 @@ impl Error {
                 | Error::MutationTooLarge { .. }
                 | Error::EmptyMutation
                 | Error::RowMismatch { .. }
+                | Error::RowsSpanRegions { .. }
+                | Error::SnapshotReleased { .. }
+                | Error::SnapshotOfAnotherDatabase
                 | Error::NotACounter { .. }
                 | Error::CounterOverflow { .. }
                 | Error::InvalidOption { .. }
@@ -430,6 +510,9 @@ impl Error {
                 | Error::BulkFileAlreadyLoaded { .. }
                 | Error::BackfillOverlapsBottomLevel { .. }
                 | Error::RegionsNotAdjacent { .. }
+                | Error::InvalidSnapshotName { .. }
+                | Error::CheckpointTargetExists { .. }
+                | Error::CheckpointInsideDatabase { .. }
         )
     }
 }
@@ -504,6 +587,11 @@ impl fmt::Display for Error {
                     "column family '{family}' does not exist in table '{table}'"
                 )
             }
+            Error::FamilyDropped { family_id } => write!(
+                f,
+                "column family {family_id} (by id) was dropped by an alter while this write was \
+                 prepared; nothing was written"
+            ),
             Error::NegativeTimestamp { timestamp } => {
                 write!(f, "timestamp {timestamp} is negative (must be >= 0)")
             }
@@ -537,6 +625,27 @@ impl fmt::Display for Error {
                 "mutation for row '{}' found inside an operation on row '{}'",
                 printable(found),
                 printable(expected)
+            ),
+            Error::RowsSpanRegions {
+                table,
+                first_row,
+                other_row,
+                region_end,
+            } => write!(
+                f,
+                "a multi-row mutation of table '{table}' is atomic within one region only: row \
+                 '{}' is in another region than row '{}' (whose region ends at '{}')",
+                printable(other_row),
+                printable(first_row),
+                printable(region_end)
+            ),
+            Error::SnapshotReleased { sequence } => write!(
+                f,
+                "the read snapshot at sequence {sequence} was released; take a new one"
+            ),
+            Error::SnapshotOfAnotherDatabase => write!(
+                f,
+                "the read snapshot belongs to another database (or an earlier opening of this one)"
             ),
             Error::NotACounter {
                 family,
@@ -586,10 +695,10 @@ impl fmt::Display for Error {
             Error::IoUringUnavailable { reason } => {
                 write!(f, "io_uring was requested but is unavailable: {reason}")
             }
-            Error::WalFailed { reason } => {
+            Error::WalFailed { cause } => {
                 write!(
                     f,
-                    "the write-ahead log failed earlier ({reason}); reopen the database"
+                    "the write-ahead log failed earlier ({cause}); reopen the database"
                 )
             }
             Error::BackgroundFailed { source } => {
@@ -673,6 +782,26 @@ impl fmt::Display for Error {
                 "regions {first} and {second} of table '{table}' are not adjacent: the first \
                  must end where the second starts"
             ),
+            Error::SnapshotExists { name } => write!(f, "snapshot '{name}' already exists"),
+            Error::SnapshotNotFound { name } => write!(f, "snapshot '{name}' does not exist"),
+            Error::InvalidSnapshotName { name, reason } => {
+                write!(f, "invalid snapshot name '{name}': {reason}")
+            }
+            Error::TableNotDisabled { table } => write!(
+                f,
+                "table '{table}' must be disabled before a snapshot is restored into it"
+            ),
+            Error::CheckpointTargetExists { path } => write!(
+                f,
+                "{} already exists: a checkpoint makes a new directory",
+                path.display()
+            ),
+            Error::CheckpointInsideDatabase { path, database } => write!(
+                f,
+                "{} is inside the database directory {}: a checkpoint goes elsewhere",
+                path.display(),
+                database.display()
+            ),
             Error::Corruption {
                 file,
                 offset,
@@ -695,6 +824,11 @@ impl fmt::Display for Error {
                 f,
                 "the database takes no changes after a storage failure ({cause}); reads still \
                  work; reopen it once the cause is fixed"
+            ),
+            Error::InvariantBroken { what } => write!(
+                f,
+                "an internal rule of strata would have been broken ({what}); nothing was \
+                 changed; this is a bug"
             ),
             Error::Io { context, source } => write!(f, "{context}: {source}"),
         }
@@ -723,7 +857,7 @@ impl std::error::Error for Error {
             Error::Io { source, .. } | Error::ReadFailed { source, .. } => Some(source.as_ref()),
             Error::BackgroundFailed { source } => Some(source.as_ref()),
             Error::BulkCellInvalid { source, .. } => Some(source.as_ref()),
-            Error::WritesStopped { cause } => Some(cause.as_ref()),
+            Error::WritesStopped { cause } | Error::WalFailed { cause } => Some(cause.as_ref()),
             _ => None,
         }
     }
@@ -738,6 +872,13 @@ mod tests {
         assert_eq!(printable(b"abc"), "abc");
         assert_eq!(printable(b"a\x00\xffz"), "a\\x00\\xFFz");
         assert_eq!(printable(b"a\\b"), "a\\x5Cb");
+    }
+
+    #[test]
+    fn a_family_dropped_during_a_write_is_bad_input_named_by_its_id() {
+        let error = Error::FamilyDropped { family_id: 7 };
+        assert!(error.is_invalid_input() && !error.is_storage_failure());
+        assert!(error.to_string().contains("column family 7"), "{error}");
     }
 
     #[test]

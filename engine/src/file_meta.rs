@@ -1,5 +1,7 @@
 //! [`FileMeta`]: the summary of an HFile that its meta block holds and the
-//! manifest records for every file of every store. It sits below both.
+//! manifest records for every file of every store, and [`BulkSource`], the
+//! identity of a bulk-written file, which both record too. It sits below
+//! both.
 
 use std::cmp::Ordering;
 
@@ -21,6 +23,19 @@ pub(crate) struct FileMeta {
     pub(crate) rows: u64,
     /// Delete markers among the cells.
     pub(crate) markers: u64,
+}
+
+/// The identity of a bulk-written file: its writer and its number there.
+/// The HFile meta block records it in the file's bulk origin
+/// (`hfile::BulkOrigin`); the manifest records it for every loaded file, so
+/// that the same file is never loaded twice into a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct BulkSource {
+    /// The writer that made the file: random, so files of different writers
+    /// never share an identity.
+    pub(crate) writer_id: u128,
+    /// The file's number among its writer's files (0, 1, ...).
+    pub(crate) file_number: u32,
 }
 
 impl FileMeta {

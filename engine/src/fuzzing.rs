@@ -27,14 +27,14 @@ use crate::hfile::bloom;
 use crate::hfile::data_block::{DataBlock, DataBlockBuilder, Position};
 use crate::hfile::index::{IndexBlock, IndexEntry, encode_index};
 use crate::hfile::{Trailer, decode_meta, encode_meta};
-use crate::manifest::Edit;
+use crate::manifest::{Edit, edit};
 use crate::manifest::{ManifestState, decode_edit, encode_edit, parse_manifest};
 use crate::options::Compression;
 use crate::options::{BloomType, FamilyDescriptor, TableDescriptor};
 use crate::wal::format::{
-    FrameAt, GroupCommit, LEGACY_VERSION, SEGMENT_VERSION, Seal, WalRecord, append_frame,
-    append_group_commit, decode_mutation, decode_record, encode_mutation, frame_at,
-    parse_segment_header, seal_frame, segment_header,
+    CellParts, FrameAt, GroupCommit, LEGACY_VERSION, LoggedMutation, SEGMENT_VERSION, Seal,
+    WalRecord, append_frame, append_group_commit, decode_mutation, decode_mutations, decode_record,
+    encode_multi_row, encode_mutation, frame_at, parse_segment_header, seal_frame, segment_header,
 };
 use crate::wal::replay::{SegmentEnd, check_segment, payload_at};
 
@@ -82,19 +82,21 @@ pub fn wal_record(payload: &[u8]) -> Outcome {
                 "decode_record and decode_mutation disagree"
             );
             let mut out = Vec::new();
-            encode_mutation(
+            encode_mutation(&mut out, m.region_id, m.sequence, m.row, cell_parts(m));
+            out
+        }
+        WalRecord::MultiRow(rows) => {
+            ensure!(
+                decode_mutations(payload).as_ref() == Ok(rows),
+                "decode_record and decode_mutations disagree"
+            );
+            let (region_id, sequence) = rows.first().map_or((0, 0), |m| (m.region_id, m.sequence));
+            let mut out = Vec::new();
+            encode_multi_row(
                 &mut out,
-                m.region_id,
-                m.sequence,
-                m.row,
-                m.families.iter().map(|(family, cells)| {
-                    (
-                        *family,
-                        cells
-                            .iter()
-                            .map(|c| (c.kind, c.timestamp, c.qualifier, c.value)),
-                    )
-                }),
+                region_id,
+                sequence,
+                rows.iter().map(|m| (m.row, cell_parts(m))),
             );
             out
         }
@@ -107,6 +109,20 @@ pub fn wal_record(payload: &[u8]) -> Outcome {
     };
     Outcome::check(encoded == payload, || {
         format!("record {record:?} re-encodes to other bytes")
+    })
+}
+
+/// A logged mutation's cells as the encoders take them.
+fn cell_parts<'a>(
+    m: &LoggedMutation<'a>,
+) -> impl ExactSizeIterator<Item = (u32, impl ExactSizeIterator<Item = CellParts<'a>>)> {
+    m.families.iter().map(|(family, cells)| {
+        (
+            *family,
+            cells
+                .iter()
+                .map(|c| (c.kind, c.timestamp, c.qualifier, c.value)),
+        )
     })
 }
 
@@ -168,7 +184,7 @@ pub fn wal_segment(input: &[u8]) -> Outcome {
         let payload = payload_at(&bytes, offset, frame_bytes);
         if header.version == SEGMENT_VERSION {
             ensure!(
-                decode_mutation(payload).is_ok(),
+                decode_mutations(payload).is_ok(),
                 "the check keeps an undecodable mutation at {offset}"
             );
         }
@@ -236,9 +252,10 @@ fn build_segment(flags: u8, script: &[u8]) -> (Vec<u8>, Written, bool) {
                 let offset = bytes.len() as u64;
                 append_frame(&mut bytes, part);
                 written.frames.push((offset, part.to_vec()));
-                if let Ok(m) = decode_mutation(part) {
+                if let Ok(rows) = decode_mutations(part) {
                     written.mutations.push((offset, part.to_vec()));
-                    max_sequence = max_sequence.max(m.sequence);
+                    let sequence = rows.iter().map(|m| m.sequence).max().unwrap_or(0);
+                    max_sequence = max_sequence.max(sequence);
                     group_frames += 1;
                     all_frames += 1;
                 }
@@ -309,7 +326,7 @@ pub fn hfile_block(stored: &[u8]) -> Outcome {
         Ok(payload) => payload,
         Err(e) => return Outcome::Rejected(e.0),
     };
-    for compression in [Compression::None, Compression::Zstd { level: 1 }] {
+    for compression in Compression::ALL {
         let mut framed = Vec::new();
         frame_block(&payload, compression, &mut framed);
         ensure!(
@@ -666,7 +683,7 @@ pub fn seed_inputs(target: &str) -> Vec<Vec<u8>> {
             .collect(),
         "hfile_block" => {
             let payload = sample_block();
-            [Compression::None, Compression::Zstd { level: 3 }]
+            Compression::ALL
                 .into_iter()
                 .map(|compression| {
                     let mut out = Vec::new();
@@ -839,14 +856,14 @@ fn manifest_seeds() -> Vec<Vec<u8>> {
         }],
     };
     let edits = [
-        Edit::NextIds {
+        Edit::NextIds(edit::NextIds {
             table: 2,
             region: 5,
             family: 3,
             file: 2,
             last_sequence: 9,
-        },
-        Edit::CreateNamespace { name: "ns".into() },
+        }),
+        Edit::CreateNamespace(edit::CreateNamespace { name: "ns".into() }),
         Edit::CreateTable(crate::manifest::TableRecord {
             id: 1,
             descriptor,
@@ -854,29 +871,29 @@ fn manifest_seeds() -> Vec<Vec<u8>> {
             regions: vec![region.clone()],
             enabled: true,
         }),
-        Edit::Flush {
+        Edit::Flush(edit::Flush {
             table_id: 1,
             region_id: 4,
             flushed_sequence: 12,
             files: vec![(2, sample_file_meta())],
-        },
-        Edit::Compaction {
+        }),
+        Edit::Compaction(edit::Compaction {
             table_id: 1,
             region_id: 4,
             family_id: 1,
             removed: vec![1],
             added: vec![(1, sample_file_meta())],
-        },
-        Edit::SplitRegion {
+        }),
+        Edit::SplitRegion(edit::SplitRegion {
             table_id: 1,
             parent_id: 4,
             daughters: vec![region],
-        },
-        Edit::SetEnabled {
+        }),
+        Edit::SetEnabled(edit::SetEnabled {
             table_id: 1,
             enabled: false,
-        },
-        Edit::DropTable { table_id: 1 },
+        }),
+        Edit::DropTable(edit::DropTable { table_id: 1 }),
     ];
     edits.iter().map(encode_edit).collect()
 }

@@ -63,23 +63,21 @@ impl RowGate {
         !self.row_filter || self.plan.row_filter.as_ref().is_none_or(|p| p.matches(row))
     }
 
-    /// The rows of a block that pass, as a bitmap, or `None` when every
-    /// row passes.
-    pub(crate) fn block_rows(
+    /// Evaluates the row predicate over a block's row keys into `out` (one
+    /// bit per row, its allocation reused from block to block); false, with
+    /// `out` left as it was, when every row passes or the keys do not form
+    /// a batch (the rows are then tested one by one).
+    pub(crate) fn block_rows_into(
         &self,
         rows: Option<strata_filters::Batch<'_>>,
-        count: usize,
-    ) -> Option<Bitmap> {
-        if !self.row_filter {
-            return None;
-        }
-        let predicate = self.plan.row_filter.as_ref()?;
-        let mut out = Bitmap::zeros(count);
-        match rows {
-            Some(batch) => predicate.eval(&batch, &mut out),
-            // A block whose keys do not form a batch is tested row by row.
-            None => return None,
-        }
-        Some(out)
+        out: &mut Bitmap,
+    ) -> bool {
+        let (true, Some(predicate), Some(batch)) =
+            (self.row_filter, self.plan.row_filter.as_ref(), rows)
+        else {
+            return false;
+        };
+        predicate.eval(&batch, out);
+        true
     }
 }

@@ -13,7 +13,7 @@ use crate::io::Io;
 use crate::manifest::{ManifestState, read_current};
 use crate::names::{CREATING_SUFFIX, DATA_DIR, WAL_DIR, hfile_name, parse_hfile_name};
 use crate::options::IoMode;
-use crate::wal::format::decode_mutation;
+use crate::wal::format::decode_mutations;
 use crate::wal::replay::{SegmentEnd, check_log, payload_at};
 
 /// One row mutation record of a WAL segment.
@@ -74,7 +74,8 @@ pub struct WalSegmentReport {
     pub id: u64,
     /// File size in bytes (including preallocated space).
     pub file_bytes: u64,
-    /// The row mutation records, in order (with damage, those before it).
+    /// The row mutation records, in order (with damage, those before it); a
+    /// multi-row mutation gives one per row, all at its frame's offset.
     pub records: Vec<WalRecordSummary>,
     /// How the records end.
     pub end: WalSegmentEnd,
@@ -95,15 +96,16 @@ pub fn wal_segments(db_dir: impl AsRef<Path>) -> Result<Vec<WalSegmentReport>> {
         };
         let mut records = Vec::with_capacity(segment.check.mutations.len());
         for &(offset, frame_bytes) in &segment.check.mutations {
-            match decode_mutation(payload_at(&segment.bytes, offset, frame_bytes)) {
-                Ok(m) => records.push(WalRecordSummary {
+            match decode_mutations(payload_at(&segment.bytes, offset, frame_bytes)) {
+                // A multi-row mutation: one summary per row, at one offset.
+                Ok(rows) => records.extend(rows.iter().map(|m| WalRecordSummary {
                     offset,
                     frame_bytes: frame_bytes as u64,
                     sequence: m.sequence,
                     region_id: m.region_id,
                     row: m.row.to_vec(),
                     cells: m.families.iter().map(|(_, cells)| cells.len()).sum(),
-                }),
+                })),
                 Err(e) => {
                     end = WalSegmentEnd::Corrupt {
                         offset,
@@ -208,10 +210,13 @@ fn verify_wal(
         report.wal_segments += 1;
         let path = &segment.path;
         for &(offset, frame_bytes) in &segment.check.mutations {
-            match decode_mutation(payload_at(&segment.bytes, offset, frame_bytes)) {
-                Ok(m) => {
+            match decode_mutations(payload_at(&segment.bytes, offset, frame_bytes)) {
+                Ok(rows) => {
                     report.wal_records += 1;
-                    if let Some(lost) = state.and_then(|s| s.lost_region(m.region_id, path, offset))
+                    // The rows of a multi-row mutation share one region.
+                    if let Some(lost) = rows
+                        .first()
+                        .and_then(|m| state.and_then(|s| s.lost_region(m.region_id, path, offset)))
                     {
                         report.problems.push(lost);
                     }
@@ -307,11 +312,10 @@ fn verify_hfiles(
         }
         return Ok(());
     };
+    // Tables' files and the files snapshots pin.
     let mut referenced: Vec<(u64, u64)> = state
-        .tables
-        .values()
-        .flat_map(|t| t.regions.iter())
-        .flat_map(|r| r.files.iter().map(|f| (f.meta.id, f.meta.size)))
+        .referenced_files()
+        .map(|meta| (meta.id, meta.size))
         .collect();
     referenced.sort_unstable();
     referenced.dedup_by_key(|(id, _)| *id);
@@ -436,8 +440,8 @@ pub fn hfile(path: impl AsRef<Path>, with_cells: bool) -> Result<(HFileReport, V
         block_size: info.block_size,
         bulk: info.bulk.as_ref().map(|b| BulkOriginReport {
             table: b.table.clone(),
-            writer_id: b.writer_id,
-            file_number: b.file_number,
+            writer_id: b.source.writer_id,
+            file_number: b.source.file_number,
         }),
     };
     let mut cells = Vec::new();

@@ -49,9 +49,9 @@
 //! | schema | `schema` | what a descriptor means for reads and jobs: family rules and plans |
 //! | store | `store` | one family of one region: its versions and their transitions, the output file writer, and the bulk writer |
 //! | core | `core` | the services every job shares, built once at open |
-//! | parts | `iter`, `memstore`, `hfile` | cell sources and their merge; the memstore; HFiles and their block cache |
+//! | parts | `iter`, `memstore`, `hfile` | cell sources and their merge (read by row: rows lent from cached blocks, block runs); the memstore; HFiles and their block cache |
 //! | services | `wal`, `manifest`, `mvcc`, `io` | the log, the catalog's durable record, sequences and the read point, I/O |
-//! | foundation | `cell`, `error`, `codec`, `clock`, `options`, `ops`, `keys`, `prefetch`, `watermark`, `names`, `gate`, `file_meta` | values, errors and helpers every layer may use |
+//! | foundation | `cell`, `error`, `codec`, `clock`, `options`, `ops`, `keys`, `prefetch`, `read_snapshot`, `watermark`, `names`, `gate`, `file_meta`, `metrics` | values, errors and helpers every layer may use |
 #![warn(missing_docs)]
 
 // facade
@@ -97,10 +97,12 @@ mod error;
 mod file_meta;
 mod gate;
 pub mod keys;
+mod metrics;
 mod names;
 mod ops;
 mod options;
 mod prefetch;
+mod read_snapshot;
 mod split_block;
 mod watermark;
 
@@ -109,27 +111,33 @@ pub use cell::{
     MAX_ROW_KEY_BYTES, MAX_TIMESTAMP, RowResult, TimeRange,
 };
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use db::{Db, DbStats, RecoveryReport, VerifyReport};
+pub use db::{
+    BackgroundWork, CheckpointReport, Db, DbMetrics, DbStats, RecoveryReport, SnapshotInfo,
+    TableMetrics, VerifyReport,
+};
 pub use error::{CellKey, Error, Result};
 pub use hfile::cache::CacheStats;
 #[cfg(feature = "fault-injection")]
 pub use io::fault;
 pub use io::{Backend as IoBackend, IO_ENV_VAR, io_fallback_reason};
 pub use maintenance::ingest::{BulkLoadOptions, BulkLoadReport, BulkLoadStep, StepObserver};
+pub use metrics::{LatencyBucket, LatencySnapshot, SAMPLE_PERIOD as LATENCY_SAMPLE_PERIOD};
 pub use ops::{
     Append, BatchOp, BatchResult, CheckAction, CheckAndMutate, CheckAndMutateBuilder,
     CheckAndMutateResult, ColumnSelection, CompareOp, Condition, Delete, Get, Increment, Mutation,
     Put, RowMutations, Scan,
 };
 pub use options::{
-    BloomType, Compression, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_MAX_REGION_SIZE_BYTES,
-    DEFAULT_MEMSTORE_FLUSH_SIZE_BYTES, DEFAULT_NAMESPACE, DbOptions, Durability, FamilyDescriptor,
-    IoMode, MAX_PRESPLIT_REGIONS, PreSplit, SYSTEM_NAMESPACE, TableDescriptor, WalRecovery,
+    BloomType, Compression, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_MAJOR_COMPACTION_PERIOD,
+    DEFAULT_MAX_REGION_SIZE_BYTES, DEFAULT_MEMSTORE_FLUSH_SIZE_BYTES, DEFAULT_NAMESPACE, DbOptions,
+    Durability, FamilyDescriptor, GZ_LEVEL, IoMode, MAX_PRESPLIT_REGIONS, PreSplit,
+    SYSTEM_NAMESPACE, TableDescriptor, WalRecovery,
 };
 pub use read::Scanner;
 pub use read::cursor::{CellView, RowView, ScanCursor};
 pub use read::parallel::ParallelScan;
 pub use read::salted::SaltedScan;
+pub use read_snapshot::ReadSnapshot;
 pub use region::RegionActivity;
 pub use store::bulk::{BULK_FILE_SUFFIX, BulkFile, BulkFiles, BulkWriter};
 pub use table::ScanOrder;

@@ -148,6 +148,16 @@ impl Arena {
             .into_boxed_slice()
     }
 
+    /// Bytes of every chunk the arena holds (walks the chunks: for checks
+    /// when the arena grows, not for every cell).
+    fn held_bytes(&self) -> usize {
+        self.shared
+            .iter()
+            .chain(&self.dedicated)
+            .map(|chunk| chunk.len() * 8)
+            .sum()
+    }
+
     fn base(chunk: &mut [MaybeUninit<u64>]) -> NonNull<u8> {
         NonNull::new(chunk.as_mut_ptr().cast::<u8>()).unwrap_or(NonNull::dangling())
     }
@@ -273,6 +283,14 @@ impl RowFilter {
         })
     }
 
+    /// Bytes of the segments published so far.
+    fn held_bytes(&self) -> usize {
+        (0..self.published.load(Ordering::Relaxed))
+            .filter_map(|index| self.segment(index))
+            .map(std::mem::size_of_val)
+            .sum()
+    }
+
     /// Adds a row with `hash`; `rows_in_newest` counts the rows the newest
     /// segment took. Requires the memstore's writer lock (one writer at a
     /// time). Returns the bytes of memory a new segment took (0 without).
@@ -353,15 +371,10 @@ impl std::fmt::Debug for Memstore {
     }
 }
 
-/// A cell to insert.
-pub(crate) struct NewCell<'a> {
-    pub(crate) row: &'a [u8],
-    pub(crate) qualifier: &'a [u8],
-    pub(crate) timestamp: i64,
-    pub(crate) kind: CellKind,
-    pub(crate) sequence: u64,
-    pub(crate) value: &'a [u8],
-}
+/// A cell to insert: borrowed from the mutation (or the WAL record) that
+/// carries it, with the sequence of its commit. The same fields as a cell
+/// read back ([`CellRef`]), so it is that type.
+pub(crate) type NewCell<'a> = CellRef<'a>;
 
 impl Memstore {
     pub(crate) fn new() -> Self {
@@ -410,14 +423,17 @@ impl Memstore {
         self.cell_count.load(Ordering::Relaxed)
     }
 
-    /// Highest sequence number inserted (0 when empty).
-    #[allow(dead_code, reason = "flush records it in the HFile meta; tested here")]
+    /// Highest sequence number inserted (0 when empty). Only this module's
+    /// tests read it: a flush takes its file's sequences from the cells it
+    /// writes.
+    #[cfg(test)]
     pub(crate) fn max_sequence(&self) -> u64 {
         self.max_sequence.load(Ordering::Acquire)
     }
 
-    /// Smallest and largest timestamp inserted, if any.
-    #[allow(dead_code, reason = "flush records it in the HFile meta; tested here")]
+    /// Smallest and largest timestamp inserted, if any. Only this module's
+    /// tests read it, as [`Memstore::max_sequence`].
+    #[cfg(test)]
     pub(crate) fn timestamp_range(&self) -> Option<(i64, i64)> {
         let (lo, hi) = (
             self.min_timestamp.load(Ordering::Relaxed),
@@ -586,7 +602,21 @@ impl Memstore {
         if grown > 0 {
             self.allocated_bytes
                 .fetch_add(grown as u64, Ordering::Relaxed);
+            // Only the writer changes the count, under the lock held here.
+            debug_assert_eq!(
+                self.allocated_bytes() as usize,
+                writer.arena.held_bytes() + self.rows.held_bytes(),
+                "a memstore's size is the bytes of its chunks and filter segments"
+            );
         }
+        debug_assert!(
+            prev[0].is_none_or(|before| {
+                compare_keys(before.view(self).tuple(), key.tuple()) == CmpOrdering::Less
+            }) && existing.is_none_or(|after| {
+                compare_keys(key.tuple(), after.view(self).tuple()) == CmpOrdering::Less
+            }),
+            "a node goes between the keys below and above its own"
+        );
         for (level, prev) in prev.iter().enumerate().take(height) {
             let slot = self.slot(*prev, level);
             // The node is not yet reachable, so a relaxed store suffices; the

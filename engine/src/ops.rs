@@ -14,6 +14,7 @@ use strata_filters::Filter;
 use crate::cell::RowResult;
 use crate::error::Result;
 use crate::options::Durability;
+use crate::read_snapshot::{ReadSnapshot, SnapshotRef};
 
 /// Which columns a get or scan returns. Empty means every family.
 ///
@@ -304,15 +305,112 @@ impl Delete {
     }
 }
 
-/// Reads one row.
+/// What a [`Get`] and a [`Scan`] both say about the cells they read: the
+/// columns, the time range, the versions per column and the filter.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Get {
-    pub(crate) row: Vec<u8>,
+pub(crate) struct ReadOptions {
     pub(crate) columns: ColumnSelection,
+    /// Versions with timestamps in `time_min..time_max` are read.
     pub(crate) time_min: i64,
     pub(crate) time_max: i64,
     pub(crate) max_versions: u32,
     pub(crate) filter: Option<Arc<Filter>>,
+    /// The read snapshot to read at (default: the current read point).
+    pub(crate) snapshot: Option<SnapshotRef>,
+}
+
+impl Default for ReadOptions {
+    /// Every family, every timestamp, the newest version of each column,
+    /// no filter.
+    fn default() -> Self {
+        ReadOptions {
+            columns: ColumnSelection::default(),
+            time_min: 0,
+            time_max: i64::MAX,
+            max_versions: 1,
+            filter: None,
+            snapshot: None,
+        }
+    }
+}
+
+/// The builder methods of the [`ReadOptions`] a get and a scan share,
+/// written once for both (`$options` is the field holding them).
+macro_rules! read_option_builders {
+    ($options:ident) => {
+        /// Applies an HBase filter (see `docs/filters.md`). Row-key parts
+        /// of the filter run as vectorized kernels over whole blocks; the
+        /// rest runs on each row's visible cells with HBase's semantics.
+        pub fn filter(mut self, filter: Filter) -> Self {
+            self.$options.filter = Some(Arc::new(filter));
+            self
+        }
+
+        /// Applies a filter written in HBase's filter language.
+        pub fn filter_string(self, filter: &str) -> Result<Self> {
+            Ok(self.filter(strata_filters::parse(filter)?))
+        }
+
+        /// Applies a filter written in HBase's filter language, given as bytes: quoted
+        /// arguments may hold any byte, UTF-8 or not (`'binary:\x82'` with the raw byte), as
+        /// HBase's `ParseFilter.parseFilterString(byte[])` reads them.
+        pub fn filter_bytes(self, filter: &[u8]) -> Result<Self> {
+            Ok(self.filter(strata_filters::parse_bytes(filter)?))
+        }
+
+        /// Returns all of `family`.
+        pub fn family(mut self, family: impl AsRef<[u8]>) -> Self {
+            self.$options.columns.family(family);
+            self
+        }
+
+        /// Returns `family:qualifier`.
+        pub fn column(mut self, family: impl AsRef<[u8]>, qualifier: impl AsRef<[u8]>) -> Self {
+            self.$options.columns.column(family, qualifier);
+            self
+        }
+
+        /// Only versions with timestamps in `[min, max)`.
+        pub fn time_range(mut self, min: i64, max: i64) -> Self {
+            self.$options.time_min = min;
+            self.$options.time_max = max;
+            self
+        }
+
+        /// Only versions with exactly this timestamp.
+        pub fn timestamp(mut self, timestamp: i64) -> Self {
+            self.$options.time_min = timestamp;
+            self.$options.time_max = timestamp.saturating_add(1);
+            self
+        }
+
+        /// Up to `versions` versions per column (default 1).
+        pub fn max_versions(mut self, versions: u32) -> Self {
+            self.$options.max_versions = versions;
+            self
+        }
+
+        /// Every version the family keeps.
+        pub fn all_versions(mut self) -> Self {
+            self.$options.max_versions = u32::MAX;
+            self
+        }
+
+        /// Reads at `snapshot`'s read point: exactly the data visible when
+        /// it was taken ([`crate::Db::read_snapshot`]). A read after the
+        /// snapshot was released fails with [`crate::Error::SnapshotReleased`].
+        pub fn snapshot(mut self, snapshot: &ReadSnapshot) -> Self {
+            self.$options.snapshot = Some(snapshot.reference());
+            self
+        }
+    };
+}
+
+/// Reads one row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Get {
+    pub(crate) row: Vec<u8>,
+    pub(crate) read: ReadOptions,
 }
 
 impl Get {
@@ -320,69 +418,11 @@ impl Get {
     pub fn new(row: impl AsRef<[u8]>) -> Self {
         Get {
             row: row.as_ref().to_vec(),
-            columns: ColumnSelection::default(),
-            time_min: 0,
-            time_max: i64::MAX,
-            max_versions: 1,
-            filter: None,
+            read: ReadOptions::default(),
         }
     }
 
-    /// Applies an HBase filter (see `docs/filters.md`) to the row.
-    pub fn filter(mut self, filter: Filter) -> Self {
-        self.filter = Some(Arc::new(filter));
-        self
-    }
-
-    /// Applies a filter written in HBase's filter language.
-    pub fn filter_string(self, filter: &str) -> Result<Self> {
-        Ok(self.filter(strata_filters::parse(filter)?))
-    }
-
-    /// Applies a filter written in HBase's filter language, given as bytes: quoted
-    /// arguments may hold any byte, UTF-8 or not (`'binary:\x82'` with the raw byte), as
-    /// HBase's `ParseFilter.parseFilterString(byte[])` reads them.
-    pub fn filter_bytes(self, filter: &[u8]) -> Result<Self> {
-        Ok(self.filter(strata_filters::parse_bytes(filter)?))
-    }
-
-    /// Returns all of `family`.
-    pub fn family(mut self, family: impl AsRef<[u8]>) -> Self {
-        self.columns.family(family);
-        self
-    }
-
-    /// Returns `family:qualifier`.
-    pub fn column(mut self, family: impl AsRef<[u8]>, qualifier: impl AsRef<[u8]>) -> Self {
-        self.columns.column(family, qualifier);
-        self
-    }
-
-    /// Only versions with timestamps in `[min, max)`.
-    pub fn time_range(mut self, min: i64, max: i64) -> Self {
-        self.time_min = min;
-        self.time_max = max;
-        self
-    }
-
-    /// Only versions with exactly this timestamp.
-    pub fn timestamp(mut self, timestamp: i64) -> Self {
-        self.time_min = timestamp;
-        self.time_max = timestamp.saturating_add(1);
-        self
-    }
-
-    /// Up to `versions` versions per column (default 1).
-    pub fn max_versions(mut self, versions: u32) -> Self {
-        self.max_versions = versions;
-        self
-    }
-
-    /// Every version the family keeps.
-    pub fn all_versions(mut self) -> Self {
-        self.max_versions = u32::MAX;
-        self
-    }
+    read_option_builders!(read);
 
     /// The row.
     pub fn row(&self) -> &[u8] {
@@ -403,14 +443,10 @@ pub struct Scan {
     pub(crate) stop: Option<(Vec<u8>, bool)>,
     pub(crate) prefix: Option<Vec<u8>>,
     pub(crate) reversed: bool,
-    pub(crate) columns: ColumnSelection,
-    pub(crate) time_min: i64,
-    pub(crate) time_max: i64,
-    pub(crate) max_versions: u32,
+    pub(crate) read: ReadOptions,
     pub(crate) limit: Option<u64>,
     pub(crate) batch: Option<usize>,
     pub(crate) raw: bool,
-    pub(crate) filter: Option<Arc<Filter>>,
     pub(crate) vectorized: bool,
 }
 
@@ -428,37 +464,15 @@ impl Scan {
             stop: None,
             prefix: None,
             reversed: false,
-            columns: ColumnSelection::default(),
-            time_min: 0,
-            time_max: i64::MAX,
-            max_versions: 1,
+            read: ReadOptions::default(),
             limit: None,
             batch: None,
             raw: false,
-            filter: None,
             vectorized: true,
         }
     }
 
-    /// Applies an HBase filter (see `docs/filters.md`). Row-key parts of the
-    /// filter run as vectorized kernels over whole blocks; the rest runs on
-    /// each row's visible cells with HBase's semantics.
-    pub fn filter(mut self, filter: Filter) -> Self {
-        self.filter = Some(Arc::new(filter));
-        self
-    }
-
-    /// Applies a filter written in HBase's filter language.
-    pub fn filter_string(self, filter: &str) -> Result<Self> {
-        Ok(self.filter(strata_filters::parse(filter)?))
-    }
-
-    /// Applies a filter written in HBase's filter language, given as bytes: quoted
-    /// arguments may hold any byte, UTF-8 or not (`'binary:\x82'` with the raw byte), as
-    /// HBase's `ParseFilter.parseFilterString(byte[])` reads them.
-    pub fn filter_bytes(self, filter: &[u8]) -> Result<Self> {
-        Ok(self.filter(strata_filters::parse_bytes(filter)?))
-    }
+    read_option_builders!(read);
 
     /// With `false`, filters run row by row on decoded cells only (no block
     /// kernels, no block skipping): the cell-by-cell baseline benchmarks
@@ -501,44 +515,6 @@ impl Scan {
     /// Rows in descending order (cells within a row keep their order).
     pub fn reversed(mut self, reversed: bool) -> Self {
         self.reversed = reversed;
-        self
-    }
-
-    /// Returns all of `family`.
-    pub fn family(mut self, family: impl AsRef<[u8]>) -> Self {
-        self.columns.family(family);
-        self
-    }
-
-    /// Returns `family:qualifier`.
-    pub fn column(mut self, family: impl AsRef<[u8]>, qualifier: impl AsRef<[u8]>) -> Self {
-        self.columns.column(family, qualifier);
-        self
-    }
-
-    /// Only versions with timestamps in `[min, max)`.
-    pub fn time_range(mut self, min: i64, max: i64) -> Self {
-        self.time_min = min;
-        self.time_max = max;
-        self
-    }
-
-    /// Only versions with exactly this timestamp.
-    pub fn timestamp(mut self, timestamp: i64) -> Self {
-        self.time_min = timestamp;
-        self.time_max = timestamp.saturating_add(1);
-        self
-    }
-
-    /// Up to `versions` versions per column (default 1).
-    pub fn max_versions(mut self, versions: u32) -> Self {
-        self.max_versions = versions;
-        self
-    }
-
-    /// Every version the family keeps.
-    pub fn all_versions(mut self) -> Self {
-        self.max_versions = u32::MAX;
         self
     }
 
@@ -718,6 +694,24 @@ pub enum Mutation {
     Delete(Delete),
 }
 
+impl Mutation {
+    /// The row the put or delete changes.
+    pub fn row(&self) -> &[u8] {
+        match self {
+            Mutation::Put(put) => &put.row,
+            Mutation::Delete(delete) => &delete.row,
+        }
+    }
+
+    /// The durability the put or delete asks for, if it names one.
+    pub(crate) fn durability(&self) -> Option<Durability> {
+        match self {
+            Mutation::Put(put) => put.durability,
+            Mutation::Delete(delete) => delete.durability,
+        }
+    }
+}
+
 /// Puts and deletes on one row applied atomically, in order, with one
 /// sequence number: a delete in the list never hides a put of the same list.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -779,6 +773,16 @@ pub enum Condition {
         /// Operand.
         operand: Vec<u8>,
     },
+    /// HBase 2.4's `CheckAndMutate.Builder.ifMatches(Filter)`: holds when a
+    /// get of the row with this filter (and the check's time range; newest
+    /// version of each column, every family) returns at least one cell.
+    Filter(Filter),
+    /// Holds when a get of the whole row (within the check's time range)
+    /// returns at least one cell (`exists: true`) or none (`false`).
+    Row {
+        /// Whether the row must have a visible cell or must have none.
+        exists: bool,
+    },
 }
 
 /// What a [`CheckAndMutate`] does when its condition holds.
@@ -796,7 +800,8 @@ pub enum CheckAction {
     Append(Append),
 }
 
-/// Checks one column of a row and, if the check holds, mutates the row;
+/// Checks one column of a row, the row through a filter, or whether the row
+/// exists, and, if the check holds, mutates the row;
 /// atomically under the row's lock.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckAndMutate {
@@ -860,6 +865,28 @@ impl CheckAndMutateBuilder {
     /// which also accepts an empty stored value).
     pub fn if_not_exists(self, family: impl AsRef<[u8]>, qualifier: impl AsRef<[u8]>) -> Self {
         self.if_matches(family, qualifier, CompareOp::Equal, [])
+    }
+
+    /// Holds when the row, read with `filter`, has at least one cell
+    /// (HBase 2.4 `CheckAndMutate.Builder.ifMatches(Filter)`): the filter
+    /// sees the newest version of every column of the row, as a get with
+    /// the filter would.
+    pub fn if_filter_matches(mut self, filter: Filter) -> Self {
+        self.condition = Some(Condition::Filter(filter));
+        self
+    }
+
+    /// Holds when the row has at least one visible cell.
+    pub fn if_row_exists(mut self) -> Self {
+        self.condition = Some(Condition::Row { exists: true });
+        self
+    }
+
+    /// Holds when the row has no visible cell (never written, or every
+    /// cell deleted or expired).
+    pub fn if_row_not_exists(mut self) -> Self {
+        self.condition = Some(Condition::Row { exists: false });
+        self
     }
 
     /// Only versions with timestamps in `[min, max)` are checked.

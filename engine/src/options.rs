@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::cell::{DEFAULT_MAX_VALUE_BYTES, validate_family_name};
 use crate::clock::{Clock, SystemClock};
+use crate::codec::{DecodeError, Decoder, Encode};
 use crate::error::{Error, Result};
 use crate::keys::Salter;
 
@@ -159,7 +160,28 @@ pub struct DbOptions {
     /// The normalizer leaves regions younger than this (since the database
     /// opened, or the split or merge that made them; default 0).
     pub normalizer_min_region_age: std::time::Duration,
+    /// How often the compaction checker looks at every store for work that
+    /// time alone makes due (default 10 s; HBase's `CompactionChecker` chore):
+    /// files whose every cell has outlived the family's TTL are dropped
+    /// whole, and a store whose periodic major compaction is due gets one.
+    /// Zero turns the checker off.
+    pub compaction_check_interval: std::time::Duration,
+    /// HBase's `hbase.hregion.majorcompaction` (default 7 days): a store whose
+    /// oldest file was written longer ago than this (give or take the jitter)
+    /// is major-compacted, so deletes and expired cells stop taking space even
+    /// where no write triggers a compaction. A file's age is the clock's now
+    /// minus its modification time. Zero turns periodic major compaction off.
+    pub major_compaction_period: std::time::Duration,
+    /// HBase's `hbase.hregion.majorcompaction.jitter` (default 0.5): each
+    /// store's period is `major_compaction_period` times a factor in
+    /// `[1 - jitter, 1 + jitter]`, fixed per store (drawn from its region and
+    /// family ids), so the stores of a database do not all rewrite at once.
+    pub major_compaction_jitter: f64,
 }
+
+/// HBase's default `hbase.hregion.majorcompaction`: 7 days.
+pub const DEFAULT_MAJOR_COMPACTION_PERIOD: std::time::Duration =
+    std::time::Duration::from_secs(7 * 24 * 3600);
 
 impl Default for DbOptions {
     fn default() -> Self {
@@ -187,6 +209,9 @@ impl Default for DbOptions {
             normalizer_merge_below_bytes: 0,
             normalizer_min_regions: 3,
             normalizer_min_region_age: std::time::Duration::ZERO,
+            compaction_check_interval: std::time::Duration::from_secs(10),
+            major_compaction_period: DEFAULT_MAJOR_COMPACTION_PERIOD,
+            major_compaction_jitter: 0.5,
         }
     }
 }
@@ -255,6 +280,11 @@ impl DbOptions {
             self.global_memstore_limit_bytes >= 1024 * 1024,
             "must be at least 1 MiB".into(),
         )?;
+        check(
+            "major_compaction_jitter",
+            (0.0..=1.0).contains(&self.major_compaction_jitter),
+            format!("{} is outside 0.0..=1.0", self.major_compaction_jitter),
+        )?;
         Ok(())
     }
 }
@@ -272,6 +302,9 @@ pub enum BloomType {
 }
 
 impl BloomType {
+    /// Every bloom filter type, in the order HBase lists them.
+    pub const ALL: [BloomType; 3] = [BloomType::None, BloomType::Row, BloomType::RowCol];
+
     /// HBase's name (`NONE`, `ROW`, `ROWCOL`).
     pub fn name(self) -> &'static str {
         match self {
@@ -279,6 +312,14 @@ impl BloomType {
             BloomType::Row => "ROW",
             BloomType::RowCol => "ROWCOL",
         }
+    }
+
+    /// The type HBase names `name`, in any case (`row` is [`BloomType::Row`]);
+    /// `None` for a name strata does not build (`ROWPREFIX_FIXED_LENGTH`).
+    pub fn from_name(name: &str) -> Option<BloomType> {
+        Self::ALL
+            .into_iter()
+            .find(|bloom| bloom.name().eq_ignore_ascii_case(name))
     }
     pub(crate) fn code(self) -> u8 {
         match self {
@@ -295,9 +336,20 @@ impl BloomType {
             _ => None,
         }
     }
+
+    /// Reads a bloom type's code `u8`; an unknown code is refused.
+    pub(crate) fn decode(d: &mut Decoder<'_>) -> Result<BloomType, DecodeError> {
+        let code = d.u8()?;
+        Self::from_code(code).ok_or_else(|| DecodeError(format!("unknown bloom type {code}")))
+    }
 }
 
-/// Block compression for a family's HFiles.
+/// Block compression for a family's HFiles, by HBase's algorithm names.
+///
+/// Every stored block records the codec it was compressed with
+/// (`docs/format.md`, "HFile: blocks"), so a family whose codec is changed
+/// keeps reading its older files, and a file may hold blocks of several
+/// codecs. All codecs are pure Rust.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Compression {
     /// Blocks stored as is.
@@ -308,14 +360,77 @@ pub enum Compression {
         /// zstd compression level.
         level: i32,
     },
+    /// LZ4's block format (HBase `LZ4`): fast to compress and very fast to
+    /// decompress, a smaller saving than zstd.
+    Lz4,
+    /// Snappy's raw format (HBase `SNAPPY`): about LZ4's speed and saving.
+    Snappy,
+    /// DEFLATE, the algorithm of gzip, at level [`GZ_LEVEL`] (HBase `GZ`):
+    /// slower than zstd for a similar saving; there for schemas that name it.
+    Gz,
 }
 
+/// The DEFLATE level of [`Compression::Gz`]: zlib's and HBase's default (6).
+pub const GZ_LEVEL: u8 = 6;
+
 impl Compression {
-    /// HBase's name (`NONE`, `ZSTD`).
+    /// Every algorithm with its default settings (zstd at level 3), in the
+    /// order of their codes.
+    pub const ALL: [Compression; 5] = [
+        Compression::None,
+        Compression::Zstd { level: 3 },
+        Compression::Lz4,
+        Compression::Snappy,
+        Compression::Gz,
+    ];
+
+    /// HBase's name (`NONE`, `ZSTD`, `LZ4`, `SNAPPY`, `GZ`).
     pub fn name(self) -> &'static str {
         match self {
             Compression::None => "NONE",
             Compression::Zstd { .. } => "ZSTD",
+            Compression::Lz4 => "LZ4",
+            Compression::Snappy => "SNAPPY",
+            Compression::Gz => "GZ",
+        }
+    }
+
+    /// The code that names the algorithm in a block trailer, the HFile meta
+    /// block and the manifest (`docs/format.md`): 0 none, 1 zstd, 2 lz4,
+    /// 3 snappy, 4 gz.
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            Compression::None => 0,
+            Compression::Zstd { .. } => 1,
+            Compression::Lz4 => 2,
+            Compression::Snappy => 3,
+            Compression::Gz => 4,
+        }
+    }
+
+    /// Appends the compression as the HFile meta block and the manifest's
+    /// descriptors store it (`docs/format.md`): code `u8` ([`Self::code`]),
+    /// then the zstd level `u32` (0 for every other algorithm).
+    pub(crate) fn encode(self, out: &mut Vec<u8>) {
+        let level = match self {
+            Compression::Zstd { level } => level as u32,
+            _ => 0,
+        };
+        out.put_u8(self.code());
+        out.put_u32(level);
+    }
+
+    /// Reads what [`Compression::encode`] wrote; an unknown code is refused.
+    pub(crate) fn decode(d: &mut Decoder<'_>) -> Result<Compression, DecodeError> {
+        match (d.u8()?, d.u32()?) {
+            (0, _) => Ok(Compression::None),
+            (1, level) => Ok(Compression::Zstd {
+                level: level as i32,
+            }),
+            (2, _) => Ok(Compression::Lz4),
+            (3, _) => Ok(Compression::Snappy),
+            (4, _) => Ok(Compression::Gz),
+            (other, _) => Err(DecodeError(format!("unknown compression {other}"))),
         }
     }
 }
@@ -421,6 +536,14 @@ impl FamilyDescriptor {
     /// The TTL in milliseconds, if any.
     pub(crate) fn ttl_ms(&self) -> Option<u64> {
         self.ttl_ms
+    }
+    /// At `now_ms`, cells with a timestamp below this are expired
+    /// (`i64::MIN` without a TTL: none is).
+    pub(crate) fn oldest_unexpired_ms(&self, now_ms: i64) -> i64 {
+        match self.ttl_ms {
+            Some(ttl) => now_ms.saturating_sub(i64::try_from(ttl).unwrap_or(i64::MAX)),
+            None => i64::MIN,
+        }
     }
     /// Bloom filter kind.
     pub fn get_bloom(&self) -> BloomType {
@@ -687,6 +810,12 @@ impl TableDescriptor {
     pub fn name(&self) -> &str {
         &self.name
     }
+
+    /// The same table under another name (a snapshot's clone).
+    pub(crate) fn renamed(mut self, name: &str) -> Self {
+        self.name = canonical_table_name(name).to_owned();
+        self
+    }
     /// The families, in declaration order.
     pub fn families(&self) -> &[FamilyDescriptor] {
         &self.families
@@ -780,6 +909,27 @@ pub(crate) fn namespace_of(table: &str) -> &str {
     }
 }
 
+/// Why a name that must be 1..=255 bytes is not: empty, or too long.
+fn length_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("it is empty")
+    } else if name.len() > 255 {
+        Some("it is longer than 255 bytes")
+    } else {
+        None
+    }
+}
+
+/// A table name's qualifier, or a namespace part, or a snapshot name by HBase's rule:
+/// `[A-Za-z0-9_.-]`, not empty, not starting with `.` or `-`.
+fn is_legal_qualifier(part: &str) -> bool {
+    !part.is_empty()
+        && !part.starts_with(['.', '-'])
+        && part
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
 /// Checks a namespace name as HBase does (`TableName.isLegalNamespaceName`): letters, digits
 /// and `_` (ASCII, as strata's table names are), 1..=255 bytes.
 pub(crate) fn validate_namespace_name(name: &str) -> Result<()> {
@@ -789,11 +939,8 @@ pub(crate) fn validate_namespace_name(name: &str) -> Result<()> {
             reason,
         })
     };
-    if name.is_empty() {
-        return fail("it is empty");
-    }
-    if name.len() > 255 {
-        return fail("it is longer than 255 bytes");
+    if let Some(reason) = length_problem(name) {
+        return fail(reason);
     }
     if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
         return fail("namespaces may only contain letters, digits and '_'");
@@ -810,35 +957,55 @@ pub(crate) fn validate_table_name(name: &str) -> Result<()> {
             reason,
         })
     };
-    if name.is_empty() {
-        return fail("it is empty");
-    }
-    if name.len() > 255 {
-        return fail("it is longer than 255 bytes");
+    if let Some(reason) = length_problem(name) {
+        return fail(reason);
     }
     let (namespace, qualifier) = match name.split_once(':') {
         Some((ns, q)) => (Some(ns), q),
         None => (None, name),
     };
-    let legal = |part: &str| {
-        !part.is_empty()
-            && !part.starts_with(['.', '-'])
-            && part
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
-    };
-    if namespace.is_some_and(|ns| !legal(ns)) {
+    if namespace.is_some_and(|ns| !is_legal_qualifier(ns)) {
         return fail("the namespace must be [A-Za-z0-9_.-] and not start with '.' or '-'");
     }
-    if !legal(qualifier) {
+    if !is_legal_qualifier(qualifier) {
         return fail("it must be [A-Za-z0-9_.-] and not start with '.' or '-'");
     }
     Ok(())
 }
 
+/// Checks a snapshot name by HBase's rules for them (a table qualifier's: `[A-Za-z0-9_.-]`,
+/// not starting with `.` or `-`, 1..=255 bytes; no namespace part).
+pub(crate) fn validate_snapshot_name(name: &str) -> Result<()> {
+    let reason = length_problem(name).or_else(|| {
+        (!is_legal_qualifier(name))
+            .then_some("it must be [A-Za-z0-9_.-] and not start with '.' or '-'")
+    });
+    match reason {
+        Some(reason) => Err(Error::InvalidSnapshotName {
+            name: name.to_owned(),
+            reason,
+        }),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bloom_types_are_found_by_their_hbase_names() {
+        for bloom in BloomType::ALL {
+            assert_eq!(BloomType::from_name(bloom.name()), Some(bloom));
+            assert_eq!(
+                BloomType::from_name(&bloom.name().to_lowercase()),
+                Some(bloom)
+            );
+            assert_eq!(BloomType::from_code(bloom.code()), Some(bloom));
+        }
+        assert_eq!(BloomType::from_name("ROWPREFIX_FIXED_LENGTH"), None);
+        assert_eq!(BloomType::from_name(""), None);
+    }
 
     #[test]
     fn hex_string_split_matches_hbase() {

@@ -3,6 +3,11 @@
 //! layer above the importing module's own, and on any import cycle between
 //! the engine's top-level modules. The order is declared here and at the top
 //! of `engine/src/lib.rs`; `docs/architecture.md` explains it.
+//!
+//! Two rules of the read path are checked the same way: `iter/` (the merge
+//! and its block runs) never names `read/`, not even in its tests, and only
+//! `hfile/` and `iter/` decode data blocks: the read path asks `iter/` for
+//! rows and never walks a block itself.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -33,11 +38,13 @@ const LAYERS: &[(&str, &[&str])] = &[
             "ops",
             "keys",
             "prefetch",
+            "read_snapshot",
             "split_block",
             "watermark",
             "names",
             "gate",
             "file_meta",
+            "metrics",
         ],
     ),
 ];
@@ -240,4 +247,103 @@ fn the_declared_order_is_the_one_lib_rs_states() {
             );
         }
     }
+}
+
+/// Code outside `hfile/` and `iter/` that names any of these reaches into a
+/// data block: the block type and its module, the reader's calls that hand
+/// out blocks, and the file cursor's call that lends its block.
+const BLOCK_DECODING: &[&str] = &[
+    "data_block",
+    "DataBlock",
+    "CachedBlock",
+    "cached_block",
+    "rest_of_row_in_block",
+];
+
+/// Files outside `hfile/` and `iter/` that still read data blocks, each
+/// with the reason. The test fails when one of them no longer does, so the
+/// list only shrinks.
+const DECODES_BLOCKS_FOR_NOW: &[(&str, &str)] = &[(
+    "maintenance/split.rs",
+    "`middle_key` picks a split key from the row keys of the largest file's \
+     middle block; it belongs in hfile/ as the file's middle key (HBase's \
+     HFileReader.midKey), next to the block index it searches",
+)];
+
+#[test]
+fn only_hfile_and_iter_decode_data_blocks() {
+    let mut all = Vec::new();
+    files(&src(), None, &mut all);
+    let tests = test_only_files(&all);
+    let mut violations = Vec::new();
+    let mut exceptions_used = BTreeSet::new();
+    for (module, path) in &all {
+        let facade = rank(module) == Some(0);
+        if tests.contains(path) || facade || module == "hfile" || module == "iter" {
+            continue;
+        }
+        let relative = path
+            .strip_prefix(src())
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let code = code(path);
+        let Some((line, pattern)) = code.lines().find_map(|line| {
+            BLOCK_DECODING
+                .iter()
+                .find(|pattern| line.contains(*pattern))
+                .map(|pattern| (line.trim().to_owned(), *pattern))
+        }) else {
+            continue;
+        };
+        if DECODES_BLOCKS_FOR_NOW
+            .iter()
+            .any(|(file, _)| *file == relative)
+        {
+            exceptions_used.insert(relative);
+            continue;
+        }
+        violations.push(format!(
+            "{relative}: names `{pattern}` (only hfile/ and iter/ decode data blocks; \
+             ask iter/ for rows): {line}"
+        ));
+    }
+    for (file, reason) in DECODES_BLOCKS_FOR_NOW {
+        if !exceptions_used.contains(*file) {
+            violations.push(format!(
+                "{file} no longer reads data blocks: remove it from DECODES_BLOCKS_FOR_NOW ({reason})"
+            ));
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "{} file(s) decode data blocks outside hfile/ and iter/:\n{}",
+        violations.len(),
+        violations.join("\n")
+    );
+}
+
+#[test]
+fn iter_never_imports_read() {
+    let mut all = Vec::new();
+    files(&src(), None, &mut all);
+    let mut violations = Vec::new();
+    for (module, path) in &all {
+        if module != "iter" {
+            continue;
+        }
+        // Test code too: iter/'s tests read the merge on its own.
+        let text = std::fs::read_to_string(path).unwrap();
+        for line in text.lines() {
+            let code = line.split("//").next().unwrap_or_default();
+            if code.contains("crate::read") || code.contains("super::super::read") {
+                violations.push(format!("{}: {}", path.display(), line.trim()));
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "iter/ names read/ (the merge and its runs sit below the read path):\n{}",
+        violations.join("\n")
+    );
 }

@@ -28,7 +28,8 @@ use strata_filters::kernels::{
     BinaryCompare, ComparatorKernel, Isa, Kernel, MaskedCompare, PrefixKernel, SegmentBound,
     SegmentRange, TimestampsKernel,
 };
-use strata_filters::{Batch, Bitmap, Comparator, CompareOp, RowMask};
+use strata_filters::plan::{Plan, ScanRange};
+use strata_filters::{Batch, Bitmap, Comparator, CompareOp, RowMask, parse};
 
 const KEYS: usize = 4096;
 
@@ -113,36 +114,34 @@ fn kernel_group<'c>(
 fn bench_kernel(c: &mut Criterion<ThreadCpuTime>, name: &str, width: usize, kernel: &dyn Kernel) {
     let data = keys(width, KEYS);
     let batch = Batch::fixed(width, KEYS, &data).expect("valid batch");
-    let mut group = kernel_group(c, format!("{name}/{width}B"), KEYS);
-    let mut out = Bitmap::zeros(KEYS);
-    group.bench_function("twin", |b| {
-        b.iter(|| {
-            kernel.eval_scalar(black_box(&batch), &mut out);
-            black_box(&out);
-        })
-    });
-    for isa in Isa::supported() {
+    bench_every_isa(c, &format!("{name}/{width}B"), &batch, kernel);
+}
+
+/// Runs `kernel` over `batch` in group `name`: the twin, then every path the CPU supports.
+fn bench_every_isa(
+    c: &mut Criterion<ThreadCpuTime>,
+    name: &str,
+    batch: &Batch<'_>,
+    kernel: &dyn Kernel,
+) {
+    let paths = Isa::supported().into_iter().map(|isa| {
         let label = match isa {
             Isa::Portable => "portable",
             Isa::Avx2 => "avx2",
             Isa::Avx512 => "avx512",
         };
-        group.bench_function(BenchmarkId::from_parameter(label), |b| {
-            b.iter(|| {
-                kernel.eval_with(isa, black_box(&batch), &mut out);
-                black_box(&out);
-            })
-        });
-    }
-    group.finish();
+        (label, isa)
+    });
+    bench_paths(c, name, batch, kernel, paths);
 }
 
-/// Runs `kernel` (twin and every supported path) over `batch`, in group `name`.
-fn bench_batch(
+/// Runs `kernel` over `batch` in group `name`: the twin, then each `(label, isa)` of `paths`.
+fn bench_paths(
     c: &mut Criterion<ThreadCpuTime>,
     name: &str,
     batch: &Batch<'_>,
     kernel: &dyn Kernel,
+    paths: impl IntoIterator<Item = (&'static str, Isa)>,
 ) {
     let mut group = kernel_group(c, name, batch.len());
     let mut out = Bitmap::zeros(batch.len());
@@ -152,13 +151,71 @@ fn bench_batch(
             black_box(&out);
         })
     });
-    group.bench_function("best", |b| {
-        b.iter(|| {
-            kernel.eval(black_box(batch), &mut out);
-            black_box(&out);
-        })
-    });
+    for (label, isa) in paths {
+        group.bench_function(BenchmarkId::from_parameter(label), |b| {
+            b.iter(|| {
+                kernel.eval_with(isa, black_box(batch), &mut out);
+                black_box(&out);
+            })
+        });
+    }
     group.finish();
+}
+
+/// Keys a data block holds in strata-bench's filterscan workloads: a 14 KiB block of 40-byte
+/// keys and 100-byte values has about this many rows, so per-call costs show.
+const BLOCK_KEYS: usize = 97;
+
+/// `count` keys shaped like scenario 4's (strata-bench's filterscan records): ten 4-byte
+/// big-endian fields, `code` at byte 12 one of four HTTP codes, `sdate` at byte 16 one of 30
+/// days, the record id last.
+fn page_keys(count: usize) -> Vec<u8> {
+    (0..count as u32)
+        .flat_map(|i| {
+            let mut fields = [0u32; 10];
+            fields[0] = i.wrapping_mul(2_654_435_761) % 5000;
+            fields[3] = [200, 301, 404, 500][(i / 7 % 4) as usize];
+            fields[4] = 20_150_401 + i / 11 % 30;
+            fields[9] = i;
+            fields.map(u32::to_be_bytes)
+        })
+        .flatten()
+        .collect()
+}
+
+/// filterscan-mask's query, `code = 404 AND sdate = 20150407` as two `RowMaskFilter`s, as the
+/// plan compiles it into the row predicate the engine runs over every block's key matrix:
+/// over 4096 keys and over one block's worth.
+fn planned_row_filters(c: &mut Criterion<ThreadCpuTime>) {
+    let filter = parse(
+        r"RowMaskFilter(12, '\xFF\xFF\xFF\xFF', =, '\x00\x00\x01\x94') AND RowMaskFilter(16, '\xFF\xFF\xFF\xFF', =, '\x01\x33\x78\x87')",
+    )
+    .expect("valid filter");
+    let plan = Plan::compile(Some(&filter), &ScanRange::all()).expect("valid plan");
+    let predicate = plan.row_filter.expect("a row predicate");
+    for count in [KEYS, BLOCK_KEYS] {
+        let data = page_keys(count);
+        let batch = Batch::fixed(40, count, &data).expect("valid batch");
+        let mut hits = Bitmap::zeros(0);
+        predicate.eval_scalar(&batch, &mut hits);
+        assert!(hits.count_ones() > 0, "the query matches some keys");
+        bench_every_isa(
+            c,
+            &format!("filterscan_mask/40B/{count}"),
+            &batch,
+            &predicate,
+        );
+    }
+}
+
+/// Runs `kernel` over `batch` in group `name`: the twin and the best path for this CPU.
+fn bench_batch(
+    c: &mut Criterion<ThreadCpuTime>,
+    name: &str,
+    batch: &Batch<'_>,
+    kernel: &dyn Kernel,
+) {
+    bench_paths(c, name, batch, kernel, [("best", Isa::best())]);
 }
 
 /// `count` values of `width` bytes: an 8-digit score (the entry's index modulo 1000), then
@@ -281,6 +338,6 @@ fn kernels(c: &mut Criterion<ThreadCpuTime>) {
 criterion_group! {
     name = benches;
     config = Criterion::default().with_measurement(ThreadCpuTime { wall: WallTime });
-    targets = kernels, cell_kernels
+    targets = kernels, planned_row_filters, cell_kernels
 }
 criterion_main!(benches);

@@ -400,6 +400,38 @@ impl Bitmap {
         })
     }
 
+    /// Index of the first set bit at or after `from` (the next selected row), a word at a
+    /// time.
+    pub fn next_one(&self, from: usize) -> Option<usize> {
+        let mut index = from / 64;
+        // Bits below `from` in its word are cleared before looking.
+        let mut word = self.words.get(index)? & (u64::MAX << (from % 64));
+        loop {
+            if word != 0 {
+                // Bits at and beyond `len` are always clear, so the position is inside.
+                return Some(index * 64 + word.trailing_zeros() as usize);
+            }
+            index += 1;
+            word = *self.words.get(index)?;
+        }
+    }
+
+    /// Index of the last set bit at or before `until` (the previous selected row), a word at
+    /// a time.
+    pub fn last_one_until(&self, until: usize) -> Option<usize> {
+        let until = until.min(self.len.checked_sub(1)?);
+        let mut index = until / 64;
+        // Bits above `until` in its word are cleared before looking.
+        let mut word = self.words.get(index)? & (u64::MAX >> (63 - until % 64));
+        loop {
+            if word != 0 {
+                return Some(index * 64 + 63 - word.leading_zeros() as usize);
+            }
+            index = index.checked_sub(1)?;
+            word = *self.words.get(index)?;
+        }
+    }
+
     /// Iterates over the indexes of set bits, in increasing order.
     pub fn iter_ones(&self) -> impl Iterator<Item = usize> + '_ {
         self.words.iter().enumerate().flat_map(|(index, word)| {
@@ -467,5 +499,30 @@ mod tests {
         let mut c = Bitmap::ones(65);
         c.set(64, false);
         assert_eq!(c.first_zero(), Some(64));
+    }
+
+    #[test]
+    fn next_and_previous_set_bits_agree_with_a_bit_by_bit_search() {
+        for len in [0usize, 1, 63, 64, 65, 130, 200] {
+            for pattern in [0u64, 1, 3, 7, 64, 97] {
+                let bitmap = Bitmap::from_bools(
+                    (0..len).map(|i| pattern > 0 && (i as u64).is_multiple_of(pattern)),
+                );
+                for at in 0..len + 70 {
+                    assert_eq!(
+                        bitmap.next_one(at),
+                        (at..len).find(|&i| bitmap.get(i)),
+                        "next_one({at}) of {len} bits, every {pattern}th"
+                    );
+                    assert_eq!(
+                        bitmap.last_one_until(at),
+                        (0..=at.min(len.saturating_sub(1)))
+                            .rev()
+                            .find(|&i| bitmap.get(i)),
+                        "last_one_until({at}) of {len} bits, every {pattern}th"
+                    );
+                }
+            }
+        }
     }
 }

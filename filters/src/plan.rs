@@ -27,8 +27,8 @@ use crate::batch::{Batch, Bitmap, VarBatch};
 use crate::eval::{CellRef, OutputCell};
 use crate::fuzzy::FuzzySet;
 use crate::kernels::{
-    BinaryCompare, ComparatorKernel, FuzzyKernel, Isa, Kernel, MaskedCompare, PrefixKernel,
-    RangesKernel, SegmentBound, SegmentRange,
+    BinaryCompare, ComparatorKernel, FuzzyKernel, Isa, Kernel, MaskedCompare, MaskedEquals,
+    PrefixKernel, RangesKernel, SegmentBound, SegmentRange,
 };
 use crate::model::{Comparator, CompareOp, Filter, FuzzyRule, ListOperator, ModelError, RowMask};
 use crate::ranges::{KeyInterval, KeyRanges, RangePosition, prefix_successor};
@@ -79,6 +79,9 @@ pub enum RowPredicate {
     Masked(MaskedCompare),
     /// Two RowMaskFilters on the same field fused into one range test.
     SegmentRange(SegmentRange),
+    /// RowMaskFilters with `=` (and PrefixFilters beside them) fused into one masked
+    /// equality.
+    MaskedEquals(MaskedEquals),
     /// RowFilter with any comparator.
     Compare(ComparatorKernel),
     /// FuzzyRowFilter.
@@ -94,6 +97,7 @@ impl RowPredicate {
             RowPredicate::Prefix(kernel) => Some(kernel),
             RowPredicate::Masked(kernel) => Some(kernel),
             RowPredicate::SegmentRange(kernel) => Some(kernel),
+            RowPredicate::MaskedEquals(kernel) => Some(kernel),
             RowPredicate::Compare(kernel) => Some(kernel),
             RowPredicate::Fuzzy(kernel) => Some(kernel),
             RowPredicate::Ranges(kernel) => Some(kernel),
@@ -710,6 +714,11 @@ impl Plan {
         if self.reversed {
             return self.seek_backward(row);
         }
+        if self.fuzzy.is_none() && self.ranges.contains(row) {
+            // What the loop below answers for a row inside the ranges, without copying it
+            // (every row a filtered scan returns asks this).
+            return Seek::Here;
+        }
         let mut key = row.to_vec();
         for _ in 0..MAX_SEEK_STEPS {
             match self.ranges.position(&key) {
@@ -796,6 +805,19 @@ impl Plan {
         max_versions: u32,
     ) -> Vec<OutputCell<'a>> {
         let mut out = Vec::new();
+        self.for_each_output_cell(cells, max_versions, |cell| out.push(cell));
+        out
+    }
+
+    /// [`Plan::output_cells`] without collecting them: `emit` gets each returned cell, in
+    /// order (a scan writes them straight into its row). Returns how many there were.
+    pub fn for_each_output_cell<'a>(
+        &self,
+        cells: &[CellRef<'a>],
+        max_versions: u32,
+        mut emit: impl FnMut(OutputCell<'a>),
+    ) -> usize {
+        let mut emitted = 0;
         let mut column: Option<(&[u8], &[u8])> = None;
         let mut versions = 0u32;
         for cell in cells {
@@ -814,27 +836,29 @@ impl Plan {
             if versions > max_versions {
                 continue;
             }
-            out.push(OutputCell::from(*cell));
+            // A dropped column's cells count their versions, and FirstKeyOnly's first cell
+            // ends the row even when its column is dropped.
+            let dropped = self.dropped_columns.iter().any(|(family, qualifier)| {
+                cell.family == family.as_slice() && cell.qualifier == qualifier.as_slice()
+            });
+            if !dropped {
+                let mut out = OutputCell::from(*cell);
+                if let Some(len_as_value) = self.key_only {
+                    out.value = if len_as_value {
+                        let length = i32::try_from(cell.value.len()).unwrap_or(i32::MAX);
+                        std::borrow::Cow::Owned(length.to_be_bytes().to_vec())
+                    } else {
+                        std::borrow::Cow::Owned(Vec::new())
+                    };
+                }
+                emit(out);
+                emitted += 1;
+            }
             if self.first_cell_only {
                 break;
             }
         }
-        out.retain(|cell| {
-            !self.dropped_columns.iter().any(|(family, qualifier)| {
-                cell.family == family.as_slice() && cell.qualifier == qualifier.as_slice()
-            })
-        });
-        if let Some(len_as_value) = self.key_only {
-            for cell in &mut out {
-                cell.value = if len_as_value {
-                    let length = i32::try_from(cell.value.len()).unwrap_or(i32::MAX);
-                    std::borrow::Cow::Owned(length.to_be_bytes().to_vec())
-                } else {
-                    std::borrow::Cow::Owned(Vec::new())
-                };
-            }
-        }
-        out
+        emitted
     }
 }
 
@@ -884,6 +908,7 @@ fn count_whiles(filter: &Filter) -> usize {
 
 fn fuse(mut predicates: Vec<RowPredicate>) -> Option<RowPredicate> {
     fuse_segment_ranges(&mut predicates);
+    fuse_masked_equalities(&mut predicates);
     match predicates.len() {
         0 => None,
         1 => predicates.pop(),
@@ -944,6 +969,49 @@ fn fuse_segment_ranges(predicates: &mut Vec<RowPredicate>) {
         }
         index += 1;
     }
+}
+
+/// Fuses the `RowMaskFilter(=)`s of an AND, with the non-empty `PrefixFilter`s beside them,
+/// into one [`MaskedEquals`] (the `sdate = D AND code = C` pattern), in place of the first of
+/// them. An AND without a mask test is left alone: prefixes alone are exactly key ranges,
+/// which [`Plan::as_key_interval`] recognizes.
+fn fuse_masked_equalities(predicates: &mut Vec<RowPredicate>) {
+    let part_of = |predicate: &RowPredicate| -> Option<(RowMask, bool)> {
+        match predicate {
+            RowPredicate::Masked(kernel) if kernel_mask(kernel).op == CompareOp::Equal => {
+                Some((kernel_mask(kernel).clone(), true))
+            }
+            RowPredicate::Prefix(kernel) if !kernel.prefix().is_empty() => Some((
+                RowMask {
+                    offset: 0,
+                    mask: vec![0xff; kernel.prefix().len()],
+                    op: CompareOp::Equal,
+                    value: kernel.prefix().to_vec(),
+                },
+                false,
+            )),
+            _ => None,
+        }
+    };
+    let parts: Vec<(usize, RowMask, bool)> = predicates
+        .iter()
+        .enumerate()
+        .filter_map(|(index, predicate)| {
+            part_of(predicate).map(|(mask, masked)| (index, mask, masked))
+        })
+        .collect();
+    if parts.len() < 2 || !parts.iter().any(|(_, _, masked)| *masked) {
+        return;
+    }
+    let masks: Vec<RowMask> = parts.iter().map(|(_, mask, _)| mask.clone()).collect();
+    let Ok(fused) = MaskedEquals::new(&masks) else {
+        return;
+    };
+    let first = parts[0].0;
+    for (index, _, _) in parts.iter().skip(1).rev() {
+        predicates.remove(*index);
+    }
+    predicates[first] = RowPredicate::MaskedEquals(fused);
 }
 
 fn kernel_mask(kernel: &MaskedCompare) -> &RowMask {

@@ -1,12 +1,13 @@
 //! Every kernel path (portable, AVX2, AVX-512 when the CPU has them) agrees with the scalar
 //! twin on every input: fixed and variable batches, keys shorter than the mask, empty keys,
-//! counts that are not multiples of 8 or 64.
+//! counts that are not multiples of 8 or 64, keys of up to 16 bytes (AVX-512 byte permutes)
+//! and wider ones (gathers), equality tests (compared as loaded) and ordered ones.
 
 use proptest::prelude::*;
 use strata_filters::kernels::{
     BinaryCompare, BitKernel, ComparatorKernel, FuzzyKernel, Isa, Kernel, LongCompare,
-    MaskedCompare, PrefixKernel, RangesKernel, RegexKernel, SegmentBound, SegmentRange,
-    SubstringKernel,
+    MaskedCompare, MaskedEquals, PrefixKernel, RangesKernel, RegexKernel, SegmentBound,
+    SegmentRange, SubstringKernel,
 };
 use strata_filters::ranges::{KeyInterval, KeyRanges};
 use strata_filters::{Batch, BitOp, Bitmap, Comparator, CompareOp, FuzzyRule, RowMask, RowRange};
@@ -62,17 +63,21 @@ fn byte() -> impl Strategy<Value = u8> {
 
 fn keys() -> impl Strategy<Value = Keys> {
     prop_oneof![
-        (
-            prop_oneof![0usize..=17, Just(24usize), Just(40usize)],
-            0usize..=150
-        )
-            .prop_flat_map(|(width, count)| {
-                proptest::collection::vec(byte(), width * count).prop_map(move |data| Keys::Fixed {
-                    width,
-                    count,
-                    data,
-                })
-            }),
+        prop_oneof![
+            (
+                prop_oneof![0usize..=17, Just(24usize), Just(40usize)],
+                0usize..=150
+            ),
+            // Values as wide as a data block's (fewer of them: generating bytes is the cost).
+            (Just(100usize), 0usize..=40),
+        ]
+        .prop_flat_map(|(width, count)| {
+            proptest::collection::vec(byte(), width * count).prop_map(move |data| Keys::Fixed {
+                width,
+                count,
+                data,
+            })
+        }),
         proptest::collection::vec(proptest::collection::vec(byte(), 0..=24), 0..=100).prop_map(
             |keys| {
                 let mut offsets = vec![0u32];
@@ -166,6 +171,42 @@ proptest! {
         check(&kernel, &keys)?;
         for index in 0..keys.len() {
             prop_assert_eq!(kernel.matches(&keys.key(index)), row_mask.matches(&keys.key(index)));
+        }
+    }
+
+    #[test]
+    fn masked_equals_agrees(
+        keys in keys(),
+        parts in proptest::collection::vec(
+            (
+                any::<usize>(),
+                0u32..=20,
+                1usize..=12,
+                proptest::collection::vec(prop_oneof![Just(0xffu8), Just(0x0f), Just(0), any::<u8>()], 1..4),
+                proptest::collection::vec(byte(), 1..4),
+                any::<bool>(),
+                any::<bool>(),
+            ),
+            0..4,
+        ),
+    ) {
+        let masks: Vec<RowMask> = parts
+            .iter()
+            .map(|(pick, offset, len, mask_seed, random, copy, masked_value)| {
+                let mask: Vec<u8> = mask_seed.iter().copied().cycle().take(*len).collect();
+                let mut value = value_from(&keys, *pick, *offset as usize, *len, random, *copy);
+                if *masked_value {
+                    value.iter_mut().zip(&mask).for_each(|(v, m)| *v &= m);
+                }
+                RowMask { offset: *offset, mask, op: CompareOp::Equal, value }
+            })
+            .collect();
+        let kernel = MaskedEquals::new(&masks).unwrap();
+        check(&kernel, &keys)?;
+        // The fused test is exactly the AND of the RowMaskFilters.
+        for index in 0..keys.len() {
+            let key = keys.key(index);
+            prop_assert_eq!(kernel.matches(&key), masks.iter().all(|mask| mask.matches(&key)));
         }
     }
 
@@ -311,6 +352,87 @@ fn sixteen_byte_keys_hit_every_path() {
             "{isa:?}"
         );
     }
+}
+
+#[test]
+fn wide_keys_hit_every_path() {
+    // 4096 40-byte keys (scenario 4's composite key) and 100-byte values (a data block's value
+    // column): gathers on AVX2 and AVX-512, equality and ordered tests, exact answers.
+    let count = 4096;
+    for width in [40usize, 100] {
+        let data: Vec<u8> = (0..count as u32)
+            .flat_map(|i| {
+                let mut key = vec![0xa5u8; width];
+                key[12..16].copy_from_slice(&(i % 4).to_be_bytes());
+                key[16..20].copy_from_slice(&(i % 30).to_be_bytes());
+                key[width - 4..].copy_from_slice(&i.to_be_bytes());
+                key
+            })
+            .collect();
+        let batch = Batch::fixed(width, count, &data).unwrap();
+        let field = |offset: u32, op: CompareOp, value: u32| RowMask {
+            offset,
+            mask: vec![0xff; 4],
+            op,
+            value: value.to_be_bytes().to_vec(),
+        };
+        let fused = MaskedEquals::new(&[
+            field(12, CompareOp::Equal, 3),
+            field(16, CompareOp::Equal, 7),
+        ])
+        .unwrap();
+        let at_least =
+            MaskedCompare::new(&field(width as u32 - 4, CompareOp::GreaterOrEqual, 1000)).unwrap();
+        let wanted_fused = (0..count).filter(|i| i % 4 == 3 && i % 30 == 7).count();
+        for isa in Isa::supported() {
+            let mut out = Bitmap::zeros(0);
+            fused.eval_with(isa, &batch, &mut out);
+            assert_eq!(out.count_ones(), wanted_fused, "{isa:?} width {width}");
+            assert_eq!(out.iter_ones().next(), Some(7), "{isa:?} width {width}");
+            at_least.eval_with(isa, &batch, &mut out);
+            assert_eq!(out.count_ones(), count - 1000, "{isa:?} width {width}");
+            assert_eq!(out.first_zero(), Some(0), "{isa:?} width {width}");
+            assert_eq!(out.iter_ones().next(), Some(1000), "{isa:?} width {width}");
+        }
+    }
+}
+
+#[test]
+fn contradicting_masks_match_no_key() {
+    let keys: Vec<u8> = (0..100u8).flat_map(|i| [i, 7, 7, 7]).collect();
+    let batch = Batch::fixed(4, 100, &keys).unwrap();
+    let part = |offset: u32, mask: &[u8], value: &[u8]| RowMask {
+        offset,
+        mask: mask.to_vec(),
+        op: CompareOp::Equal,
+        value: value.to_vec(),
+    };
+    // Byte 1 must be 7 and 8 at once; a value bit outside the mask can never be matched.
+    for parts in [
+        vec![part(1, &[0xff], &[7]), part(0, &[0, 0xff], &[0, 8])],
+        vec![part(1, &[0x0f], &[0x17])],
+    ] {
+        let kernel = MaskedEquals::new(&parts).unwrap();
+        for isa in Isa::supported() {
+            let mut out = Bitmap::ones(3);
+            kernel.eval_with(isa, &batch, &mut out);
+            assert_eq!(out, Bitmap::zeros(100), "{isa:?} {parts:?}");
+        }
+    }
+    // Agreeing overlaps fuse: byte 1 is 7 in both.
+    let agreeing = MaskedEquals::new(&[
+        part(1, &[0xff, 0xff], &[7, 7]),
+        part(0, &[0, 0x0f], &[0, 7]),
+    ])
+    .unwrap();
+    assert_eq!(agreeing.select(&batch).count_ones(), 100);
+    assert!(matches!(
+        MaskedEquals::new(&[RowMask {
+            op: CompareOp::Less,
+            ..part(0, &[0xff], &[1])
+        }]),
+        Err(strata_filters::ModelError::OperatorNotAllowed { .. })
+    ));
 }
 
 #[test]

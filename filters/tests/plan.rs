@@ -412,6 +412,30 @@ fn plan_shapes() {
         plan.row_filter,
         Some(strata_filters::plan::RowPredicate::SegmentRange(_))
     ));
+    // RowMaskFilters with `=` fuse into one masked equality, with a PrefixFilter beside them;
+    // prefixes alone stay exactly key ranges.
+    let plan = compile(
+        r"RowMaskFilter(12, '\xFF\xFF\xFF\xFF', =, '\x00\x00\x01\x94') AND RowMaskFilter(16, '\xFF\xFF\xFF\xFF', =, '\x01\x33\x7D\x51')",
+    );
+    assert!(matches!(
+        &plan.row_filter,
+        Some(strata_filters::plan::RowPredicate::MaskedEquals(fused)) if fused.parts().len() == 2
+    ));
+    let plan = compile(
+        r"PrefixFilter('ab') AND RowMaskFilter(4, '\xFF', =, '\x07') AND RowMaskFilter(4, '\xFF', >, '\x01')",
+    );
+    match &plan.row_filter {
+        Some(strata_filters::plan::RowPredicate::All(members)) => {
+            assert_eq!(members.len(), 2, "{members:?}");
+            assert!(matches!(
+                &members[0],
+                strata_filters::plan::RowPredicate::MaskedEquals(fused) if fused.parts().len() == 2
+            ));
+        }
+        other => panic!("expected an AND of the fused test and the > test, got {other:?}"),
+    }
+    let plan = compile("PrefixFilter('a') AND PrefixFilter('ab')");
+    assert!(plan.as_key_interval().is_some());
     // A page after a column test is exact; before it, the evaluator must count rows.
     assert!(
         !compile("SingleColumnValueFilter('f', 'q', =, 'binary:x') AND PageFilter(3)")

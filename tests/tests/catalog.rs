@@ -427,3 +427,116 @@ fn disabled_tables_refuse_reads_and_writes_until_enabled() {
         Some(&b"v"[..])
     );
 }
+
+/// The compression byte of every HFile under `dir`, by file, in file order.
+fn file_codecs(dir: &std::path::Path) -> Vec<&'static str> {
+    let files = strata_tests::files_with_bytes(dir);
+    files
+        .keys()
+        .filter(|path| path.extension().is_some_and(|ext| ext == "hfile"))
+        .map(|path| strata::inspect::hfile(path, false).unwrap().0.compression)
+        .collect()
+}
+
+/// HBase's `alter 't', {NAME => 'f', COMPRESSION => ...}`: the new codec applies to the files
+/// written after it, files of every earlier codec keep reading (each block records its codec),
+/// and a major compaction rewrites everything in the codec in force.
+#[test]
+fn every_codec_reads_back_and_alter_applies_to_new_files() {
+    let mut t = TestDb::new(1000);
+    // Five flushed files stay in L0 until the major compaction at the end.
+    let options = DbOptions {
+        l0_compaction_trigger: 10,
+        ..TestDb::options(&t.clock)
+    };
+    t.reopen_with(options.clone());
+    let family = |compression| {
+        TableDescriptor::new("t").family(FamilyDescriptor::new("f").compression(compression))
+    };
+    let value = |i: usize| format!("value {i} of a text-like column {}", "abc ".repeat(i % 7));
+    t.db.create_table(family(Compression::None)).unwrap();
+    for (round, compression) in Compression::ALL.into_iter().enumerate() {
+        t.db.alter_table(family(compression)).unwrap();
+        let table = t.db.table("t").unwrap();
+        for i in 0..200 {
+            let row = format!("row{:04}", round * 200 + i);
+            table.put(&Put::new(row).add("f", "q", value(i))).unwrap();
+        }
+        table.flush().unwrap();
+    }
+    let written: Vec<&str> = Compression::ALL.iter().map(|c| c.name()).collect();
+    let mut codecs = file_codecs(t.dir.path());
+    codecs.sort_unstable();
+    let mut expected = written.clone();
+    expected.sort_unstable();
+    assert_eq!(codecs, expected, "one file per codec");
+    let check = |db: &Db| {
+        let table = db.table("t").unwrap();
+        let rows = scan_rows(&table, &Scan::new());
+        assert_eq!(rows.len(), 200 * Compression::ALL.len());
+        for (round, _) in Compression::ALL.iter().enumerate() {
+            let row = format!("row{:04}", round * 200 + 13);
+            let got = table.get(&Get::new(row)).unwrap();
+            assert_eq!(got.value("f", "q"), Some(value(13).as_bytes()));
+        }
+    };
+    check(&t.db);
+    t.reopen_with(options);
+    check(&t.db);
+    assert_eq!(
+        t.db.describe_table("t").unwrap().families()[0].get_compression(),
+        Compression::Gz
+    );
+    t.db.alter_table(family(Compression::Snappy)).unwrap();
+    t.db.table("t").unwrap().major_compact().unwrap();
+    check(&t.db);
+    assert_eq!(file_codecs(t.dir.path()), ["SNAPPY"]);
+}
+
+/// HBase's `IN_MEMORY => true`: the family's blocks are cached at priority (the cache's
+/// in-memory tier, a quarter of its capacity), a plain family's are not, and the priority ends
+/// with the files that held it (here: a major compaction replaces them).
+#[test]
+fn in_memory_families_cache_at_priority() {
+    let mut t = TestDb::new(1000);
+    t.reopen_with(DbOptions {
+        block_cache_bytes: 4 << 20,
+        ..TestDb::options(&t.clock)
+    });
+    let table =
+        t.db.create_table(
+            TableDescriptor::new("t")
+                .family(FamilyDescriptor::new("hot").in_memory(true))
+                .family(FamilyDescriptor::new("plain")),
+        )
+        .unwrap();
+    for i in 0..200 {
+        table
+            .put(
+                &Put::new(format!("r{i:03}"))
+                    .add("hot", "q", format!("lookup {i}"))
+                    .add("plain", "q", "x".repeat(500)),
+            )
+            .unwrap();
+    }
+    table.flush().unwrap();
+    let read_family = |family: &str| {
+        for i in 0..200 {
+            let get = Get::new(format!("r{i:03}")).family(family);
+            assert!(!table.get(&get).unwrap().is_empty());
+        }
+    };
+    read_family("plain");
+    assert_eq!(t.db.stats().cache.in_memory_bytes, 0, "plain blocks");
+    read_family("hot");
+    let held = t.db.stats().cache.in_memory_bytes;
+    assert!(held > 0 && held <= (4 << 20) / 4, "{held}");
+    table.major_compact().unwrap();
+    assert_eq!(
+        t.db.stats().cache.in_memory_bytes,
+        0,
+        "the compacted files' priority ended with them"
+    );
+    read_family("hot");
+    assert!(t.db.stats().cache.in_memory_bytes > 0);
+}

@@ -16,6 +16,9 @@ use std::time::{Duration, Instant};
 
 use strata::{FamilyDescriptor, Get, Scan, TableDescriptor};
 
+/// Rows of each multi-row mutation of the crash writer.
+const MULTI_ROWS: usize = 3;
+
 /// A small deterministic generator (no dependency needed for a few numbers).
 struct Lcg(u64);
 
@@ -67,6 +70,17 @@ fn verify(dir: &Path, ack_file: &Path, busy: bool) -> (usize, usize) {
                 );
                 puts += 1;
             }
+            ["M", stem, value] => {
+                for k in 0..MULTI_ROWS {
+                    let got = table.get(&Get::new(format!("{stem}-m{k}"))).unwrap();
+                    assert_eq!(
+                        got.value("a", "v"),
+                        Some(value.as_bytes()),
+                        "row {k} of acknowledged multi-row mutation {stem} lost"
+                    );
+                }
+                puts += 1;
+            }
             ["C", row, count] => {
                 let count: i64 = count.parse().unwrap();
                 let entry = counters.entry(row.to_string()).or_insert(0);
@@ -84,12 +98,19 @@ fn verify(dir: &Path, ack_file: &Path, busy: bool) -> (usize, usize) {
             "counter {row}: acknowledged {acked}, found {value}"
         );
     }
-    // Nothing unacknowledged is half-applied: every put row has both families.
+    // Nothing unacknowledged is half-applied: every put row has both
+    // families, every multi-row mutation all its rows.
     let mut rows = 0;
+    let mut multi_rows: HashMap<Vec<u8>, usize> = HashMap::new();
     for row in table.scan(&Scan::new()).unwrap() {
         let row = row.unwrap();
         if row.row.windows(8).any(|w| w == b"counter-") {
             continue;
+        }
+        if let Some(stem) = row.row.len().checked_sub(3).and_then(|cut| {
+            (row.row.get(cut..cut + 2) == Some(b"-m")).then(|| row.row[..cut].to_vec())
+        }) {
+            *multi_rows.entry(stem).or_insert(0) += 1;
         }
         assert_eq!(
             row.value("a", "v"),
@@ -98,6 +119,14 @@ fn verify(dir: &Path, ack_file: &Path, busy: bool) -> (usize, usize) {
             row.row
         );
         rows += 1;
+    }
+    for (stem, found) in &multi_rows {
+        assert_eq!(
+            *found,
+            MULTI_ROWS,
+            "multi-row mutation {} half-applied",
+            String::from_utf8_lossy(stem)
+        );
     }
     db.close().unwrap();
     let leftovers = strata_tests::leftovers(dir);

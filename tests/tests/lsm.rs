@@ -722,3 +722,192 @@ fn skipping_a_column_that_spans_many_blocks_ends_and_returns_each_cell_once() {
         [cell("q", 600)]
     );
 }
+
+/// Polls `done` every 10 ms for at most 10 s (the compaction checker runs in
+/// the background); returns whether it became true.
+fn eventually(mut done: impl FnMut() -> bool) -> bool {
+    for _ in 0..1000 {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    done()
+}
+
+/// Options for the time-driven compaction tests: the checker every 10 ms, and
+/// no compaction by file count (so only the checker's work changes files).
+fn checked_often(clock: &std::sync::Arc<strata::ManualClock>) -> DbOptions {
+    DbOptions {
+        compaction_check_interval: Duration::from_millis(10),
+        l0_compaction_trigger: 30,
+        l0_slowdown_files: 40,
+        l0_stop_files: 50,
+        ..TestDb::options(clock)
+    }
+}
+
+/// A file whose newest cell outlived the family's TTL is dropped whole by
+/// the compaction checker, without rewriting anything (RocksDB's FIFO/TTL
+/// compaction, HBase's `hbase.store.delete.expired.storefile`); the other
+/// files stay byte for byte, reads are unchanged, and the drop survives a
+/// reopen.
+#[test]
+fn wholly_expired_files_are_dropped_whole_by_the_checker() {
+    let mut t = TestDb::new(1_000_000);
+    t.reopen_with(checked_often(&t.clock));
+    let table =
+        t.db.create_table(
+            TableDescriptor::new("t").family(
+                FamilyDescriptor::new("f")
+                    .max_versions(3)
+                    .ttl(Duration::from_secs(10)),
+            ),
+        )
+        .unwrap();
+    // File A: puts and a delete marker, all at or before 1_000_000.
+    for i in 0..50 {
+        table
+            .put(&Put::new(format!("a{i:02}")).add("f", "q", "old"))
+            .unwrap();
+    }
+    table
+        .delete(&Delete::new("a00").column_all_versions("f", "q"))
+        .unwrap();
+    table.flush().unwrap();
+    let file_a = hfiles(t.dir.path());
+    assert_eq!(file_a.len(), 1);
+    // File B, 5 s later: one row with versions in both files.
+    t.clock.advance(5_000);
+    for i in 0..50 {
+        table
+            .put(&Put::new(format!("b{i:02}")).add("f", "q", "new"))
+            .unwrap();
+    }
+    table.put(&Put::new("a01").add("f", "q", "newer")).unwrap();
+    table.flush().unwrap();
+    // File C, newer still, whose rows sort after B's: dropping A must leave
+    // L0 newest first (C, B), not sorted by row.
+    t.clock.advance(1_000);
+    table.put(&Put::new("c00").add("f", "q", "newest")).unwrap();
+    table.flush().unwrap();
+    let before = strata_tests::files_with_bytes(&t.dir.path().join("data"));
+    let file_b: Vec<PathBuf> = hfiles(t.dir.path())
+        .into_iter()
+        .filter(|p| !file_a.contains(p))
+        .collect();
+    // Nothing is expired yet: both files stay through several checks.
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(hfiles(t.dir.path()).len(), 3);
+    // A's newest cell (1_000_000) is now older than now - TTL; B's is not.
+    t.clock.set(1_010_001);
+    let visible = rows(&table, &Scan::new().all_versions());
+    assert!(
+        eventually(|| hfiles(t.dir.path()) == file_b),
+        "A is dropped"
+    );
+    assert_eq!(rows(&table, &Scan::new().all_versions()), visible);
+    assert_eq!(visible.len(), 52, "a01, the b rows and c00");
+    let after = strata_tests::files_with_bytes(&t.dir.path().join("data"));
+    for kept in &file_b {
+        assert_eq!(
+            after.get(kept),
+            before.get(kept),
+            "B and C are not rewritten"
+        );
+    }
+    // The newest version of a row still wins across the remaining files.
+    table
+        .put(&Put::new("c00").add("f", "q", "memstore"))
+        .unwrap();
+    table.flush().unwrap();
+    assert_eq!(t.db.stats().compactions, 0, "nothing was rewritten");
+    let visible = rows(&table, &Scan::new().all_versions());
+    t.reopen_with(checked_often(&t.clock));
+    let table = t.db.table("t").unwrap();
+    assert_eq!(hfiles(t.dir.path()).len(), 3);
+    assert!(
+        file_b
+            .iter()
+            .all(|kept| hfiles(t.dir.path()).contains(kept))
+    );
+    assert_eq!(rows(&table, &Scan::new().all_versions()), visible);
+}
+
+/// HBase's `hbase.hregion.majorcompaction`: a store whose oldest file is older
+/// than the period (within the jitter) is major-compacted by the checker; the
+/// lone file that results is not rewritten again; a zero period turns it off.
+#[test]
+fn stores_are_major_compacted_once_their_period_passes() {
+    let real_now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let mut t = TestDb::new(real_now_ms);
+    let hour = Duration::from_secs(3600);
+    let clock = t.clock.clone();
+    let options = |period: Duration| DbOptions {
+        major_compaction_period: period,
+        major_compaction_jitter: 0.5,
+        ..checked_often(&clock)
+    };
+    t.reopen_with(options(hour));
+    let table =
+        t.db.create_table(TableDescriptor::new("t").family(FamilyDescriptor::new("f")))
+            .unwrap();
+    for round in 0..3 {
+        table
+            .put(&Put::new(format!("r{round}")).add("f", "q", "v"))
+            .unwrap();
+        table
+            .put(&Put::new("shared").add("f", "q", format!("v{round}")))
+            .unwrap();
+        table.flush().unwrap();
+    }
+    let visible = rows(&table, &Scan::new().all_versions());
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(hfiles(t.dir.path()).len(), 3, "not due yet");
+    // 25 minutes: below the shortest jittered period (half an hour).
+    t.clock.advance(25 * 60 * 1000);
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(hfiles(t.dir.path()).len(), 3, "still within the period");
+
+    // With the period off nothing happens, however old the files are.
+    t.reopen_with(options(Duration::ZERO));
+    t.clock.advance(10 * 3600 * 1000);
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(
+        hfiles(t.dir.path()).len(),
+        3,
+        "periodic major compaction is off"
+    );
+
+    // Past the longest jittered period (1.5 h): one major compaction.
+    t.reopen_with(options(hour));
+    let table = t.db.table("t").unwrap();
+    assert!(eventually(|| hfiles(t.dir.path()).len() == 1));
+    assert_eq!(t.db.stats().compactions, 1);
+    assert_eq!(rows(&table, &Scan::new().all_versions()), visible);
+    // The clock still says the store is old (its new file's modification time
+    // is the real one), but a lone compacted file with nothing expired is not
+    // rewritten again.
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(t.db.stats().compactions, 1);
+}
+
+#[test]
+fn major_compaction_jitter_is_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = DbOptions {
+        major_compaction_jitter: 1.5,
+        ..DbOptions::default()
+    };
+    match Db::open(dir.path(), options) {
+        Err(Error::InvalidOption { name, reason }) => {
+            assert_eq!(name, "major_compaction_jitter");
+            assert!(reason.contains("1.5"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!dir.path().join("CURRENT").exists(), "nothing was created");
+}

@@ -57,6 +57,9 @@ struct Query {
     versions: u32,
 }
 
+/// A cell a mutation writes: (family, qualifier, timestamp, kind, value).
+type ModelCell = (usize, usize, i64, CellKind, Vec<u8>);
+
 #[derive(Default)]
 struct Model {
     cells: Vec<MCell>,
@@ -174,26 +177,34 @@ impl Model {
         out
     }
 
-    fn write(&mut self, row: usize, cells: Vec<(usize, usize, i64, CellKind, Vec<u8>)>) {
+    fn write(&mut self, row: usize, cells: Vec<ModelCell>) {
+        self.write_rows(vec![(row, cells)]);
+    }
+
+    /// One multi-row mutation: every row's cells at one sequence.
+    fn write_rows(&mut self, rows: Vec<(usize, Vec<ModelCell>)>) {
         self.seq += 1;
-        for (family, qualifier, ts, kind, value) in cells {
-            // Identical keys within one mutation: the last one wins.
-            self.cells.retain(|c| {
-                !(c.seq == self.seq
-                    && c.family == family
-                    && c.qualifier == qualifier
-                    && c.ts == ts
-                    && c.kind == kind)
-            });
-            self.cells.push(MCell {
-                row,
-                family,
-                qualifier,
-                ts,
-                kind,
-                seq: self.seq,
-                value,
-            });
+        for (row, cells) in rows {
+            for (family, qualifier, ts, kind, value) in cells {
+                // Identical keys of one row within one call: the last one wins.
+                self.cells.retain(|c| {
+                    !(c.seq == self.seq
+                        && c.row == row
+                        && c.family == family
+                        && c.qualifier == qualifier
+                        && c.ts == ts
+                        && c.kind == kind)
+                });
+                self.cells.push(MCell {
+                    row,
+                    family,
+                    qualifier,
+                    ts,
+                    kind,
+                    seq: self.seq,
+                    value,
+                });
+            }
         }
     }
 
@@ -266,6 +277,26 @@ enum Op {
         row: usize,
         family: usize,
         put: (usize, usize, u8),
+    },
+    /// `mutate_rows`: puts (row, family, qualifier, value seed) and a
+    /// family delete (row, family) first, all at once; refused whole when
+    /// the rows are in more than one region.
+    MutateRows {
+        puts: Vec<(usize, usize, usize, u8)>,
+        delete: Option<(usize, usize)>,
+    },
+    /// Take a read snapshot (replacing the one held, if any).
+    TakeSnapshot,
+    /// Release the read snapshot held.
+    ReleaseSnapshot,
+    /// A get at the read snapshot held (the model's prefix at its moment).
+    SnapshotGet {
+        row: usize,
+        query: Query,
+    },
+    /// A full scan and a `get_many` of every row at the read snapshot held.
+    SnapshotScan {
+        query: Query,
     },
     Get {
         row: usize,
@@ -355,6 +386,12 @@ fn op_strategy() -> impl Strategy<Value = Op> {
         2 => (row.clone(), fam.clone(), 0..3usize, compare, proptest::option::weighted(0.7, 0u8..4), any::<u8>())
             .prop_map(|(row, family, qualifier, op, operand, value)| Op::CheckAndPut { row, family, qualifier, op, operand, value }),
         1 => (row.clone(), fam.clone(), (fam.clone(), 0..3usize, any::<u8>())).prop_map(|(row, family, put)| Op::MutateRow { row, family, put }),
+        2 => (proptest::collection::vec((row.clone(), fam.clone(), 0..3usize, any::<u8>()), 1..5), proptest::option::weighted(0.3, (row.clone(), fam.clone())))
+            .prop_map(|(puts, delete)| Op::MutateRows { puts, delete }),
+        1 => Just(Op::TakeSnapshot),
+        1 => Just(Op::ReleaseSnapshot),
+        2 => (row.clone(), query_strategy()).prop_map(|(row, query)| Op::SnapshotGet { row, query }),
+        1 => query_strategy().prop_map(|query| Op::SnapshotScan { query }),
         5 => (row.clone(), query_strategy()).prop_map(|(row, query)| Op::Get { row, query }),
         3 => (proptest::option::of((0..ROWS.len(), any::<bool>())), proptest::option::of((0..ROWS.len(), any::<bool>())),
               any::<bool>(), proptest::option::weighted(0.3, 1u64..4), query_strategy())
@@ -400,6 +437,8 @@ struct Harness {
     dir: tempfile::TempDir,
     /// Bulk loads so far (each writes its files into its own directory).
     loads: usize,
+    /// The read snapshot held, with the model's sequence at its moment.
+    snapshot: Option<(strata::ReadSnapshot, u64)>,
 }
 
 fn options(clock: &Arc<ManualClock>, flush_on_close: bool) -> DbOptions {
@@ -524,6 +563,7 @@ impl Harness {
             faults,
             halted: false,
             durable_floor: 0,
+            snapshot: None,
         }
     }
 
@@ -882,6 +922,131 @@ impl Harness {
                     )
                 })?;
             }
+            Op::MutateRows { puts, delete } => {
+                let regions = self.table.regions().unwrap();
+                let region_of = |row: usize| {
+                    regions
+                        .iter()
+                        .rposition(|r| r.start_key.as_slice() <= ROWS[row].as_bytes())
+                };
+                let mut mutations = Vec::new();
+                let mut model_rows: Vec<(usize, Vec<ModelCell>)> = Vec::new();
+                let mut add = |row: usize, mutation, cell| {
+                    mutations.push(mutation);
+                    match model_rows.iter_mut().find(|(r, _)| *r == row) {
+                        Some((_, cells)) => cells.push(cell),
+                        None => model_rows.push((row, vec![cell])),
+                    }
+                };
+                if let Some((row, family)) = delete {
+                    add(
+                        *row,
+                        strata::Mutation::Delete(Delete::new(ROWS[*row]).family(FAMILIES[*family])),
+                        (*family, 0, now, CellKind::DeleteFamily, Vec::new()),
+                    );
+                }
+                for &(row, family, qualifier, seed) in puts {
+                    add(
+                        row,
+                        strata::Mutation::Put(Put::new(ROWS[row]).add(
+                            FAMILIES[family],
+                            QUALIFIERS[qualifier],
+                            value_of(seed),
+                        )),
+                        (family, qualifier, now, CellKind::Put, value_of(seed)),
+                    );
+                }
+                let one_region = model_rows
+                    .iter()
+                    .all(|(row, _)| region_of(*row) == region_of(model_rows[0].0));
+                let result = self.table.mutate_rows(&mutations);
+                if one_region {
+                    self.mutated(result, true, "mutate rows", |m| m.write_rows(model_rows))?;
+                } else {
+                    prop_assert!(
+                        matches!(result, Err(strata::Error::RowsSpanRegions { .. })),
+                        "rows of two regions: {:?}",
+                        result
+                    );
+                }
+            }
+            Op::TakeSnapshot => {
+                let taken = self.db.read_snapshot();
+                if let Some(snapshot) = self.engine(taken, "read snapshot")? {
+                    self.snapshot = Some((snapshot, self.model.seq));
+                }
+            }
+            Op::ReleaseSnapshot => {
+                if let Some((snapshot, _)) = self.snapshot.take() {
+                    let get = Get::new(ROWS[0]).snapshot(&snapshot);
+                    snapshot.release();
+                    prop_assert!(
+                        matches!(
+                            self.table.get(&get),
+                            Err(strata::Error::SnapshotReleased { .. })
+                        ),
+                        "a get at a released snapshot is refused"
+                    );
+                }
+            }
+            Op::SnapshotGet { row, query } => {
+                let Some((snapshot, seq)) = &self.snapshot else {
+                    return Ok(());
+                };
+                let get = apply_query_to_get(Get::new(ROWS[*row]), query).snapshot(snapshot);
+                let seq = *seq;
+                let want = self.model.prefix(seq).get(*row, query, now);
+                let got = self.table.get(&get);
+                let Some(got) = self.engine(got, "snapshot get")? else {
+                    return Ok(());
+                };
+                prop_assert_eq!(
+                    &as_tuples(&got),
+                    &want,
+                    "get {} {:?} at the snapshot of model sequence {}",
+                    ROWS[*row],
+                    query,
+                    seq
+                );
+            }
+            Op::SnapshotScan { query } => {
+                let Some((snapshot, seq)) = &self.snapshot else {
+                    return Ok(());
+                };
+                let seq = *seq;
+                let at = self.model.prefix(seq);
+                let want: Rows = (0..ROWS.len())
+                    .map(|i| (ROWS[i].to_string(), at.get(i, query, now)))
+                    .filter(|(_, cells)| !cells.is_empty())
+                    .collect();
+                let scan = apply_query_to_scan(Scan::new(), query).snapshot(snapshot);
+                let gets: Vec<Get> = ROWS
+                    .iter()
+                    .map(|row| apply_query_to_get(Get::new(row), query).snapshot(snapshot))
+                    .collect();
+                let got = scan_rows(&self.table, &scan);
+                let Some(got) = self.engine(got, "snapshot scan")? else {
+                    return Ok(());
+                };
+                prop_assert_eq!(&got, &want, "scan {:?} at the snapshot of {}", query, seq);
+                let many = self.table.get_many(&gets);
+                let Some(many) = self.engine(many, "snapshot get_many")? else {
+                    return Ok(());
+                };
+                let many: Rows = many
+                    .iter()
+                    .zip(ROWS)
+                    .map(|(r, row)| (row.to_string(), as_tuples(r)))
+                    .filter(|(_, cells)| !cells.is_empty())
+                    .collect();
+                prop_assert_eq!(
+                    &many,
+                    &want,
+                    "get_many {:?} at the snapshot of {}",
+                    query,
+                    seq
+                );
+            }
             Op::Get { row, query } => {
                 let get = apply_query_to_get(Get::new(ROWS[*row]), query);
                 let got = self.table.get(&get);
@@ -980,6 +1145,8 @@ impl Harness {
                 let Some(db) = self.engine(opened, "reopen")? else {
                     return Ok(());
                 };
+                // Read snapshots end with the database.
+                self.snapshot = None;
                 self.db = db;
                 self.table = self.db.table("m").unwrap();
                 self.reader = self.table.row_reader();
@@ -1045,6 +1212,9 @@ fn op_name(op: &Op) -> &'static str {
         Op::Increment { .. } => "increment",
         Op::CheckAndPut { .. } => "check and put",
         Op::MutateRow { .. } => "mutate row",
+        Op::MutateRows { .. } => "mutate rows",
+        Op::TakeSnapshot | Op::ReleaseSnapshot => "read snapshot",
+        Op::SnapshotGet { .. } | Op::SnapshotScan { .. } => "snapshot read",
         Op::Get { .. } | Op::Scan { .. } => "read",
         Op::Advance(_) => "advance clock",
         Op::Reopen(_) => "reopen",

@@ -654,6 +654,95 @@ fn r22_check_and_mutate_compares_operand_with_stored_value() {
     ));
 }
 
+/// HBase 2.4 `CheckAndMutate.Builder.ifMatches(Filter)`: the check holds
+/// when a get of the row with the filter returns a cell (HRegion
+/// `checkAndMutateInternal`: `matches = !result.isEmpty()` with a filter);
+/// and the row-presence checks.
+#[test]
+fn r22a_check_and_mutate_with_a_filter_or_on_the_row() {
+    let t = TestDb::new(1000);
+    let tbl = table(&t, 1);
+    tbl.put(&Put::new("r").add("f", "status", "open").add("g", "n", "1"))
+        .unwrap();
+    let by_filter = |filter: &str, value: &str| {
+        tbl.check_and_mutate(
+            &CheckAndMutate::builder("r")
+                .if_filter_matches(strata::filters::parse(filter).unwrap())
+                .then_put(Put::new("r").add("f", "seen", value)),
+        )
+        .unwrap()
+        .success
+    };
+    assert!(by_filter(
+        "SingleColumnValueFilter('f', 'status', =, 'binary:open')",
+        "1"
+    ));
+    assert!(!by_filter(
+        "SingleColumnValueFilter('f', 'status', =, 'binary:closed', true, true)",
+        "2"
+    ));
+    // The filter sees every family of the row.
+    assert!(by_filter("QualifierFilter(=, 'binary:n')", "3"));
+    assert!(!by_filter("ValueFilter(=, 'binary:nothing')", "4"));
+    assert_eq!(
+        tbl.get(&Get::new("r")).unwrap().value("f", "seen"),
+        Some(&b"3"[..])
+    );
+    // Within the check's time range only: the cells are at 1000.
+    let outside = tbl
+        .check_and_mutate(
+            &CheckAndMutate::builder("r")
+                .if_filter_matches(
+                    strata::filters::parse("QualifierFilter(=, 'binary:n')").unwrap(),
+                )
+                .time_range(0, 1000)
+                .then_put(Put::new("r").add("f", "seen", "5")),
+        )
+        .unwrap();
+    assert!(!outside.success);
+    // Row presence: a new row is created once; a deleted row counts as absent.
+    let create = |row: &str, value: &str| {
+        tbl.check_and_mutate(
+            &CheckAndMutate::builder(row)
+                .if_row_not_exists()
+                .then_put(Put::new(row).add("f", "q", value)),
+        )
+        .unwrap()
+        .success
+    };
+    assert!(create("new", "a"));
+    assert!(!create("new", "b"), "the row exists now");
+    assert!(!create("r", "c"));
+    tbl.delete(&Delete::new("r")).unwrap();
+    t.clock.advance(1);
+    assert!(create("r", "d"), "every cell of the row deleted: absent");
+    let touched = tbl
+        .check_and_mutate(
+            &CheckAndMutate::builder("gone")
+                .if_row_exists()
+                .then_delete(Delete::new("gone")),
+        )
+        .unwrap();
+    assert!(!touched.success);
+    assert!(
+        tbl.check_and_mutate(
+            &CheckAndMutate::builder("new")
+                .if_row_exists()
+                .then_put(Put::new("new").add("g", "n", "2")),
+        )
+        .unwrap()
+        .success
+    );
+    // A bad action is refused before the check runs: nothing written.
+    let bad = CheckAndMutate::builder("new")
+        .if_row_exists()
+        .then_put(Put::new("new").add("nope", "q", "never"));
+    assert!(matches!(
+        tbl.check_and_mutate(&bad),
+        Err(Error::UnknownFamily { .. })
+    ));
+}
+
 #[test]
 fn r23_row_mutations_share_one_sequence() {
     let t = TestDb::new(1000);

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use strata::{BulkFiles, BulkLoadOptions, BulkLoadReport, Error, Table};
 
-use crate::shell::to_bytes_binary;
+use crate::conventions::to_bytes_binary;
 
 /// How input lines separate their fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,8 +13,9 @@ use std::path::{Path, PathBuf};
 use strata::inspect::{self, WalSegmentEnd};
 use strata::{Db, DbOptions};
 
+use crate::conventions::to_string_binary;
 use crate::exec::schema::table_text;
-use crate::shell::{TimestampFormat, format_timestamp, to_string_binary};
+use crate::shell::{TimestampFormat, format_timestamp};
 
 /// A tool could not do its job.
 #[derive(Debug)]

@@ -19,12 +19,13 @@
 //! [`Session::run_bytes`] does the same for a script read as bytes, in which a statement
 //! holding bytes that are not UTF-8 is one more such error.
 //! [`run_interactive`] reads statements from a terminal with line editing and history;
-//! [`run_lines`] is its loop, over any [`LineEditor`].
+//! [`run_lines`] is its loop, over any [`LineEditor`] and any [`Runner`]: a [`Session`] here,
+//! or one on a server (`strata shell --connect`, [`crate::server::client::RemoteSession`]).
 
 use std::collections::BTreeMap;
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rustyline::error::ReadlineError;
 
@@ -43,12 +44,27 @@ pub enum Flow {
     Exit,
 }
 
+/// What one statement that ran did, for [`Session::after_each_statement`].
+#[derive(Debug, Clone, Copy)]
+pub struct StatementReport<'a> {
+    /// The command that ran.
+    pub command: &'a Command,
+    /// The command failed (its error was printed).
+    pub failed: bool,
+    /// How long it ran.
+    pub elapsed: Duration,
+}
+
+/// The hook of [`Session::after_each_statement`].
+type AfterStatement = Box<dyn FnMut(&StatementReport<'_>)>;
+
 /// Runs statements and prints their output.
 pub struct Session {
     executor: Executor,
     echo: bool,
     failures: u64,
     before_statement: Option<Box<dyn FnMut()>>,
+    after_statement: Option<AfterStatement>,
     /// Table references assigned so far (`t = get_table 't'`): variable to table name.
     variables: BTreeMap<String, String>,
 }
@@ -71,6 +87,7 @@ impl Session {
             echo: false,
             failures: 0,
             before_statement: None,
+            after_statement: None,
             variables: BTreeMap::new(),
         }
     }
@@ -85,6 +102,12 @@ impl Session {
     /// Calls `hook` before each statement runs (tests use it to move a manual clock).
     pub fn before_each_statement(&mut self, hook: impl FnMut() + 'static) {
         self.before_statement = Some(Box::new(hook));
+    }
+
+    /// Calls `hook` after each command ran (not after statements that failed to parse): the
+    /// server logs and counts the commands its sessions run.
+    pub fn after_each_statement(&mut self, hook: impl FnMut(&StatementReport<'_>) + 'static) {
+        self.after_statement = Some(Box::new(hook));
     }
 
     /// Statements that failed so far (syntax, argument and command errors).
@@ -150,6 +173,13 @@ impl Session {
                     let elapsed = started.elapsed();
                     if reply.is_ok() {
                         self.assign(&statement);
+                    }
+                    if let Some(hook) = self.after_statement.as_mut() {
+                        hook(&StatementReport {
+                            command: &statement.command,
+                            failed: matches!(reply, Err(CommandError::Failed(_))),
+                            elapsed,
+                        });
                     }
                     match reply {
                         Ok(Reply::Done) => writeln!(out, "{}", took_line(elapsed))?,
@@ -246,17 +276,6 @@ impl Session {
         }
     }
 
-    /// Reports line `line` of the statement being typed, which was not UTF-8 and was
-    /// dropped with that statement: the syntax error a script gets, without the line.
-    fn report_invalid_line(&mut self, line: usize, out: &mut dyn Write) -> io::Result<()> {
-        self.failures += 1;
-        writeln!(
-            out,
-            "SyntaxError: (hbase):{line}: {}",
-            SyntaxErrorKind::InvalidUtf8
-        )
-    }
-
     /// Syntax and name errors print as IRB prints them; argument errors as HBase's command
     /// wrapper prints a failed command.
     fn print_parse_error(
@@ -273,6 +292,51 @@ impl Session {
             _ => writeln!(out, "{}", error.render(source)),
         }
     }
+}
+
+/// What the interactive loop ([`run_lines`]) runs statements with: a local [`Session`], or a
+/// session on a server.
+pub trait Runner {
+    /// Sets the width statements' output is laid out for (the terminal's, read before each
+    /// statement since it may have been resized).
+    fn set_width(&mut self, width: usize) -> Result<(), InteractiveError>;
+
+    /// Runs the statements of `source`, printing to `out` ([`Session::run_source`]).
+    fn run_source(&mut self, source: &str, out: &mut dyn Write) -> Result<Flow, InteractiveError>;
+
+    /// Reports line `line` of the statement being typed, which was not UTF-8 and was dropped
+    /// with that statement: the syntax error a script gets ([`invalid_line_report`]), counted
+    /// as a failure.
+    fn report_invalid_line(&mut self, line: usize, out: &mut dyn Write) -> io::Result<()>;
+}
+
+impl Runner for Session {
+    fn set_width(&mut self, width: usize) -> Result<(), InteractiveError> {
+        let options = self.executor.options();
+        self.executor.set_options(ExecOptions {
+            layout: TableLayout::new(width),
+            ..options
+        });
+        Ok(())
+    }
+
+    fn run_source(&mut self, source: &str, out: &mut dyn Write) -> Result<Flow, InteractiveError> {
+        Session::run_source(self, source, out).map_err(InteractiveError::Output)
+    }
+
+    fn report_invalid_line(&mut self, line: usize, out: &mut dyn Write) -> io::Result<()> {
+        self.failures += 1;
+        writeln!(out, "{}", invalid_line_report(line))
+    }
+}
+
+/// The syntax error of line `line` of a typed statement that was not UTF-8 (the error a
+/// script gets, without the line, which was dropped).
+pub fn invalid_line_report(line: usize) -> String {
+    format!(
+        "SyntaxError: (hbase):{line}: {}",
+        SyntaxErrorKind::InvalidUtf8
+    )
 }
 
 /// HBase's report of a failed command (without the `Took` line).
@@ -404,7 +468,7 @@ impl LineEditor for TerminalEditor {
 
 /// Reads statements from the terminal until `exit` or end of input (Ctrl-D), with line
 /// editing and history: [`run_lines`] on rustyline's editor.
-pub fn run_interactive(session: &mut Session, banner: &str) -> Result<(), InteractiveError> {
+pub fn run_interactive(session: &mut dyn Runner, banner: &str) -> Result<(), InteractiveError> {
     let config = rustyline::Config::builder()
         .max_history_size(MAX_HISTORY_LINES)
         .map_err(InteractiveError::Editor)?
@@ -434,7 +498,7 @@ pub fn run_interactive(session: &mut Session, banner: &str) -> Result<(), Intera
 /// the shell keeps going, also after a line that is not UTF-8: that line is one syntax error,
 /// and the statement it was part of is dropped with the input pasted after it.
 pub fn run_lines(
-    session: &mut Session,
+    session: &mut dyn Runner,
     editor: &mut dyn LineEditor,
     out: &mut dyn Write,
 ) -> Result<(), InteractiveError> {
@@ -460,14 +524,8 @@ pub fn run_lines(
                     continue;
                 }
                 editor.add_history(&statement);
-                let options = session.executor().options();
-                session.executor_mut().set_options(ExecOptions {
-                    layout: TableLayout::new(editor.width()),
-                    ..options
-                });
-                let flow = session
-                    .run_source(&statement, out)
-                    .map_err(InteractiveError::Output)?;
+                session.set_width(editor.width())?;
+                let flow = session.run_source(&statement, out)?;
                 out.flush().map_err(InteractiveError::Output)?;
                 statement.clear();
                 number += 1;
@@ -506,6 +564,8 @@ pub enum InteractiveError {
     Editor(rustyline::error::ReadlineError),
     /// Writing to standard output failed.
     Output(io::Error),
+    /// The server of a connected shell failed or went away (what happened, in words).
+    Server(String),
 }
 
 impl std::fmt::Display for InteractiveError {
@@ -513,6 +573,7 @@ impl std::fmt::Display for InteractiveError {
         match self {
             InteractiveError::Editor(error) => write!(f, "line editor: {error}"),
             InteractiveError::Output(error) => write!(f, "writing output: {error}"),
+            InteractiveError::Server(message) => write!(f, "server: {message}"),
         }
     }
 }

@@ -1,9 +1,13 @@
 //! The interactive `strata shell` on a pseudo-terminal, so that rustyline's line editor reads
 //! keys as it does from a person: a line with bytes that are not UTF-8 is one error and the
-//! shell goes on (it used to exit with status 2, `line editor: invalid data`).
+//! shell goes on (it used to exit with status 2, `line editor: invalid data`); the same shell
+//! connected to a `strata server` (`--connect`) reads the terminal the same way.
 
 #![cfg(test)]
 
+mod server_support;
+
+use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -26,10 +30,17 @@ struct Terminal {
 
 impl Terminal {
     fn start(data: &Path, home: &Path) -> Terminal {
+        Terminal::spawn(
+            &[OsStr::new("shell"), OsStr::new("--data"), data.as_os_str()],
+            home,
+        )
+    }
+
+    /// `strata ARGS` on a new pseudo-terminal.
+    fn spawn(args: &[&OsStr], home: &Path) -> Terminal {
         let (master, slave) = open_pty();
         let child = Command::new(env!("CARGO_BIN_EXE_strata"))
-            .args(["shell", "--data"])
-            .arg(data)
+            .args(args)
             .env("HOME", home)
             .env("TERM", "xterm")
             .stdin(Stdio::from(slave.try_clone().unwrap()))
@@ -181,6 +192,53 @@ fn a_typed_line_that_is_not_utf8_is_one_error_and_the_shell_goes_on() {
     assert!(scanned.contains(" column=f:q, timestamp="), "{scanned}");
     assert!(scanned.contains(", value=caf\\xE9 "), "{scanned}");
     assert!(scanned.contains("\n1 row(s)"), "{scanned}");
+    terminal.type_keys(b"exit\r");
+    let status = terminal.wait();
+    assert!(
+        status.success(),
+        "{status:?}; it printed:\n{}",
+        terminal.text()
+    );
+}
+
+#[test]
+fn the_connected_shell_reads_the_terminal_as_the_local_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let server = server_support::ServerProcess::start(&dir.path().join("db"), &[]);
+    let admin = server.addresses.admin.to_string();
+    let mut terminal = Terminal::spawn(
+        &[
+            OsStr::new("shell"),
+            OsStr::new("--connect"),
+            OsStr::new(&admin),
+        ],
+        home.path(),
+    );
+    let banner = terminal.expect("strata:001:0> ");
+    assert!(
+        banner.contains(&format!("connected to {admin} (strata ")),
+        "{banner}"
+    );
+    terminal.type_keys(b"create 't', 'f'\r");
+    terminal.expect("strata:002:0> ");
+
+    // A statement over two lines continues on the client, then runs on the server.
+    terminal.type_keys(b"put 't', 'r1',\r");
+    terminal.expect("strata:002:1* ");
+    terminal.type_keys(b"'f:q', 'v'\r");
+    terminal.expect("strata:003:0> ");
+
+    // A line that is not UTF-8 is one error, reported by the client.
+    terminal.type_keys(b"put 't', 'r2', 'f:q', 'caf\xE9'\r");
+    terminal.expect("SyntaxError: (hbase):1: invalid multibyte char (UTF-8)");
+    terminal.expect("strata:004:0> ");
+
+    // The server lays the output out for the client's terminal (200 columns).
+    terminal.type_keys(b"scan 't'\r");
+    let scanned = terminal.expect(" row(s)");
+    assert!(scanned.contains(" r1  "), "{scanned}");
+    assert!(scanned.ends_with("\n1"), "one row: {scanned}");
     terminal.type_keys(b"exit\r");
     let status = terminal.wait();
     assert!(

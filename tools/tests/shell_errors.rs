@@ -203,8 +203,8 @@ fn unsupported_ruby_is_explained() {
             "1:1",
         ),
         (
-            "snapshot 't', 's'",
-            "ERROR: 'snapshot' is an HBase shell command that strata shell does not support",
+            "grant 'bob', 'RW'",
+            "ERROR: 'grant' is an HBase shell command that strata shell does not support",
             "1:1",
         ),
     ]);
@@ -294,8 +294,8 @@ fn argument_errors_use_hbase_messages() {
             "1:42",
         ),
         (
-            "create 't', {NAME => 'f', COMPRESSION => 'snappy'}",
-            "ERROR: Compression SNAPPY is not supported. Use one of NONE ZSTD",
+            "create 't', {NAME => 'f', COMPRESSION => 'lzo'}",
+            "ERROR: Compression LZO is not supported. Use one of GZ NONE SNAPPY LZ4 ZSTD",
             "1:42",
         ),
         (

@@ -1,6 +1,8 @@
 //! Data-driven shell tests: each `scripts/NAME.hsh` runs through a shell session on a fresh
 //! database, and its transcript (each statement echoed as `strata> ...`, then what the shell
-//! printed) must equal `scripts/NAME.out`.
+//! printed) must equal `scripts/NAME.out`. Every script runs twice: in a local session, and
+//! (module `through_server`) through a `strata server` on a loopback port, as
+//! `strata shell --connect` runs it; both must give the same transcript.
 //!
 //! Runs are deterministic: the database clock starts at 1700000000000 ms (2023-11-14T22:13:20
 //! UTC) and moves 1 ms before each statement; `Took` timings print as `Took X.XXXX seconds`
@@ -22,11 +24,16 @@
 
 #![cfg(test)]
 
+mod server_support;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use strata::{Clock, DbOptions, ManualClock};
+use server_support::{TestServer, loopback_options, ticking_sessions};
+use strata::{Clock, Db, DbOptions, ManualClock};
 use strata_tools::exec::{ExecOptions, Executor, UserIdentity};
+use strata_tools::server::client::AdminClient;
+use strata_tools::server::wire::Settings;
 use strata_tools::session::{Flow, Session};
 use strata_tools::shell::{TableLayout, TimestampFormat};
 
@@ -37,20 +44,40 @@ fn scripts_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scripts")
 }
 
+/// Where the statements run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// A session in this process over the database.
+    Local,
+    /// A session on a server in this process, through its admin port.
+    ThroughServer,
+}
+
+/// A session, local or on a server.
+enum Shell {
+    Local(Session),
+    Remote {
+        server: TestServer,
+        client: AdminClient,
+    },
+}
+
 struct Run {
+    mode: Mode,
     dir: tempfile::TempDir,
     clock: Arc<ManualClock>,
     timestamps: TimestampFormat,
-    session: Option<Session>,
+    shell: Option<Shell>,
 }
 
 impl Run {
-    fn new() -> Run {
+    fn new(mode: Mode) -> Run {
         let mut run = Run {
+            mode,
             dir: tempfile::tempdir().unwrap(),
             clock: Arc::new(ManualClock::new(START_MS)),
             timestamps: TimestampFormat::EpochMillis,
-            session: None,
+            shell: None,
         };
         run.open();
         run
@@ -61,29 +88,64 @@ impl Run {
         // The default I/O back end, so that CI's two passes (io_uring, then STRATA_IO=sync)
         // run the scripts on both.
         let options = DbOptions {
-            clock,
+            clock: clock.clone(),
             ..DbOptions::default()
         };
-        let mut executor = Executor::open(
-            self.dir.path(),
-            options,
-            ExecOptions {
-                timestamps: self.timestamps,
-                layout: TableLayout::new(0),
-            },
-        )
-        .unwrap();
-        // `whoami` must not depend on who runs the tests.
-        executor.set_user(UserIdentity::new("strata", &["strata", "hbase"]));
-        let mut session = Session::new(executor).with_echo(true);
-        let tick = self.clock.clone();
-        session.before_each_statement(move || tick.advance(1));
-        self.session = Some(session);
+        self.shell = Some(match self.mode {
+            Mode::Local => {
+                let mut executor = Executor::open(
+                    self.dir.path(),
+                    options,
+                    ExecOptions {
+                        timestamps: self.timestamps,
+                        layout: TableLayout::new(0),
+                    },
+                )
+                .unwrap();
+                // `whoami` must not depend on who runs the tests.
+                executor.set_user(UserIdentity::new("strata", &["strata", "hbase"]));
+                let mut session = Session::new(executor).with_echo(true);
+                let tick = self.clock.clone();
+                session.before_each_statement(move || tick.advance(1));
+                Shell::Local(session)
+            }
+            Mode::ThroughServer => {
+                let db = Db::open(self.dir.path(), options).unwrap();
+                let mut server_options = loopback_options();
+                server_options.admin = ticking_sessions(self.clock.clone());
+                let server = TestServer::start(db, clock, server_options);
+                // The shell's user (`whoami`) travels in its hello.
+                let mut client = server.shell_with(true);
+                client.set_settings(self.settings()).unwrap();
+                Shell::Remote { server, client }
+            }
+        });
+    }
+
+    fn settings(&self) -> Settings {
+        Settings {
+            timestamps: self.timestamps.into(),
+            width: 0,
+        }
+    }
+
+    /// Runs a piece of the script, appending the transcript to `out`.
+    fn run_segment(&mut self, segment: &str, out: &mut Vec<u8>) -> Flow {
+        match self.shell.as_mut().unwrap() {
+            Shell::Local(session) => session.run_source(segment, out).unwrap(),
+            Shell::Remote { client, .. } => client.run(segment.as_bytes(), out).unwrap(),
+        }
     }
 
     fn close(&mut self) {
-        if let Some(session) = self.session.take() {
-            session.into_executor().close().unwrap();
+        match self.shell.take() {
+            Some(Shell::Local(session)) => session.into_executor().close().unwrap(),
+            Some(Shell::Remote { mut server, client }) => {
+                drop(client);
+                server.stop();
+                server.db.close().unwrap();
+            }
+            None => {}
         }
     }
 
@@ -102,12 +164,17 @@ impl Run {
                     "millis" => TimestampFormat::EpochMillis,
                     other => panic!("unknown timestamp format {other}"),
                 };
-                let session = self.session.as_mut().unwrap();
-                let options = session.executor().options();
-                session.executor_mut().set_options(ExecOptions {
-                    timestamps: self.timestamps,
-                    ..options
-                });
+                let settings = self.settings();
+                match self.shell.as_mut().unwrap() {
+                    Shell::Local(session) => {
+                        let options = session.executor().options();
+                        session.executor_mut().set_options(ExecOptions {
+                            timestamps: self.timestamps,
+                            ..options
+                        });
+                    }
+                    Shell::Remote { client, .. } => client.set_settings(settings).unwrap(),
+                }
             }
             _ => panic!("unknown directive #! {directive}"),
         }
@@ -129,21 +196,15 @@ fn copy_tree(from: &Path, to: &Path) {
 }
 
 /// Runs a script and returns its normalized transcript.
-fn transcript(name: &str, script: &str) -> String {
-    let mut run = Run::new();
+fn transcript(name: &str, script: &str, mode: Mode) -> String {
+    let mut run = Run::new(mode);
     let mut out = Vec::new();
     let mut segment = String::new();
     let mut exited = false;
     for line in script.split_inclusive('\n') {
         if let Some(directive) = line.strip_prefix("#!") {
             if !exited {
-                let flow = run
-                    .session
-                    .as_mut()
-                    .unwrap()
-                    .run_source(&segment, &mut out)
-                    .unwrap();
-                exited = flow == Flow::Exit;
+                exited = run.run_segment(&segment, &mut out) == Flow::Exit;
             }
             segment.clear();
             out.extend_from_slice(line.as_bytes());
@@ -155,14 +216,10 @@ fn transcript(name: &str, script: &str) -> String {
         }
     }
     if !exited {
-        run.session
-            .as_mut()
-            .unwrap()
-            .run_source(&segment, &mut out)
-            .unwrap();
+        run.run_segment(&segment, &mut out);
     }
     run.close();
-    if let Some(keep) = std::env::var_os("STRATA_KEEP_DATA") {
+    if let (Some(keep), Mode::Local) = (std::env::var_os("STRATA_KEEP_DATA"), mode) {
         let target = Path::new(&keep).join(name);
         let _ = std::fs::remove_dir_all(&target);
         copy_tree(run.dir.path(), &target);
@@ -174,15 +231,22 @@ fn transcript(name: &str, script: &str) -> String {
     backend.replace_all(&text, "ioBackend=X").into_owned()
 }
 
-fn check(name: &str) {
+fn check(name: &str, mode: Mode) {
     let script_path = scripts_dir().join(format!("{name}.hsh"));
     let expected_path = scripts_dir().join(format!("{name}.out"));
     let script = std::fs::read_to_string(&script_path).unwrap();
-    let actual = transcript(name, &script);
+    let actual = transcript(name, &script, mode);
     if std::env::var_os("STRATA_REGENERATE").is_some() {
-        std::fs::write(&expected_path, &actual).unwrap();
+        // The local run writes the expected transcript; the server's must then match it.
+        if mode == Mode::Local {
+            std::fs::write(&expected_path, &actual).unwrap();
+        }
         return;
     }
+    let through = match mode {
+        Mode::Local => "",
+        Mode::ThroughServer => " through strata server",
+    };
     let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
     if actual != expected {
         let (line, want, got) = expected
@@ -197,7 +261,7 @@ fn check(name: &str) {
                 "(end of file)".to_owned(),
             ));
         panic!(
-            "{name}.hsh: transcript differs from {name}.out at line {line}\n  expected: {want}\n  actual:   {got}\n\
+            "{name}.hsh{through}: transcript differs from {name}.out at line {line}\n  expected: {want}\n  actual:   {got}\n\
              (if the new output is right: STRATA_REGENERATE=1 cargo test -p strata-tools --test shell_transcripts)\n\
              --- full transcript ---\n{actual}"
         );
@@ -209,9 +273,19 @@ macro_rules! scripts {
         $(
             #[test]
             fn $name() {
-                check(stringify!($name));
+                check(stringify!($name), Mode::Local);
             }
         )*
+
+        /// The same scripts through `strata server`'s admin port.
+        mod through_server {
+            $(
+                #[test]
+                fn $name() {
+                    super::check(stringify!($name), super::Mode::ThroughServer);
+                }
+            )*
+        }
 
         #[test]
         fn every_script_has_a_test() {
@@ -238,4 +312,6 @@ scripts!(
     timestamps_and_reopen,
     hbase_filters,
     namespaces,
+    snapshots,
+    codecs,
 );

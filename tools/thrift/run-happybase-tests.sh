@@ -1,25 +1,33 @@
 #!/usr/bin/env bash
-# happybase's own test suite against `strata thrift`, on the buffered and on the framed
-# transport (docs/thrift.md, "happybase's suite").
+# happybase's own test suite against `strata thrift` (buffered and framed transports) and
+# against `strata server` (docs/thrift.md, "happybase's suite"; docs/operations.md).
 #
 # Makes a Python venv, installs happybase 1.3.0 from PyPI (the source distribution, which
-# carries tests/) with pytest, builds `strata thrift`, and for each transport starts it on a
-# free loopback port with a fresh data directory, runs pytest on happybase's tests/ with
+# carries tests/) with pytest, builds `strata`, and for each run starts the gateway on free
+# loopback ports with a fresh data directory, runs pytest on happybase's tests/ with
 # HAPPYBASE_HOST, HAPPYBASE_PORT and HAPPYBASE_TRANSPORT, and stops it with SIGTERM (which
-# must close the database cleanly). Exits non-zero if a test fails or the server does not
-# stop cleanly. Every step is bounded in time.
+# must close the database cleanly). In a `strata server` run a shell connected to the admin
+# port (`strata shell --connect`) writes batches of rows into another table the whole time,
+# and at the end every one of them must be there. Exits non-zero if a test fails, the
+# writer fails, or the server does not stop cleanly. Every step is bounded in time.
 #
-# Environment: HAPPYBASE_WORK=DIR keeps the venv and the download there (default: a
-# temporary directory, removed at the end); STRATA_BIN=PATH uses that binary instead of
-# building one.
+# Environment: HAPPYBASE_RUNS="thrift:buffered thrift:framed server:buffered" (the default)
+# chooses the runs, each `thrift` or `server` with a transport; HAPPYBASE_WORK=DIR keeps the
+# venv and the download there (default: a temporary directory, removed at the end);
+# STRATA_BIN=PATH uses that binary instead of building one.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source tools/lib/stop-server.sh
 
 HAPPYBASE_VERSION=1.3.0
+RUNS=${HAPPYBASE_RUNS:-thrift:buffered thrift:framed server:buffered}
 # Seconds allowed for: one pytest run, the server to start, and to stop after SIGTERM.
 PYTEST_TIMEOUT=600
 START_TIMEOUT=60
 STOP_TIMEOUT=60
+# The concurrent writer of a `strata server` run: rows per batch, most batches.
+WRITER_BATCH_ROWS=50
+WRITER_MAX_BATCHES=2000
 
 work=${HAPPYBASE_WORK:-}
 remove_work=0
@@ -29,13 +37,17 @@ if [[ -z "$work" ]]; then
 fi
 mkdir -p "$work"
 server_pid=""
+writer_pid=""
 data_dir=""
 cleanup() {
+    if [[ -n "$writer_pid" ]] && kill -0 "$writer_pid" 2>/dev/null; then
+        kill -KILL "$writer_pid" 2>/dev/null || true
+    fi
     if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
         kill -KILL "$server_pid" 2>/dev/null || true
     fi
     if [[ -n "$data_dir" ]]; then
-        rm -rf "$data_dir" "$data_dir.log"
+        rm -rf "$data_dir" "$data_dir.log" "$data_dir.out" "$data_dir.writer"
     fi
     if [[ "$remove_work" == 1 ]]; then
         rm -rf "$work"
@@ -68,62 +80,110 @@ if [[ -z "${STRATA_BIN:-}" ]]; then
     STRATA_BIN="$target_dir/debug/strata"
 fi
 
+# Writes batches of rows into table `background_load` through the admin port until
+# $1/stop exists (or the most batches are written); records the batches it finished in
+# $1/batches and any failure in $1/failed.
+background_writer() {
+    local dir=$1 admin=$2 batch=0
+    "$STRATA_BIN" shell --connect "$admin" -e "create 'background_load', 'f'" >/dev/null ||
+        { touch "$dir/failed"; return; }
+    while [[ ! -e "$dir/stop" && "$batch" -lt "$WRITER_MAX_BATCHES" ]]; do
+        local statements=""
+        for row in $(seq 1 "$WRITER_BATCH_ROWS"); do
+            statements+="put 'background_load', 'b${batch}r${row}', 'f:q', 'v'"$'\n'
+        done
+        if ! "$STRATA_BIN" shell --connect "$admin" -e "$statements" >/dev/null; then
+            touch "$dir/failed"
+            return
+        fi
+        batch=$((batch + 1))
+        echo "$batch" >"$dir/batches"
+    done
+}
+
 failures=0
-for transport in buffered framed; do
+for run in $RUNS; do
+    mode=${run%%:*}
+    transport=${run#*:}
     data_dir=$(mktemp -d)
     log="$data_dir.log"
-    "$STRATA_BIN" thrift --data "$data_dir/db" --bind 127.0.0.1 --port 0 \
-        --transport "$transport" 2>"$log" &
+    admin=""
+    case "$mode" in
+    thrift)
+        "$STRATA_BIN" thrift --data "$data_dir/db" --bind 127.0.0.1 --port 0 \
+            --transport "$transport" 2>"$log" &
+        ;;
+    server)
+        "$STRATA_BIN" server --data "$data_dir/db" --bind 127.0.0.1 --thrift-port 0 \
+            --admin-port 0 --http-port 0 --transport "$transport" \
+            >"$data_dir.out" 2>"$log" &
+        ;;
+    *)
+        echo "unknown run $run (thrift:TRANSPORT or server:TRANSPORT)"
+        exit 1
+        ;;
+    esac
     server_pid=$!
     port=""
     for _ in $(seq 1 $((START_TIMEOUT * 10))); do
-        port=$(sed -n 's/.* on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$log" | head -n 1)
+        if [[ "$mode" == thrift ]]; then
+            port=$(sed -n 's/.* on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$log" | head -n 1)
+        else
+            port=$(sed -n 's/.* thrift=127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$data_dir.out" | head -n 1)
+            admin=$(sed -n 's/.* admin=\([^ ]*\) .*/\1/p' "$data_dir.out" | head -n 1)
+        fi
         [[ -n "$port" ]] && break
         kill -0 "$server_pid" 2>/dev/null || break
         sleep 0.1
     done
     if [[ -z "$port" ]]; then
-        echo "strata thrift did not start:"
+        echo "strata $mode did not start:"
         cat "$log"
         exit 1
     fi
-    echo "== happybase's tests, $transport transport, strata thrift on 127.0.0.1:$port"
+    writer_dir=""
+    if [[ -n "$admin" ]]; then
+        writer_dir="$data_dir.writer"
+        mkdir -p "$writer_dir"
+        background_writer "$writer_dir" "$admin" &
+        writer_pid=$!
+    fi
+    echo "== happybase's tests, $transport transport, strata $mode on 127.0.0.1:$port" \
+        "${admin:+(a shell on $admin writes meanwhile)}"
     status=0
     HAPPYBASE_HOST=127.0.0.1 HAPPYBASE_PORT="$port" HAPPYBASE_TRANSPORT="$transport" \
         timeout "$PYTEST_TIMEOUT" "$work/venv/bin/python" -m pytest -q -p no:cacheprovider \
         "$suite" || status=$?
     if [[ "$status" != 0 ]]; then
-        echo "happybase's tests failed on the $transport transport (pytest exit $status)"
+        echo "happybase's tests failed on strata $mode, $transport transport (pytest exit $status)"
         failures=$((failures + 1))
     fi
-    kill -TERM "$server_pid"
-    stopped=0
-    for _ in $(seq 1 $((STOP_TIMEOUT * 10))); do
-        if ! kill -0 "$server_pid" 2>/dev/null; then
-            stopped=1
-            break
+    if [[ -n "$writer_dir" ]]; then
+        touch "$writer_dir/stop"
+        wait "$writer_pid" || true
+        writer_pid=""
+        batches=$(cat "$writer_dir/batches" 2>/dev/null || echo 0)
+        expected=$((batches * WRITER_BATCH_ROWS))
+        counted=$("$STRATA_BIN" shell --connect "$admin" -e "count 'background_load'" |
+            sed -n 's/^\([0-9]*\) row(s)$/\1/p')
+        if [[ -e "$writer_dir/failed" || "$counted" != "$expected" || "$batches" == 0 ]]; then
+            echo "the shell writing meanwhile failed: $batches batches, $counted of" \
+                "$expected rows"
+            failures=$((failures + 1))
+        else
+            echo "meanwhile a shell wrote $expected rows in $batches batches through the admin port"
         fi
-        sleep 0.1
-    done
-    server_status=0
-    if [[ "$stopped" == 1 ]]; then
-        wait "$server_pid" || server_status=$?
-    else
-        echo "strata thrift did not stop within $STOP_TIMEOUT s of SIGTERM"
-        server_status=1
+    fi
+    if ! stop_server "$server_pid" "$log" "strata $mode" "$STOP_TIMEOUT"; then
+        failures=$((failures + 1))
     fi
     server_pid=""
-    if [[ "$server_status" != 0 ]] || ! grep -q "database closed" "$log"; then
-        echo "strata thrift did not close its database cleanly (exit $server_status):"
-        cat "$log"
-        failures=$((failures + 1))
-    fi
-    rm -rf "$data_dir" "$log"
+    rm -rf "$data_dir" "$log" "$data_dir.out" "$data_dir.writer"
     data_dir=""
 done
 
 if [[ "$failures" != 0 ]]; then
-    echo "happybase's suite: $failures of 2 runs failed"
+    echo "happybase's suite: $failures failures in the runs $RUNS"
     exit 1
 fi
-echo "happybase's suite passed on the buffered and the framed transport"
+echo "happybase's suite passed in the runs $RUNS"

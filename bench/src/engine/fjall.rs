@@ -10,9 +10,9 @@ use fjall::config::{
 use fjall::{CompressionType, Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 
 use super::{BulkLoader, Engine, ScanCount, wait_until_idle};
-use crate::config::{CompressionChoice, DurabilityChoice, EngineSettings};
 use crate::error::{BenchError, Result};
 use crate::pages::FilterQuery;
+use crate::settings::{CompressionChoice, DurabilityChoice, EngineSettings};
 
 /// The one keyspace.
 const KEYSPACE: &str = "bench";
@@ -36,7 +36,11 @@ fn keyspace_options(settings: &EngineSettings) -> KeyspaceCreateOptions {
     // fjall has no zstd: lz4 is its only block compression.
     let compression = match settings.compression {
         CompressionChoice::None => CompressionType::None,
-        CompressionChoice::Zstd => CompressionType::Lz4,
+        // fjall has no zstd, Snappy or DEFLATE: lz4 stands in for all of them.
+        CompressionChoice::Zstd
+        | CompressionChoice::Lz4
+        | CompressionChoice::Snappy
+        | CompressionChoice::Gz => CompressionType::Lz4,
     };
     KeyspaceCreateOptions::default()
         .data_block_size_policy(BlockSizePolicy::all(settings.block_size_bytes))
@@ -129,6 +133,14 @@ impl Engine for FjallEngine {
 
     fn get(&self, key: &[u8]) -> Result<Option<usize>> {
         Ok(self.keyspace.get(key)?.map(|v| v.len()))
+    }
+
+    fn delete(&self, key: &[u8]) -> Result<()> {
+        self.keyspace.remove(key)?;
+        if self.sync_each_write {
+            self.db.persist(PersistMode::SyncData)?;
+        }
+        Ok(())
     }
 
     fn multi_get(&self, keys: &[Vec<u8>]) -> Result<u64> {

@@ -21,9 +21,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::config::{EngineKind, EngineSettings};
 use crate::error::{BenchError, Result};
 use crate::pages::FilterQuery;
+use crate::settings::{EngineKind, EngineSettings};
 
 /// Entries and bytes (keys plus values) a scan returned.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -98,6 +98,9 @@ pub trait Engine: Send + Sync {
 
     /// Reads a record; the size of its value if present.
     fn get(&self, key: &[u8]) -> Result<Option<usize>>;
+
+    /// Deletes a record (absent or not) with the configured durability.
+    fn delete(&self, key: &[u8]) -> Result<()>;
 
     /// Reads a batch of records; how many were present.
     fn multi_get(&self, keys: &[Vec<u8>]) -> Result<u64>;

@@ -9,9 +9,9 @@ use rocksdb::{
 };
 
 use super::{BulkLoader, Engine, ScanCount, wait_until_idle};
-use crate::config::{CompressionChoice, DurabilityChoice, EngineSettings, ZSTD_LEVEL};
 use crate::error::{BenchError, Result};
 use crate::pages::FilterQuery;
+use crate::settings::{CompressionChoice, DurabilityChoice, EngineSettings, ZSTD_LEVEL};
 
 /// The one column family.
 const COLUMN_FAMILY: &str = "default";
@@ -76,8 +76,9 @@ fn options(settings: &EngineSettings) -> Options {
     options.set_write_buffer_size(settings.memtable_bytes as usize);
     options.set_max_background_jobs(settings.background_threads as i32);
     let compression = match settings.compression {
-        CompressionChoice::None => DBCompressionType::None,
         CompressionChoice::Zstd => DBCompressionType::Zstd,
+        // `RocksDbEngine::open` refuses the codecs this build lacks.
+        _ => DBCompressionType::None,
     };
     options.set_compression_type(compression);
     options.set_bottommost_compression_type(compression);
@@ -90,6 +91,15 @@ fn options(settings: &EngineSettings) -> Options {
 impl RocksDbEngine {
     /// Opens a new database in `dir`.
     pub fn open(dir: &Path, settings: &EngineSettings) -> Result<RocksDbEngine> {
+        if !matches!(
+            settings.compression,
+            CompressionChoice::None | CompressionChoice::Zstd
+        ) {
+            return Err(BenchError::Usage(format!(
+                "RocksDB is built with zstd only (bench/Cargo.toml): --compression {} runs strata alone",
+                settings.compression.name()
+            )));
+        }
         let options = options(settings);
         let db = DB::open_cf_descriptors(
             &options,
@@ -143,6 +153,10 @@ impl Engine for RocksDbEngine {
 
     fn get(&self, key: &[u8]) -> Result<Option<usize>> {
         Ok(self.db.get_pinned(key)?.map(|v| v.len()))
+    }
+
+    fn delete(&self, key: &[u8]) -> Result<()> {
+        Ok(self.db.delete_opt(key, &self.write)?)
     }
 
     fn multi_get(&self, keys: &[Vec<u8>]) -> Result<u64> {

@@ -6,14 +6,14 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use strata::{
-    BloomType, BulkFiles, BulkLoadOptions, BulkWriter, Compression, Db, DbOptions, Durability,
-    FamilyDescriptor, Get, IoMode, Put, RowReader, Scan, Table, TableDescriptor,
+    BloomType, BulkFiles, BulkLoadOptions, BulkWriter, Compression, Db, DbOptions, Delete,
+    Durability, FamilyDescriptor, Get, IoMode, Put, RowReader, Scan, Table, TableDescriptor,
 };
 
 use super::{BulkLoader, Engine, ScanCount, WalCounters};
-use crate::config::{CompressionChoice, DurabilityChoice, EngineSettings, IoChoice, ZSTD_LEVEL};
 use crate::error::{BenchError, Result};
 use crate::pages::FilterQuery;
+use crate::settings::{CompressionChoice, DurabilityChoice, EngineSettings, IoChoice, ZSTD_LEVEL};
 
 /// Table the records go to.
 const TABLE: &str = "bench";
@@ -150,6 +150,9 @@ impl StrataEngine {
         let compression = match settings.compression {
             CompressionChoice::None => Compression::None,
             CompressionChoice::Zstd => Compression::Zstd { level: ZSTD_LEVEL },
+            CompressionChoice::Lz4 => Compression::Lz4,
+            CompressionChoice::Snappy => Compression::Snappy,
+            CompressionChoice::Gz => Compression::Gz,
         };
         let bloom = if settings.bloom_bits_per_key == 0 {
             BloomType::None
@@ -215,6 +218,11 @@ impl Engine for StrataEngine {
                 .find(|c| c.family() == FAMILY && c.qualifier() == QUALIFIER)
                 .map(|c| c.value().len()))
         })
+    }
+
+    fn delete(&self, key: &[u8]) -> Result<()> {
+        // Durability comes from the table descriptor.
+        Ok(self.table.delete(&Delete::new(key))?)
     }
 
     fn multi_get(&self, keys: &[Vec<u8>]) -> Result<u64> {

@@ -203,6 +203,11 @@ impl Catalog {
         self.tables.write().remove(canonical_table_name(name))
     }
 
+    /// Every table, by name.
+    pub(crate) fn tables(&self) -> Vec<Arc<TableInner>> {
+        self.tables.read().values().cloned().collect()
+    }
+
     /// Every region of every table, with its table.
     pub(crate) fn all_regions(&self) -> Vec<(Arc<TableInner>, Arc<Region>)> {
         self.tables

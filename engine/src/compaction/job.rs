@@ -17,7 +17,7 @@ use crate::error::Result;
 use crate::file_meta::FileMeta;
 use crate::iter::merge::MergedSources;
 use crate::iter::source::{FileSource, LevelSource, Source};
-use crate::manifest::Edit;
+use crate::manifest::{Edit, edit};
 use crate::options::FamilyDescriptor;
 use crate::region::Region;
 use crate::store::Store;
@@ -55,8 +55,37 @@ impl RowBuffer {
     }
 }
 
-/// Runs `pick` on `store` of `region`; returns the files it wrote.
+/// Runs `pick` on `store` of `region`; returns the files it wrote. Each
+/// compaction is an operator event (its region's table by id: a region
+/// knows its table's id, not its name).
 pub(crate) fn run(
+    services: &Services,
+    region: &Region,
+    store: &Store,
+    family: &FamilyDescriptor,
+    pick: &Pick,
+) -> Result<Vec<FileMeta>> {
+    let started = std::time::Instant::now();
+    let outputs = rewrite_pick(services, region, store, family, pick)?;
+    let bytes_in: u64 = pick.inputs().map(|f| f.meta().size).sum();
+    tracing::info!(
+        table_id = region.table_id(),
+        region = region.id(),
+        family = family.name(),
+        level = pick.level,
+        output_level = pick.output_level,
+        input_files = pick.inputs().count(),
+        bytes_in,
+        output_files = outputs.len(),
+        bytes_out = outputs.iter().map(|f| f.size).sum::<u64>(),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "compacted a store"
+    );
+    Ok(outputs)
+}
+
+/// [`run`] without its event.
+fn rewrite_pick(
     services: &Services,
     region: &Region,
     store: &Store,
@@ -71,7 +100,14 @@ pub(crate) fn run(
     // Only the region's own rows: after a split its files may hold the
     // sibling's rows too, and compaction is what drops them.
     merged.seek(&SeekKey::row_start(region.start()))?;
-    let filter = CompactionFilter::new(family, services.now_ms(), pick.bottommost);
+    // Read after the pick: a snapshot taken later reads at a point no
+    // older than anything in the inputs, where the latest view decides.
+    let filter = CompactionFilter::new(
+        family,
+        services.now_ms(),
+        pick.bottommost,
+        services.snapshots.sequences(),
+    );
     let mut outputs = Outputs {
         services,
         family,
@@ -108,6 +144,30 @@ pub(crate) fn run(
         .fetch_add(1, Ordering::Relaxed);
     region.activity.compactions.fetch_add(1, Ordering::Relaxed);
     Ok(metas)
+}
+
+/// Drops `files` (found at the levels given) from `store` without rewriting
+/// them: wholly expired files (`super::timed`). The manifest records their
+/// removal first; then the store stops reading them and those no region
+/// references any more are deleted.
+pub(crate) fn drop_files(
+    services: &Services,
+    region: &Region,
+    store: &Store,
+    files: &[(usize, std::sync::Arc<crate::hfile::reader::HFileReader>)],
+) -> Result<()> {
+    let removed: Vec<u64> = files.iter().map(|(_, f)| f.meta().id).collect();
+    services.record(&Edit::Compaction(edit::Compaction {
+        table_id: region.table_id(),
+        region_id: region.id(),
+        family_id: store.family_id(),
+        removed: removed.clone(),
+        added: Vec::new(),
+    }))?;
+    store.transition(|version| (version.without(&removed), ()));
+    region.refresh_l0_files();
+    services.delete_unreferenced(files.iter().map(|(_, f)| f));
+    Ok(())
 }
 
 /// A lone file that overlaps nothing below moves down without rewriting.
@@ -257,7 +317,7 @@ fn commit(
     removed: &[u64],
     metas: &[FileMeta],
 ) -> Result<()> {
-    services.record(&Edit::Compaction {
+    services.record(&Edit::Compaction(edit::Compaction {
         table_id: region.table_id(),
         region_id: region.id(),
         family_id: store.family_id(),
@@ -266,5 +326,5 @@ fn commit(
             .iter()
             .map(|m| (pick.output_level as u8, m.clone()))
             .collect(),
-    })
+    }))
 }

@@ -32,15 +32,21 @@
 //! marker is kept only while it hides a ghost of its row; the filter
 //! therefore decides a row at a time, and a row larger than
 //! [`job::MAX_BUFFERED_ROW_CELLS`] keeps all its markers.
+//!
+//! With live read snapshots the rules run once per view (the latest one and
+//! each snapshot's, see `docs/semantics.md` R19a) and a cell keeps the most
+//! any view gives it, so a snapshot reads the same after the compaction.
 
 //!
 //! The parts: [`pick`] (scores and pickers), [`filter`] (the drop rules),
-//! [`job`] (one compaction run); the two policies below run them for a
-//! region.
+//! [`job`] (one compaction run), [`timed`] (what time alone makes due:
+//! wholly expired files dropped, periodic major compactions); the two
+//! policies below run them for a region.
 
 pub(crate) mod filter;
 pub(crate) mod job;
 pub(crate) mod pick;
+pub(crate) mod timed;
 
 use std::sync::Arc;
 
@@ -49,11 +55,14 @@ use crate::core::Services;
 use crate::error::Result;
 use crate::region::Region;
 pub(crate) use pick::region_score;
+pub(crate) use timed::work_due as timed_work_due;
 
 /// One background compaction of the most urgent store of `region` (its
 /// compaction slot held by the caller); returns whether the region has
 /// more to compact. Files a split left shared with a sibling are rewritten
-/// first, one store at a time.
+/// first, one store at a time; then the work time made due runs
+/// ([`timed::run_due`]: expired files dropped, periodic major compactions),
+/// then the most urgent store by score.
 pub(crate) fn compact_most_urgent(
     services: &Services,
     state: &TableState,
@@ -72,6 +81,7 @@ pub(crate) fn compact_most_urgent(
         }
         return Ok(true);
     }
+    timed::run_due(services, state, region)?;
     let best = region
         .stores()
         .into_iter()

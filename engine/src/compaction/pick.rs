@@ -58,6 +58,30 @@ pub(crate) fn score(version: &StoreVersion, options: &DbOptions) -> (usize, f64)
     best
 }
 
+/// Bytes compaction has to rewrite before no level of the store is over
+/// its trigger or target: L0's bytes once it holds the trigger's count of
+/// files, and each lower level's bytes beyond its target. An estimate, as
+/// RocksDB's pending-compaction bytes are, that leaves out the bytes of the
+/// next level a compaction merges with.
+pub(crate) fn debt_bytes(version: &StoreVersion, options: &DbOptions) -> u64 {
+    (0..LEVELS - 1)
+        .map(|level| {
+            if level == 0 {
+                let files = version.levels.first().map_or(0, Vec::len);
+                if files >= options.l0_compaction_trigger {
+                    version.level_bytes(0)
+                } else {
+                    0
+                }
+            } else {
+                version
+                    .level_bytes(level)
+                    .saturating_sub(level_target(options, level))
+            }
+        })
+        .sum()
+}
+
 fn key_range(files: &[Arc<HFileReader>]) -> Option<(Vec<u8>, Vec<u8>)> {
     let first = files.iter().map(|f| f.meta().first_row.clone()).min()?;
     let last = files.iter().map(|f| f.meta().last_row.clone()).max()?;

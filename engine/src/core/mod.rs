@@ -23,9 +23,11 @@ use crate::hfile::cache::BlockCache;
 use crate::hfile::reader::HFileReader;
 use crate::io::Io;
 use crate::manifest::{Edit, Manifest};
+use crate::metrics::Latencies;
 use crate::mvcc::{Mvcc, RowLocks};
 use crate::names::DATA_DIR;
 use crate::options::DbOptions;
+use crate::read_snapshot::LiveSnapshots;
 use crate::wal::Wal;
 
 /// Counters the engine's threads update, read by `Db::stats`.
@@ -59,10 +61,15 @@ pub(crate) struct Services {
     pub(crate) cache: Arc<BlockCache>,
     pub(crate) mvcc: Mvcc,
     pub(crate) row_locks: RowLocks,
+    /// The read points live read snapshots hold (compaction keeps what
+    /// they can read).
+    pub(crate) snapshots: Arc<LiveSnapshots>,
     /// Bytes of memory held by every memstore together (the memory budget
     /// `DbOptions::global_memstore_limit_bytes` bounds).
     pub(crate) memstore_bytes: AtomicU64,
     pub(crate) counters: Counters,
+    /// Latency histograms of writes, gets and scans.
+    pub(crate) latencies: Latencies,
     manifest: Mutex<Manifest>,
     /// `None` when the database is open read-only.
     wal: Option<Wal>,
@@ -97,8 +104,10 @@ impl Services {
             cache,
             mvcc: Mvcc::new(last_sequence),
             row_locks: RowLocks::new(),
+            snapshots: Arc::new(LiveSnapshots::default()),
             memstore_bytes: AtomicU64::new(memstore_bytes),
             counters: Counters::default(),
+            latencies: Latencies::default(),
             manifest: Mutex::new(manifest),
             wal,
             closed: AtomicBool::new(false),
@@ -165,6 +174,11 @@ impl Services {
     pub(crate) fn stop_writes(&self, cause: Error) {
         let mut kept = self.stop_cause.lock();
         if kept.is_none() {
+            tracing::error!(
+                dir = %self.dir.display(),
+                error = %cause,
+                "a storage failure stopped every change (reads go on; reopen once fixed)"
+            );
             *kept = Some(cause);
             self.writes_stopped.store(true, Ordering::Release);
         }
@@ -256,10 +270,20 @@ impl Services {
         &self,
         files: impl Iterator<Item = &'a Arc<HFileReader>>,
     ) {
+        self.delete_unreferenced_ids(files.map(|file| file.meta().id));
+    }
+
+    /// Deletes the HFiles of `ids` that neither a region nor a snapshot
+    /// references any more (a table's file may be shared with its clones,
+    /// its daughters after a split, and the snapshots that pin it).
+    pub(crate) fn delete_unreferenced_ids(&self, ids: impl Iterator<Item = u64>) {
         let live = self.manifest.lock().state().live_files();
-        for file in files {
-            if !live.contains(&file.meta().id) {
-                let _ = self.io.remove_file(file.path());
+        let data_dir = self.data_dir();
+        for id in ids {
+            if !live.contains(&id) {
+                let _ = self
+                    .io
+                    .remove_file(&data_dir.join(crate::names::hfile_name(id)));
             }
         }
     }

@@ -15,12 +15,31 @@ use super::Db;
 use super::open::build_table;
 use crate::catalog::TableState;
 use crate::error::{Error, Result};
-use crate::manifest::{Edit, RegionRecord, TableRecord};
+use crate::manifest::{Edit, ManifestState, RegionRecord, TableRecord, edit};
 use crate::options::{
     DEFAULT_NAMESPACE, SYSTEM_NAMESPACE, TableDescriptor, is_builtin_namespace, namespace_of,
     validate_namespace_name, validate_table_name,
 };
 use crate::table::Table;
+
+/// Fails unless a new table named `table` may be created in its namespace: it
+/// exists and is not `hbase`.
+pub(super) fn check_namespace_takes(state: &ManifestState, table: &str) -> Result<()> {
+    let namespace = namespace_of(table);
+    if namespace == SYSTEM_NAMESPACE {
+        return Err(Error::ReservedNamespace {
+            namespace: namespace.to_owned(),
+            reason: "it holds HBase's system tables, and strata keeps none; \
+                     it takes no tables",
+        });
+    }
+    if !is_builtin_namespace(namespace) && !state.namespaces.contains(namespace) {
+        return Err(Error::NamespaceNotFound {
+            namespace: namespace.to_owned(),
+        });
+    }
+    Ok(())
+}
 
 impl Db {
     /// Creates a table; its regions come from the descriptor's pre-split.
@@ -34,19 +53,7 @@ impl Db {
                 table: descriptor.name().to_owned(),
             });
         }
-        let namespace = namespace_of(descriptor.name());
-        if namespace == SYSTEM_NAMESPACE {
-            return Err(Error::ReservedNamespace {
-                namespace: namespace.to_owned(),
-                reason: "it holds HBase's system tables, and strata keeps none; \
-                         it takes no tables",
-            });
-        }
-        if !is_builtin_namespace(namespace) && !manifest.state().namespaces.contains(namespace) {
-            return Err(Error::NamespaceNotFound {
-                namespace: namespace.to_owned(),
-            });
-        }
+        check_namespace_takes(manifest.state(), descriptor.name())?;
         let state = manifest.state();
         let table_id = state.next_table_id;
         let family_ids: Vec<u32> = (0..descriptor.families().len() as u32)
@@ -136,11 +143,11 @@ impl Db {
             .collect();
         self.inner.services.record_locked(
             &mut manifest,
-            &Edit::AlterTable {
+            &Edit::AlterTable(edit::AlterTable {
                 table_id: table.id,
                 descriptor: descriptor.clone(),
                 family_ids: family_ids.clone(),
-            },
+            }),
         )?;
         drop(manifest);
         let mut removed = Vec::new();
@@ -162,10 +169,12 @@ impl Db {
         table
             .state
             .replace(|_| TableState::new(descriptor, family_ids, old.regions.clone()));
+        // A snapshot or a clone may still name them.
         for store in removed {
-            for (_, file) in store.version().files() {
-                let _ = self.inner.services.io.remove_file(file.path());
-            }
+            let version = store.version();
+            self.inner
+                .services
+                .delete_unreferenced(version.files().map(|(_, file)| file));
         }
         Ok(())
     }
@@ -195,10 +204,10 @@ impl Db {
         let mut manifest = self.inner.services.manifest();
         self.inner.services.record_locked(
             &mut manifest,
-            &Edit::SetEnabled {
+            &Edit::SetEnabled(edit::SetEnabled {
                 table_id: table.inner.id,
                 enabled,
-            },
+            }),
         )?;
         table.inner.enabled.store(enabled, Ordering::Release);
         Ok(())
@@ -210,9 +219,10 @@ impl Db {
         self.check_open()?;
         let mut manifest = self.inner.services.manifest();
         let table = self.inner.catalog.require(name)?;
-        self.inner
-            .services
-            .record_locked(&mut manifest, &Edit::DropTable { table_id: table.id })?;
+        self.inner.services.record_locked(
+            &mut manifest,
+            &Edit::DropTable(edit::DropTable { table_id: table.id }),
+        )?;
         drop(manifest);
         table.dropped.store(true, Ordering::Release);
         self.inner.catalog.remove(name);
@@ -222,10 +232,12 @@ impl Db {
             self.inner
                 .services
                 .release_memstore_bytes(region.memstore_bytes());
+            // A snapshot or a clone may still name them.
             for store in region.stores() {
-                for (_, file) in store.version().files() {
-                    let _ = self.inner.services.io.remove_file(file.path());
-                }
+                let version = store.version();
+                self.inner
+                    .services
+                    .delete_unreferenced(version.files().map(|(_, file)| file));
             }
         }
         Ok(())
@@ -244,9 +256,9 @@ impl Db {
         }
         self.inner.services.record_locked(
             &mut manifest,
-            &Edit::CreateNamespace {
+            &Edit::CreateNamespace(edit::CreateNamespace {
                 name: name.to_owned(),
-            },
+            }),
         )
     }
 
@@ -281,9 +293,9 @@ impl Db {
         }
         self.inner.services.record_locked(
             &mut manifest,
-            &Edit::DropNamespace {
+            &Edit::DropNamespace(edit::DropNamespace {
                 name: name.to_owned(),
-            },
+            }),
         )
     }
 

@@ -17,13 +17,17 @@
 //! WAL).
 
 mod admin;
+mod checkpoint;
 mod open;
 mod report;
+mod snapshot;
 
 use std::path::Path;
 use std::sync::Arc;
 
-pub use report::{DbStats, RecoveryReport, VerifyReport};
+pub use checkpoint::CheckpointReport;
+pub use report::{BackgroundWork, DbMetrics, DbStats, RecoveryReport, TableMetrics, VerifyReport};
+pub use snapshot::SnapshotInfo;
 
 use crate::catalog::{Catalog, TableInner};
 use crate::core::Services;
@@ -90,6 +94,21 @@ impl Db {
     pub fn sync_wal(&self) -> Result<()> {
         self.check_open()?;
         self.inner.services.wal()?.sync_all()
+    }
+
+    /// Takes a read snapshot: the current read point, held until the
+    /// returned handle is dropped. Gets, `get_many` and scans given it
+    /// ([`crate::Get::snapshot`], [`crate::Scan::snapshot`]) on any table of
+    /// this database read exactly the data visible now, while writes,
+    /// flushes, compactions and splits go on (RocksDB's `GetSnapshot`
+    /// contract). Compaction keeps every version a live snapshot can read,
+    /// so a snapshot held for long keeps overwritten and deleted data on
+    /// disk. Not an HBase table snapshot: it lives in memory and ends with
+    /// the database.
+    pub fn read_snapshot(&self) -> Result<crate::ReadSnapshot> {
+        self.check_open()?;
+        let services = &self.inner.services;
+        Ok(services.snapshots.take(|| services.mvcc.read_point()))
     }
 
     /// Flushes memstores (unless `flush_on_close` is off), syncs the WAL,

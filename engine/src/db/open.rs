@@ -68,6 +68,7 @@ impl Db {
     }
 
     fn open_on(dir: &Path, options: DbOptions, io: Io) -> Result<Db> {
+        let started = std::time::Instant::now();
         let dir = dir.to_path_buf();
         let read_only = options.read_only;
         ensure_directory(&dir, &options, &io)?;
@@ -118,6 +119,7 @@ impl Db {
             memstore_bytes,
             lock_file,
         ));
+        recovery.log_open(services.dir(), read_only, tables.len(), started.elapsed());
         let catalog = Arc::new(Catalog::new(tables));
         let supervisor = Arc::new(Supervisor::new(services.clone(), catalog.clone()));
         if !read_only {
@@ -230,7 +232,7 @@ fn lock_directory(dir: &Path, read_only: bool) -> Result<Option<File>> {
 }
 
 /// Opens the files of one region and builds it.
-fn build_region(
+pub(super) fn build_region(
     io: &Io,
     data_dir: &Path,
     cache: &Arc<BlockCache>,
@@ -248,7 +250,8 @@ fn build_region(
                 file.meta.id,
                 cache.clone(),
                 family.is_block_cache_enabled(),
-            )?;
+            )?
+            .cache_in_memory(family.is_in_memory());
             // A bulk-loaded file's cells read with the sequence its load
             // assigned, which only the manifest records.
             if reader.info().bulk.is_some() {

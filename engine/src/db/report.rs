@@ -5,9 +5,12 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
 use super::Db;
+use crate::compaction::pick;
 use crate::error::{Error, Result};
 use crate::hfile::cache::CacheStats;
 use crate::io::Backend;
+use crate::metrics::LatencySnapshot;
+use crate::region::RegionActivity;
 use crate::wal::{Wal, WalStats};
 
 /// Counters describing a database.
@@ -48,6 +51,69 @@ pub struct DbStats {
     pub background_failures: u64,
 }
 
+/// Everything the database counts, taken at one moment by [`Db::metrics`]:
+/// the counters of [`DbStats`], latency histograms of the operations, the
+/// compaction debt, the open files and each table's and region's activity.
+/// Counters run from the open (a region's from the split or merge that made
+/// it); take two snapshots and subtract to see an interval.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DbMetrics {
+    /// The database's counters.
+    pub stats: DbStats,
+    /// Commits of row mutations (puts, deletes, increments, appends,
+    /// check-and-mutate, batches), from the WAL append until visible (and
+    /// durable when asked). Sampled: see [`crate::LATENCY_SAMPLE_PERIOD`].
+    pub writes: LatencySnapshot,
+    /// Single-row gets ([`crate::Table::get`], [`crate::RowReader`]).
+    /// Sampled: see [`crate::LATENCY_SAMPLE_PERIOD`].
+    pub gets: LatencySnapshot,
+    /// Scans ([`crate::Table::scan`], `scan_cursor`, `scan_parallel`), from
+    /// their start until the scanner is dropped (the caller's time between
+    /// rows included). Every scan is timed.
+    pub scans: LatencySnapshot,
+    /// WAL writes that included a sync. Every one is timed.
+    pub wal_syncs: LatencySnapshot,
+    /// Bytes compaction has to rewrite before no level of any store is over
+    /// its trigger or target (an estimate, as RocksDB's pending-compaction
+    /// bytes).
+    pub compaction_debt_bytes: u64,
+    /// Files the database holds open: HFiles, WAL segments, the manifest.
+    pub open_files: u64,
+    /// Every table, by name.
+    pub tables: Vec<TableMetrics>,
+}
+
+/// One table's part of [`DbMetrics`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableMetrics {
+    /// The table's name.
+    pub name: String,
+    /// Its regions' counters added up. A split or merge starts the counters
+    /// of the regions it makes at zero, so this total can go down; add up
+    /// the regions' rates instead to follow a table across splits.
+    pub activity: RegionActivity,
+    /// Its compaction debt in bytes (see [`DbMetrics::compaction_debt_bytes`]).
+    pub compaction_debt_bytes: u64,
+    /// Each region's id and counters, in key order.
+    pub regions: Vec<(u64, RegionActivity)>,
+}
+
+/// The background work waiting and running now: the flush and compaction
+/// queue an operator watches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BackgroundWork {
+    /// Region flushes queued.
+    pub queued_flushes: usize,
+    /// Region compactions queued (at most one per region).
+    pub queued_compactions: usize,
+    /// Region splits queued.
+    pub queued_splits: usize,
+    /// Normalizer runs queued (at most one per table).
+    pub queued_normalizations: usize,
+    /// Jobs running now (at most the background threads).
+    pub running: usize,
+}
+
 /// What replay found on open.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RecoveryReport {
@@ -71,6 +137,51 @@ pub struct RecoveryReport {
     pub wal_set_aside: Vec<PathBuf>,
 }
 
+impl RecoveryReport {
+    /// The open's operator events: one summary, and a warning for each kind
+    /// of damage recovery met.
+    pub(super) fn log_open(
+        &self,
+        dir: &std::path::Path,
+        read_only: bool,
+        tables: usize,
+        elapsed: std::time::Duration,
+    ) {
+        tracing::info!(
+            dir = %dir.display(),
+            read_only,
+            tables,
+            records_replayed = self.records_replayed,
+            records_skipped = self.records_skipped,
+            orphan_files_deleted = self.orphan_files_deleted,
+            elapsed_ms = elapsed.as_millis() as u64,
+            "opened the database"
+        );
+        if let Some((file, offset)) = &self.torn_tail {
+            tracing::warn!(
+                file = %file.display(),
+                offset,
+                "damage found: the WAL's last record was torn (a crash cut it); replay stopped there"
+            );
+        }
+        if let Some((file, offset)) = &self.manifest_torn_tail {
+            tracing::warn!(
+                file = %file.display(),
+                offset,
+                "damage found: the manifest's last edit was torn (a crash cut it) and is ignored"
+            );
+        }
+        if let Some((file, offset)) = &self.wal_damage {
+            tracing::warn!(
+                file = %file.display(),
+                offset,
+                set_aside = ?self.wal_set_aside,
+                "damage found: point-in-time recovery discarded every WAL record from here"
+            );
+        }
+    }
+}
+
 /// What [`Db::verify`] found.
 #[derive(Debug, Clone, Default)]
 pub struct VerifyReport {
@@ -91,6 +202,9 @@ impl Db {
             report.files += 1;
             report.blocks += file.block_count() as u64;
             report.problems.extend(file.verify());
+        }
+        for problem in &report.problems {
+            tracing::warn!(error = %problem, "damage found by verify");
         }
         Ok(report)
     }
@@ -122,6 +236,66 @@ impl Db {
             bulk_loads: s.bulk_loads.load(Ordering::Relaxed),
             bulk_loaded_bytes: s.bytes_bulk_loaded.load(Ordering::Relaxed),
             background_failures: s.background_failures.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Everything the database counts, at one moment (see [`DbMetrics`]).
+    /// Cheap: relaxed loads of counters and histograms, one pass over the
+    /// regions; nothing is reset.
+    pub fn metrics(&self) -> DbMetrics {
+        let services = &self.inner.services;
+        let options = &services.options;
+        let tables: Vec<TableMetrics> = self
+            .inner
+            .catalog
+            .tables()
+            .into_iter()
+            .map(|table| {
+                let regions = table.state.read().regions.clone();
+                let compaction_debt_bytes = regions
+                    .iter()
+                    .flat_map(|region| region.stores())
+                    .map(|store| pick::debt_bytes(&store.version(), options))
+                    .sum();
+                let regions: Vec<(u64, RegionActivity)> = regions
+                    .iter()
+                    .map(|region| (region.id(), region.activity_snapshot()))
+                    .collect();
+                TableMetrics {
+                    name: table.name.clone(),
+                    activity: regions.iter().map(|(_, activity)| *activity).sum(),
+                    compaction_debt_bytes,
+                    regions,
+                }
+            })
+            .collect();
+        let latencies = &services.latencies;
+        DbMetrics {
+            stats: self.stats(),
+            writes: latencies.write.snapshot(),
+            gets: latencies.get.snapshot(),
+            scans: latencies.scan.snapshot(),
+            wal_syncs: services
+                .wal_if_writable()
+                .map(Wal::sync_latency)
+                .unwrap_or_default(),
+            compaction_debt_bytes: tables.iter().map(|t| t.compaction_debt_bytes).sum(),
+            open_files: services.io.open_files(),
+            tables,
+        }
+    }
+
+    /// The flushes, compactions, splits and normalizer runs queued, and the
+    /// jobs running, now.
+    pub fn background_work(&self) -> BackgroundWork {
+        let (flushes, compactions, splits, normalizations, running) =
+            self.inner.supervisor.backlog();
+        BackgroundWork {
+            queued_flushes: flushes,
+            queued_compactions: compactions,
+            queued_splits: splits,
+            queued_normalizations: normalizations,
+            running,
         }
     }
 

@@ -3,8 +3,9 @@
 //!
 //! A stored block is `payload | compression u8 | uncompressed length u32 |
 //! xxh3-64 u64`, the checksum covering everything before it. The payload is
-//! zstd-compressed when the family asks for it and compression saves space;
-//! otherwise it is stored raw.
+//! compressed with the family's codec (`compress`) when that saves space,
+//! and the compression byte records which codec, so blocks of one file may
+//! differ; otherwise it is stored raw.
 //!
 //! Integer columns use frame-of-reference encoding: a base and a byte width
 //! (0, 1, 2, 4 or 8) for every value minus the base, so a column of equal
@@ -14,6 +15,7 @@
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::codec::{DecodeError, Decoder, Encode};
+use crate::hfile::compress::{self, CODE_NONE};
 use crate::options::Compression;
 use crate::prefetch;
 
@@ -25,9 +27,6 @@ pub(crate) const MAX_BLOCK_PAYLOAD_BYTES: usize = 64 * 1024 * 1024;
 /// The largest allocation jemalloc serves from a slab (its size classes
 /// above it are page-padded extents): the default block size.
 const SLAB_LIMIT_BYTES: usize = crate::options::DEFAULT_BLOCK_SIZE_BYTES as usize;
-
-const COMPRESSION_NONE: u8 = 0;
-const COMPRESSION_ZSTD: u8 = 1;
 
 /// Where a block lies in its file: offset and stored length (payload plus trailer).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -49,14 +48,12 @@ pub(crate) fn frame_block(payload: &[u8], compression: Compression, out: &mut Ve
 /// here instead of copying it through [`frame_block`].
 pub(crate) fn frame_in_place(out: &mut Vec<u8>, start: usize, compression: Compression) {
     let payload_len = out.len().saturating_sub(start);
-    let mut code = COMPRESSION_NONE;
-    if let Compression::Zstd { level } = compression
-        && let Ok(compressed) = zstd::bulk::compress(out.get(start..).unwrap_or_default(), level)
-        && compressed.len() < payload_len
+    let mut code = CODE_NONE;
+    if let Some(compressed) = compress::compress(compression, out.get(start..).unwrap_or_default())
     {
         out.truncate(start);
         out.extend_from_slice(&compressed);
-        code = COMPRESSION_ZSTD;
+        code = compression.code();
     }
     out.put_u8(code);
     // Payloads are bounded by the block size options, far below u32::MAX.
@@ -102,31 +99,21 @@ pub(crate) fn unframe_block(mut stored: Vec<u8>) -> Result<Vec<u8>, DecodeError>
         // In place, unless the trailer alone takes the buffer past the
         // allocator's slab sizes (a block written before frames were cut to
         // the block size): a copy is then smaller than the buffer it leaves.
-        COMPRESSION_NONE
+        CODE_NONE
             if payload.len() == uncompressed_len
                 && stored.len() > SLAB_LIMIT_BYTES
                 && uncompressed_len <= SLAB_LIMIT_BYTES =>
         {
             Ok(payload.to_vec())
         }
-        COMPRESSION_NONE if payload.len() == uncompressed_len => {
+        CODE_NONE if payload.len() == uncompressed_len => {
             stored.truncate(uncompressed_len);
             Ok(stored)
         }
-        COMPRESSION_NONE => Err(DecodeError(
+        CODE_NONE => Err(DecodeError(
             "raw block length does not match its trailer".into(),
         )),
-        COMPRESSION_ZSTD => {
-            let out = zstd::bulk::decompress(payload, uncompressed_len)
-                .map_err(|e| DecodeError(format!("zstd: {e}")))?;
-            if out.len() != uncompressed_len {
-                return Err(DecodeError(
-                    "decompressed length does not match the trailer".into(),
-                ));
-            }
-            Ok(out)
-        }
-        other => Err(DecodeError(format!("unknown block compression {other}"))),
+        code => compress::decompress(code, payload, uncompressed_len),
     }
 }
 
@@ -430,7 +417,7 @@ mod tests {
     #[test]
     fn blocks_round_trip_raw_and_compressed() {
         let payload: Vec<u8> = (0..10_000u32).map(|i| (i % 7) as u8).collect();
-        for compression in [Compression::None, Compression::Zstd { level: 3 }] {
+        for compression in Compression::ALL {
             let mut out = Vec::new();
             frame_block(&payload, compression, &mut out);
             if compression != Compression::None {
@@ -448,13 +435,19 @@ mod tests {
             }
             assert!(unframe_block(out[..out.len() - 1].to_vec()).is_err());
         }
-        // Incompressible data is stored raw even when zstd is asked for.
+        // Incompressible data is stored raw whatever codec is asked for.
         let noise: Vec<u8> = (0..256u32)
             .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
             .collect();
-        let mut out = Vec::new();
-        frame_block(&noise, Compression::Zstd { level: 3 }, &mut out);
-        assert_eq!(out.len(), noise.len() + BLOCK_TRAILER_BYTES);
+        for compression in Compression::ALL {
+            let mut out = Vec::new();
+            frame_block(&noise, compression, &mut out);
+            assert_eq!(
+                out.len(),
+                noise.len() + BLOCK_TRAILER_BYTES,
+                "{compression:?}"
+            );
+        }
     }
 
     #[test]
@@ -530,7 +523,8 @@ mod tests {
             level in 1i32..6,
             cut in any::<usize>(),
         ) {
-            for compression in [Compression::None, Compression::Zstd { level }] {
+            let codecs = [Compression::None, Compression::Zstd { level }, Compression::Lz4, Compression::Snappy, Compression::Gz];
+            for compression in codecs {
                 let mut stored = Vec::new();
                 frame_block(&payload, compression, &mut stored);
                 prop_assert_eq!(unframe_block(stored.clone()).unwrap(), payload.clone());

@@ -2,9 +2,21 @@
 //! weighted by the bytes they hold (quick_cache's CLOCK-Pro eviction).
 //! Meta, index and bloom of open files do not go through it: readers keep
 //! them resident (`HFileReader`).
+//!
+//! Blocks of `IN_MEMORY` families have priority, as in HBase's in-memory
+//! tier (`hbase.lru.blockcache.memory.percentage`, 25%): up to
+//! [`IN_MEMORY_SHARE_PERCENT`] of the capacity of them is never evicted by
+//! other blocks, so a scan of a large family cannot push a small, hot
+//! lookup family out. Their blocks beyond that share are cached like any
+//! other. A file's priority blocks return to normal eviction when its
+//! reader is dropped (the file left every store), so the share never fills
+//! with blocks of deleted files.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::Mutex;
 
 use quick_cache::{DefaultHashBuilder, Lifecycle, Weighter};
 
@@ -22,20 +34,40 @@ impl Weighter<(u64, u64), CachedBlock> for ByBytes {
     }
 }
 
-/// Keeps a block cached while someone besides the cache holds it. A
+/// HBase's `hbase.lru.blockcache.memory.percentage` (0.25): the share of the
+/// cache's capacity that blocks of `IN_MEMORY` families may hold at priority.
+pub(crate) const IN_MEMORY_SHARE_PERCENT: u64 = 25;
+
+/// The blocks held at priority, with their weights.
+#[derive(Default)]
+struct InMemoryTier {
+    blocks: HashMap<(u64, u64), u64>,
+    bytes: u64,
+}
+
+/// Keeps a block cached while someone besides the cache holds it, or while
+/// it is in the in-memory tier. A
 /// multi-get holds the blocks it read ahead until it has read its rows: in a
 /// cache much smaller than the data, newly inserted blocks are the first
 /// evicted, and a 64-key batch in an 8 MiB cache lost about 58 of its blocks
 /// before using them. Scans pin the block under each cursor the same way.
 /// Pinned blocks still count against the capacity.
-#[derive(Clone, Copy, Default)]
-struct PinWhileHeld;
+#[derive(Clone, Default)]
+struct PinWhileHeld {
+    in_memory: Arc<Mutex<InMemoryTier>>,
+    /// Bytes of the in-memory tier, readable without its lock: eviction
+    /// asks about every candidate, and with no `IN_MEMORY` family this
+    /// stays 0 and the lock is never taken.
+    in_memory_bytes: Arc<AtomicU64>,
+}
 
 impl Lifecycle<(u64, u64), CachedBlock> for PinWhileHeld {
     type RequestState = ();
 
-    fn is_pinned(&self, _key: &(u64, u64), block: &CachedBlock) -> bool {
+    fn is_pinned(&self, key: &(u64, u64), block: &CachedBlock) -> bool {
         Arc::strong_count(block) > 1
+            || (self.in_memory_bytes.load(Ordering::Relaxed) > 0
+                && self.in_memory.lock().blocks.contains_key(key))
     }
 }
 
@@ -50,6 +82,9 @@ pub struct CacheStats {
     pub bytes: u64,
     /// Capacity in bytes.
     pub capacity_bytes: u64,
+    /// Bytes of `IN_MEMORY` families' blocks held at priority (at most a
+    /// quarter of the capacity; counted in `bytes` too).
+    pub in_memory_bytes: u64,
 }
 
 /// Shared by every reader of a database.
@@ -62,6 +97,8 @@ pub(crate) struct BlockCache {
         PinWhileHeld,
     >,
     capacity_bytes: u64,
+    /// The in-memory tier, shared with the cache's lifecycle.
+    pins: PinWhileHeld,
     hits: AtomicU64,
     misses: AtomicU64,
 }
@@ -75,15 +112,17 @@ const TYPICAL_BLOCK_BYTES: u64 = crate::options::DEFAULT_BLOCK_SIZE_BYTES as u64
 impl BlockCache {
     pub(crate) fn new(capacity_bytes: u64) -> Self {
         let items = (capacity_bytes / TYPICAL_BLOCK_BYTES).clamp(16, 4_000_000) as usize;
+        let pins = PinWhileHeld::default();
         BlockCache {
             cache: quick_cache::sync::Cache::with(
                 items,
                 capacity_bytes.max(1),
                 ByBytes,
                 DefaultHashBuilder::default(),
-                PinWhileHeld,
+                pins.clone(),
             ),
             capacity_bytes,
+            pins,
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
         }
@@ -111,10 +150,59 @@ impl BlockCache {
     /// block, so it is pinned on arrival and the cache could not refuse it
     /// or evict it, however large (one huge cell would empty its shard).
     pub(crate) fn insert(&self, file: u64, offset: u64, block: CachedBlock) {
-        let weight = ByBytes.weight(&(file, offset), &block);
-        if self.capacity_bytes > 0 && weight <= self.capacity_bytes / LARGEST_BLOCK_SHARE {
+        if self.is_cacheable(file, offset, &block) {
             self.cache.insert((file, offset), block);
         }
+    }
+
+    /// Caches `block` of an `IN_MEMORY` family: in the in-memory tier while
+    /// it has room (never evicted until [`BlockCache::release_file`]), else
+    /// as [`BlockCache::insert`] does.
+    pub(crate) fn insert_in_memory(&self, file: u64, offset: u64, block: CachedBlock) {
+        if !self.is_cacheable(file, offset, &block) {
+            return;
+        }
+        let weight = ByBytes.weight(&(file, offset), &block);
+        let budget = self.capacity_bytes / 100 * IN_MEMORY_SHARE_PERCENT;
+        {
+            let mut tier = self.pins.in_memory.lock();
+            if !tier.blocks.contains_key(&(file, offset)) && tier.bytes + weight <= budget {
+                tier.blocks.insert((file, offset), weight);
+                tier.bytes += weight;
+                self.pins
+                    .in_memory_bytes
+                    .store(tier.bytes, Ordering::Relaxed);
+            }
+        }
+        // Not under the tier's lock: inserting may evict, which asks the
+        // lifecycle, which takes it.
+        self.cache.insert((file, offset), block);
+    }
+
+    /// Returns the in-memory tier's blocks of `file` to normal eviction (its
+    /// reader is gone); they leave the cache as other blocks do.
+    pub(crate) fn release_file(&self, file: u64) {
+        let mut tier = self.pins.in_memory.lock();
+        let mut freed = 0;
+        tier.blocks.retain(|(block_file, _), weight| {
+            let keep = *block_file != file;
+            if !keep {
+                freed += *weight;
+            }
+            keep
+        });
+        tier.bytes -= freed;
+        self.pins
+            .in_memory_bytes
+            .store(tier.bytes, Ordering::Relaxed);
+    }
+
+    /// False for a block that would take more than
+    /// 1/[`LARGEST_BLOCK_SHARE`] of the capacity (or any block when the
+    /// capacity is 0).
+    fn is_cacheable(&self, file: u64, offset: u64, block: &CachedBlock) -> bool {
+        let weight = ByBytes.weight(&(file, offset), block);
+        self.capacity_bytes > 0 && weight <= self.capacity_bytes / LARGEST_BLOCK_SHARE
     }
 
     pub(crate) fn stats(&self) -> CacheStats {
@@ -123,6 +211,7 @@ impl BlockCache {
             misses: self.misses.load(Ordering::Relaxed),
             bytes: self.cache.weight(),
             capacity_bytes: self.capacity_bytes,
+            in_memory_bytes: self.pins.in_memory_bytes.load(Ordering::Relaxed),
         }
     }
 }
@@ -187,6 +276,51 @@ mod tests {
         assert!(cache.stats().bytes <= CAPACITY + 8 * 1024);
         drop(held);
         assert!(!survives_flood(&cache), "a released block stayed pinned");
+    }
+
+    #[test]
+    fn in_memory_blocks_outlast_floods_up_to_their_share_until_released() {
+        let cache = full_cache();
+        cache.insert_in_memory(1, 0, block(4_000));
+        assert!(survives_flood(&cache), "an in-memory block was evicted");
+        // The tier holds at most a quarter of the capacity: of 40 blocks of
+        // 4 KB in a 256 KiB cache, about 16 stay through a flood.
+        for offset in 1..40u64 {
+            cache.insert_in_memory(1, offset * 4096, block(4_000));
+        }
+        survives_flood(&cache);
+        let kept = (0..40u64)
+            .filter(|offset| cache.peek(1, offset * 4096).is_some())
+            .count();
+        let share = (CAPACITY / 100 * IN_MEMORY_SHARE_PERCENT) as usize;
+        assert!(
+            (share / 5000..=share / 4000).contains(&kept),
+            "{kept} in-memory blocks stayed"
+        );
+        assert!(cache.stats().bytes <= CAPACITY + share as u64);
+        // Released (the file left every store): evicted like any block.
+        // Blocks the tier kept through floods are "hot" to CLOCK-Pro, which
+        // a flood of blocks read once never evicts (its scan resistance);
+        // a flood of blocks read again evicts them once released.
+        let hot_flood = |file: u64| {
+            for offset in 0..2000u64 {
+                cache.insert(file, offset * 4096, block(4_000));
+                cache.get(file, offset * 4096);
+            }
+        };
+        let in_tier = || {
+            (0..40u64)
+                .filter(|offset| cache.peek(1, offset * 4096).is_some())
+                .count()
+        };
+        hot_flood(4);
+        assert_eq!(in_tier(), kept, "a hot flood evicted in-memory blocks");
+        cache.release_file(1);
+        hot_flood(5);
+        assert!(
+            (0..40u64).all(|offset| cache.peek(1, offset * 4096).is_none()),
+            "a released block stayed"
+        );
     }
 
     #[test]

@@ -21,6 +21,7 @@
 use std::cmp::Ordering;
 
 use super::block::{BytesColumn, IntColumn, encode_ints_in_range, width_for};
+use super::partition_point;
 use crate::cell::SeekKey;
 use crate::cell::{CellKind, CellRef, bytes_equal, compare_bytes, compare_keys};
 use crate::codec::{DecodeError, Decoder, Encode};
@@ -631,16 +632,10 @@ impl DataBlock {
             return cell;
         };
         // The last row starting at or before the cell.
-        let (mut lo, mut hi) = (0, self.rows);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if starts.get(&self.data, mid) as usize <= cell {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo.saturating_sub(1)
+        partition_point(0, self.rows, |mid| {
+            starts.get(&self.data, mid) as usize <= cell
+        })
+        .saturating_sub(1)
     }
 
     /// The position of the first cell.
@@ -688,16 +683,7 @@ impl DataBlock {
     /// the row count when none does. A binary search: a few key
     /// comparisons for the whole block.
     pub(crate) fn first_row_where(&self, from: usize, past: impl Fn(&[u8]) -> bool) -> usize {
-        let (mut lo, mut hi) = (from.min(self.rows), self.rows);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if past(self.row(mid)) {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
-        lo
+        partition_point(from.min(self.rows), self.rows, |mid| !past(self.row(mid)))
     }
 
     /// First row index whose key is >= `row`.
@@ -705,16 +691,9 @@ impl DataBlock {
         // A cached block is usually cold in the CPU caches: load the keys
         // the search will probe together rather than one miss per halving.
         self.row_keys.prefetch_search(&self.data);
-        let (mut lo, mut hi) = (0, self.rows);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if compare_bytes(self.row(mid), row) == Ordering::Less {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
+        partition_point(0, self.rows, |mid| {
+            compare_bytes(self.row(mid), row) == Ordering::Less
+        })
     }
 
     /// Position of the first cell with key >= `key`, if the block has one,
@@ -722,52 +701,37 @@ impl DataBlock {
     /// gallops forward (1, 2, 4, ... rows), so a seek to the next column or
     /// the next row costs a comparison or two, not a search of the block.
     pub(crate) fn seek_from(&self, key: &SeekKey<'_>, from: Position) -> Option<Position> {
-        let mut r = from.row;
+        let r = from.row;
         if r >= self.rows {
             return None;
         }
-        if !bytes_equal(self.row(r), key.row) {
-            // The key's row is after row r: gallop to a row at or past it,
-            // then search the last step.
-            let mut lo = r + 1;
-            let mut step = 1;
-            let mut hi = lo;
-            while hi < self.rows && compare_bytes(self.row(hi), key.row) == Ordering::Less {
-                lo = hi + 1;
-                hi = hi.saturating_add(step);
-                step = step.saturating_mul(2);
-            }
-            let mut hi = hi.min(self.rows);
-            while lo < hi {
-                let mid = lo + (hi - lo) / 2;
-                if compare_bytes(self.row(mid), key.row) == Ordering::Less {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
-                }
-            }
-            r = lo;
-            if r >= self.rows {
-                return None;
-            }
-            if !bytes_equal(self.row(r), key.row) {
-                return Some(Position {
-                    row: r,
-                    cell: self.row_cells(r).start,
-                });
-            }
+        if bytes_equal(self.row(r), key.row) {
+            return self.seek_in_row(key, r, from.cell);
         }
-        let start = if r == from.row {
-            from.cell
-        } else {
-            self.row_cells(r).start
-        };
-        self.seek_in_row(key, r, start)
+        // The key's row is after row r: gallop to a row at or past it, then
+        // search the last step.
+        let mut lo = r + 1;
+        let mut step = 1;
+        let mut hi = lo;
+        while hi < self.rows && compare_bytes(self.row(hi), key.row) == Ordering::Less {
+            lo = hi + 1;
+            hi = hi.saturating_add(step);
+            step = step.saturating_mul(2);
+        }
+        let r = partition_point(lo, hi.min(self.rows), |mid| {
+            compare_bytes(self.row(mid), key.row) == Ordering::Less
+        });
+        self.seek_at_row(key, r)
     }
 
     /// Position of the first cell with key >= `key`, if the block has one.
     pub(crate) fn seek(&self, key: &SeekKey<'_>) -> Option<Position> {
-        let r = self.lower_bound_row(key.row);
+        self.seek_at_row(key, self.lower_bound_row(key.row))
+    }
+
+    /// The first cell with key >= `key`, where row `r` is the block's first
+    /// row not before `key.row` (`rows` if none is).
+    fn seek_at_row(&self, key: &SeekKey<'_>, r: usize) -> Option<Position> {
         if r >= self.rows {
             return None;
         }
@@ -786,16 +750,10 @@ impl DataBlock {
     /// row's first cell, if any.
     fn seek_in_row(&self, key: &SeekKey<'_>, r: usize, start: usize) -> Option<Position> {
         let cells = self.row_cells(r);
-        let (mut lo, mut hi) = (start, cells.end);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
+        let lo = partition_point(start, cells.end, |mid| {
             let c = self.cell(Position { row: r, cell: mid });
-            if compare_keys(c.tuple(), key.tuple()) == Ordering::Less {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
+            compare_keys(c.tuple(), key.tuple()) == Ordering::Less
+        });
         if lo < cells.end {
             Some(Position { row: r, cell: lo })
         } else {

@@ -66,16 +66,12 @@ fn write(
     }
     let meta = w.finish(7).unwrap();
     assert_eq!(meta.cells, cells.len() as u64);
-    Arc::new(
-        HFileReader::open(
-            io.clone(),
-            &path,
-            7,
-            Arc::new(BlockCache::new(1 << 20)),
-            true,
-        )
-        .unwrap(),
-    )
+    open(&io, dir, Arc::new(BlockCache::new(1 << 20)))
+}
+
+/// The file [`write`] wrote in `dir` (id 7), opened through `cache`.
+fn open(io: &Io, dir: &std::path::Path, cache: Arc<BlockCache>) -> Arc<HFileReader> {
+    Arc::new(HFileReader::open(io.clone(), &dir.join("f.hfile"), 7, cache, true).unwrap())
 }
 
 /// `count` puts of column `q` at timestamp 1, one per row `row{i}` (`i`
@@ -116,16 +112,7 @@ fn read_ahead_returns_the_same_cells_and_whole_file_passes_leave_the_cache_alone
     // The back end the suite runs under (CI runs it under both).
     let io = Io::resolve(crate::options::IoMode::Auto).unwrap();
     let cache = Arc::new(BlockCache::new(8 << 20));
-    let reader = Arc::new(
-        HFileReader::open(
-            io.clone(),
-            &dir.path().join("f.hfile"),
-            7,
-            cache.clone(),
-            true,
-        )
-        .unwrap(),
-    );
+    let reader = open(&io, dir.path(), cache.clone());
     assert!(reader.block_count() > 100);
     assert!(reader.info().index_levels == 1);
     // A compaction-style pass: batches of blocks, none of them cached.
@@ -163,16 +150,7 @@ fn read_ahead_stops_at_the_reads_last_row() {
     // without the stop, each on a fresh cache.
     let cached_after_pass = |stop: Option<ReadAheadStop>| {
         let cache = Arc::new(BlockCache::new(8 << 20));
-        let reader = Arc::new(
-            HFileReader::open(
-                io.clone(),
-                &dir.path().join("f.hfile"),
-                7,
-                cache.clone(),
-                true,
-            )
-            .unwrap(),
-        );
+        let reader = open(&io, dir.path(), cache.clone());
         let mut cursor = FileCursor::new(reader).with_read_ahead_stop(stop.map(Arc::new));
         cursor.seek_to_first().unwrap();
         for cell in &cells[..200] {
@@ -352,6 +330,38 @@ fn large_files_get_a_two_level_index() {
         cursor.advance().unwrap();
     }
     assert_eq!(count, 5000);
+}
+
+/// Handles and bounds of data blocks come from one walk of the index: every
+/// block's agree with the block itself, at either index depth, and a block
+/// past the last is corruption, not a panic or another block's bounds.
+#[test]
+fn block_handles_and_bounds_come_from_the_index_at_either_depth() {
+    let dir = tempfile::tempdir().unwrap();
+    for (count, levels) in [(300, 1), (5000, 2)] {
+        let cells = numbered_cells(count, 8, &[1u8; 20]);
+        let reader = write(dir.path(), &cells, 64, Compression::None, BloomType::None);
+        assert_eq!(reader.info().index_levels, levels);
+        let blocks = reader.block_count();
+        for ordinal in [0, 1, blocks / 2, blocks - 1] {
+            let block = reader
+                .data_block_at(reader.handle_of(ordinal).unwrap())
+                .unwrap();
+            let (first, last) = reader.block_bounds(ordinal).unwrap();
+            assert_eq!(first, block.row(0), "block {ordinal} of {levels} levels");
+            assert_eq!(last, block.row(block.rows() - 1));
+        }
+        for past in [blocks, blocks + 1, usize::MAX] {
+            assert!(matches!(
+                reader.handle_of(past),
+                Err(Error::Corruption { .. })
+            ));
+            assert!(matches!(
+                reader.block_bounds(past),
+                Err(Error::Corruption { .. })
+            ));
+        }
+    }
 }
 
 /// A seek walks a leaf of the two-level index; the open file holds its

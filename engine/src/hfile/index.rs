@@ -17,6 +17,7 @@
 use std::cmp::Ordering;
 
 use super::block::{BlockHandle, BytesColumn, IntColumn, encode_bytes, encode_ints};
+use super::partition_point;
 use crate::cell::compare_bytes;
 use crate::codec::{DecodeError, Decoder, Encode};
 
@@ -146,45 +147,26 @@ impl IndexBlock {
     /// First entry whose last row is >= `row` (`len()` if none): the first
     /// block that can hold `row` or anything after it.
     pub(crate) fn first_ending_at_or_after(&self, row: &[u8]) -> usize {
-        let (mut lo, mut hi) = (0, self.count);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if compare_bytes(self.last_row(mid), row) == Ordering::Less {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
+        partition_point(0, self.count, |mid| {
+            compare_bytes(self.last_row(mid), row) == Ordering::Less
+        })
     }
 
     /// Last entry whose first row is <= `row`, if any: the last block that
     /// can hold `row` or anything before it.
     pub(crate) fn last_starting_at_or_before(&self, row: &[u8]) -> Option<usize> {
-        let (mut lo, mut hi) = (0, self.count);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if compare_bytes(self.first_row(mid), row) != Ordering::Greater {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo.checked_sub(1)
+        partition_point(0, self.count, |mid| {
+            compare_bytes(self.first_row(mid), row) != Ordering::Greater
+        })
+        .checked_sub(1)
     }
 
     /// Last entry whose first row is < `row`, if any.
     pub(crate) fn last_starting_before(&self, row: &[u8]) -> Option<usize> {
-        let (mut lo, mut hi) = (0, self.count);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if compare_bytes(self.first_row(mid), row) == Ordering::Less {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo.checked_sub(1)
+        partition_point(0, self.count, |mid| {
+            compare_bytes(self.first_row(mid), row) == Ordering::Less
+        })
+        .checked_sub(1)
     }
 }
 

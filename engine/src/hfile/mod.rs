@@ -12,6 +12,7 @@
 pub(crate) mod block;
 pub(crate) mod bloom;
 pub(crate) mod cache;
+pub(crate) mod compress;
 pub(crate) mod data_block;
 pub(crate) mod index;
 pub(crate) mod reader;
@@ -23,6 +24,7 @@ mod file_tests;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::codec::{DecodeError, Decoder, Encode};
+use crate::file_meta::BulkSource;
 pub(crate) use crate::file_meta::FileMeta;
 use crate::options::{BloomType, Compression};
 use block::BlockHandle;
@@ -58,11 +60,30 @@ pub(crate) struct FileInfo {
 pub(crate) struct BulkOrigin {
     /// The table the file was written for (its name when written).
     pub(crate) table: String,
-    /// The writer that made the file: random, so files of different writers
-    /// never share an identity.
-    pub(crate) writer_id: u128,
-    /// The file's number among its writer's files (0, 1, ...).
-    pub(crate) file_number: u32,
+    /// The file's identity: its writer and its number there.
+    pub(crate) source: BulkSource,
+}
+
+/// The first index of `lo..hi` for which `before` is false, where `before`
+/// holds for a prefix of the range and not after it: a binary search, as
+/// `slice::partition_point`, over the columns of blocks and indexes, which
+/// are not slices (`hi` when `before` holds throughout). Every search of a
+/// block or index goes through here.
+#[inline]
+pub(crate) fn partition_point(
+    mut lo: usize,
+    mut hi: usize,
+    mut before: impl FnMut(usize) -> bool,
+) -> usize {
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if before(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 /// Tag of the optional bulk-origin section at the end of the meta block.
@@ -83,24 +104,15 @@ pub(crate) fn encode_meta(meta: &FileMeta, info: &FileInfo) -> Vec<u8> {
     out.put_u64(meta.markers);
     out.put_u8(info.bloom.code());
     out.put_u64(info.bloom_keys);
-    match info.compression {
-        Compression::None => {
-            out.put_u8(0);
-            out.put_u32(0);
-        }
-        Compression::Zstd { level } => {
-            out.put_u8(1);
-            out.put_u32(level as u32);
-        }
-    }
+    info.compression.encode(&mut out);
     out.put_u32(info.block_size);
     out.put_u32(info.data_blocks);
     out.put_u8(info.index_levels);
     if let Some(bulk) = &info.bulk {
         out.put_u8(META_BULK_ORIGIN);
         out.put_bytes16(bulk.table.as_bytes());
-        out.extend_from_slice(&bulk.writer_id.to_le_bytes());
-        out.put_u32(bulk.file_number);
+        out.extend_from_slice(&bulk.source.writer_id.to_le_bytes());
+        out.put_u32(bulk.source.file_number);
     }
     out
 }
@@ -126,17 +138,9 @@ pub(crate) fn decode_meta(
         rows: d.u64()?,
         markers: d.u64()?,
     };
-    let bloom_code = d.u8()?;
-    let bloom = BloomType::from_code(bloom_code)
-        .ok_or_else(|| DecodeError(format!("bloom type {bloom_code}")))?;
+    let bloom = BloomType::decode(&mut d)?;
     let bloom_keys = d.u64()?;
-    let compression = match (d.u8()?, d.u32()?) {
-        (0, _) => Compression::None,
-        (1, level) => Compression::Zstd {
-            level: level as i32,
-        },
-        (other, _) => return Err(DecodeError(format!("compression {other}"))),
-    };
+    let compression = Compression::decode(&mut d)?;
     let info = FileInfo {
         family,
         bloom,
@@ -161,8 +165,10 @@ pub(crate) fn decode_meta(
         id.copy_from_slice(d.take(16)?);
         info.bulk = Some(BulkOrigin {
             table,
-            writer_id: u128::from_le_bytes(id),
-            file_number: d.u32()?,
+            source: BulkSource {
+                writer_id: u128::from_le_bytes(id),
+                file_number: d.u32()?,
+            },
         });
     }
     if !d.is_empty() || !matches!(info.index_levels, 1 | 2) || meta.first_row > meta.last_row {
@@ -312,8 +318,10 @@ mod tests {
         let bulk = FileInfo {
             bulk: Some(BulkOrigin {
                 table: "ns:t".to_owned(),
-                writer_id: 0x0123_4567_89ab_cdef_0011_2233_4455_6677,
-                file_number: 42,
+                source: BulkSource {
+                    writer_id: 0x0123_4567_89ab_cdef_0011_2233_4455_6677,
+                    file_number: 42,
+                },
             }),
             ..info
         };

@@ -10,7 +10,7 @@ use super::block::{BlockHandle, unframe_block};
 use super::bloom::{self, cell_hash};
 use super::data_block::{DataBlock, DecodedCell, Position};
 use super::index::IndexBlock;
-use super::{FileInfo, FileMeta, TRAILER_BYTES, Trailer, decode_meta};
+use super::{FileInfo, FileMeta, TRAILER_BYTES, Trailer, decode_meta, partition_point};
 use crate::cell::SeekKey;
 use crate::cell::{CellRef, compare_keys};
 use crate::error::{Error, Result};
@@ -44,9 +44,24 @@ pub(crate) struct HFileReader {
     bloom: Option<Box<[u8]>>,
     cache: Arc<BlockCache>,
     cache_data_blocks: bool,
+    /// Data blocks go into the cache's in-memory tier (an `IN_MEMORY`
+    /// family; see [`HFileReader::cache_in_memory`]).
+    cache_in_memory: bool,
     /// A bulk-loaded file's cells read with this sequence (see
     /// [`HFileReader::assign_sequence`]); `None` for every other file.
     assigned_sequence: Option<u64>,
+    /// When the file was written: its modification time when opened, in
+    /// milliseconds since the Unix epoch (HFiles are never modified after
+    /// they are finished). Periodic major compaction measures age from it.
+    written_at_ms: i64,
+}
+
+impl Drop for HFileReader {
+    fn drop(&mut self) {
+        if self.cache_in_memory {
+            self.cache.release_file(self.meta.id);
+        }
+    }
 }
 
 impl std::fmt::Debug for HFileReader {
@@ -102,6 +117,9 @@ impl HFileReader {
             ));
         }
         let leaf_count = if info.index_levels == 2 { top.len() } else { 0 };
+        let written_at_ms = file
+            .modified_ms()
+            .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
         Ok(HFileReader {
             meta,
             info,
@@ -113,8 +131,23 @@ impl HFileReader {
             bloom,
             cache,
             cache_data_blocks,
+            cache_in_memory: false,
             assigned_sequence: None,
+            written_at_ms,
         })
+    }
+
+    /// Makes the file's data blocks cache at priority when `in_memory` (its
+    /// family is `IN_MEMORY`; `hfile::cache`). Set before the reader is
+    /// shared; the blocks return to normal eviction when it is dropped.
+    pub(crate) fn cache_in_memory(mut self, in_memory: bool) -> Self {
+        self.cache_in_memory = in_memory;
+        self
+    }
+
+    /// When the file was written, in milliseconds since the Unix epoch.
+    pub(crate) fn written_at_ms(&self) -> i64 {
+        self.written_at_ms
     }
 
     /// Makes every cell of a bulk-written file (whose cells carry sequence
@@ -168,32 +201,41 @@ impl HFileReader {
         Ok(slot.get_or_init(|| leaf))
     }
 
+    /// Data block `ordinal`'s entry in the index: the index block that
+    /// lists it (the top level of a one-level index; else the leaf whose
+    /// ordinal base is the last at or below `ordinal`) and its position
+    /// there. A block the index does not list is corruption: the meta block
+    /// counted more blocks than the index holds.
+    fn index_entry(&self, ordinal: usize) -> Result<(&IndexBlock, usize)> {
+        let (index, position, index_offset) = if self.two_level() {
+            // The last leaf whose ordinal base is at or below `ordinal`.
+            let j = partition_point(0, self.top.len(), |j| {
+                self.top.ordinal_base(j) <= ordinal as u64
+            })
+            .saturating_sub(1);
+            let base = self.top.ordinal_base(j) as usize;
+            (
+                self.leaf(j)?,
+                ordinal.checked_sub(base),
+                self.top.handle(j).offset,
+            )
+        } else {
+            (&self.top, Some(ordinal), 0)
+        };
+        match position {
+            Some(position) if position < index.len() => Ok((index, position)),
+            _ => Err(Error::corruption(
+                &self.path,
+                index_offset,
+                format!("data block {ordinal} is not in the index (index too short)"),
+            )),
+        }
+    }
+
     /// The handle of data block `ordinal`.
     pub(crate) fn handle_of(&self, ordinal: usize) -> Result<BlockHandle> {
-        if !self.two_level() {
-            return Ok(self.top.handle(ordinal));
-        }
-        // The last leaf whose ordinal base is <= ordinal.
-        let (mut lo, mut hi) = (0, self.top.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.top.ordinal_base(mid) <= ordinal as u64 {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        let j = lo.saturating_sub(1);
-        let leaf = self.leaf(j)?;
-        let k = ordinal - self.top.ordinal_base(j) as usize;
-        if k >= leaf.len() {
-            return Err(Error::corruption(
-                &self.path,
-                self.top.handle(j).offset,
-                "leaf index too short",
-            ));
-        }
-        Ok(leaf.handle(k))
+        let (index, position) = self.index_entry(ordinal)?;
+        Ok(index.handle(position))
     }
 
     /// The first data block that can hold `row` or a later one.
@@ -240,53 +282,37 @@ impl HFileReader {
 
     /// The last data block that can hold `row` or an earlier one.
     pub(crate) fn seek_block_before(&self, row: &[u8]) -> Result<Option<usize>> {
-        let Some(j) = self.top.last_starting_at_or_before(row) else {
-            return Ok(None);
-        };
-        if !self.two_level() {
-            return Ok(Some(j));
-        }
-        let leaf = self.leaf(j)?;
-        Ok(leaf
-            .last_starting_at_or_before(row)
-            .map(|k| self.top.ordinal_base(j) as usize + k))
+        self.last_block_where(row, IndexBlock::last_starting_at_or_before)
     }
 
     /// The last data block whose first row is < `row`.
     pub(crate) fn seek_block_strictly_before(&self, row: &[u8]) -> Result<Option<usize>> {
-        let Some(j) = self.top.last_starting_before(row) else {
+        self.last_block_where(row, IndexBlock::last_starting_before)
+    }
+
+    /// The last data block `last` finds for `row`, searching the top index
+    /// and then, in a two-level index, the leaf it names.
+    fn last_block_where(
+        &self,
+        row: &[u8],
+        last: fn(&IndexBlock, &[u8]) -> Option<usize>,
+    ) -> Result<Option<usize>> {
+        let Some(j) = last(&self.top, row) else {
             return Ok(None);
         };
         if !self.two_level() {
             return Ok(Some(j));
         }
-        let leaf = self.leaf(j)?;
-        Ok(leaf
-            .last_starting_before(row)
-            .map(|k| self.top.ordinal_base(j) as usize + k))
+        Ok(last(self.leaf(j)?, row).map(|k| self.top.ordinal_base(j) as usize + k))
     }
 
     /// First and last row of data block `ordinal`, from the index.
     pub(crate) fn block_bounds(&self, ordinal: usize) -> Result<(Vec<u8>, Vec<u8>)> {
-        if !self.two_level() {
-            return Ok((
-                self.top.first_row(ordinal).to_vec(),
-                self.top.last_row(ordinal).to_vec(),
-            ));
-        }
-        let (mut lo, mut hi) = (0, self.top.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.top.ordinal_base(mid) <= ordinal as u64 {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        let j = lo.saturating_sub(1);
-        let leaf = self.leaf(j)?;
-        let k = ordinal.saturating_sub(self.top.ordinal_base(j) as usize);
-        Ok((leaf.first_row(k).to_vec(), leaf.last_row(k).to_vec()))
+        let (index, position) = self.index_entry(ordinal)?;
+        Ok((
+            index.first_row(position).to_vec(),
+            index.last_row(position).to_vec(),
+        ))
     }
 
     /// The data block at `handle` (from [`HFileReader::seek_block_handle`]),
@@ -395,8 +421,13 @@ impl HFileReader {
         }
         let block = Arc::new(block);
         if fill_cache && self.cache_data_blocks {
-            self.cache
-                .insert(self.meta.id, handle.offset, block.clone());
+            if self.cache_in_memory {
+                self.cache
+                    .insert_in_memory(self.meta.id, handle.offset, block.clone());
+            } else {
+                self.cache
+                    .insert(self.meta.id, handle.offset, block.clone());
+            }
         }
         Ok(block)
     }
@@ -558,8 +589,12 @@ pub(crate) struct FileCursor {
     /// The cell under the cursor (in `block`), and its fields decoded.
     position: Option<(Position, DecodedCell)>,
     gate: Option<Arc<RowGate>>,
-    /// Rows of the current block that pass the gate (`None`: all do).
-    passing: Option<Bitmap>,
+    /// Rows of the current block that pass the gate's row-key kernel, when
+    /// `rows_selected` (the bitmap's allocation is kept from block to block).
+    passing: Bitmap,
+    /// `passing` holds the current block's rows; otherwise every row passes
+    /// or, for a block whose keys form no batch, each is tested by itself.
+    rows_selected: bool,
     /// Whether blocks read from the file go into the block cache
     /// (compaction inputs do not, so they never evict what reads use).
     fill_cache: bool,
@@ -622,7 +657,8 @@ impl FileCursor {
             block: None,
             position: None,
             gate,
-            passing: None,
+            passing: Bitmap::zeros(0),
+            rows_selected: false,
             fill_cache: true,
             ahead: VecDeque::new(),
             next_in_sequence: None,
@@ -656,10 +692,10 @@ impl FileCursor {
             return Ok(block.clone());
         }
         let block = self.fetch(ordinal)?;
-        self.passing = self
+        self.rows_selected = self
             .gate
             .as_ref()
-            .and_then(|g| g.block_rows(block.row_key_batch(), block.rows()));
+            .is_some_and(|g| g.block_rows_into(block.row_key_batch(), &mut self.passing));
         self.block = Some((ordinal, block.clone()));
         Ok(block)
     }
@@ -796,26 +832,27 @@ impl FileCursor {
 
     /// True when row `r` of the current block passes the gate.
     fn row_ok(&self, block: &DataBlock, r: usize) -> bool {
-        match (&self.passing, &self.gate) {
-            (Some(bits), _) => bits.get(r),
-            (None, Some(gate)) if gate.row_filter => gate.row_passes(block.row(r)),
+        match &self.gate {
+            _ if self.rows_selected => self.passing.get(r),
+            Some(gate) if gate.row_filter => gate.row_passes(block.row(r)),
             _ => true,
         }
     }
 
-    /// The first passing row at or after `r` in `block`.
-    fn passing_from(&self, block: &DataBlock, mut r: usize) -> Option<usize> {
-        while r < block.rows() {
-            if self.row_ok(block, r) {
-                return Some(r);
-            }
-            r += 1;
+    /// The first passing row at or after `r` in `block` (the current
+    /// block): a word of the selection at a time when there is one.
+    fn passing_from(&self, block: &DataBlock, r: usize) -> Option<usize> {
+        if self.rows_selected {
+            return self.passing.next_one(r);
         }
-        None
+        (r..block.rows()).find(|&r| self.row_ok(block, r))
     }
 
-    /// The last passing row at or before `r` in `block`.
+    /// The last passing row at or before `r` in `block` (the current block).
     fn passing_until(&self, block: &DataBlock, r: usize) -> Option<usize> {
+        if self.rows_selected {
+            return self.passing.last_one_until(r);
+        }
         (0..=r).rev().find(|&r| self.row_ok(block, r))
     }
 

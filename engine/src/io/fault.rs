@@ -33,8 +33,13 @@
 //! (and the engine's own tests): a database uses it only when
 //! `DbOptions::fault_injector` hands it an injector, so no production
 //! build can pick it by accident.
-// Without the feature only the engine's own tests use it, and not all of it.
-#![cfg_attr(not(feature = "fault-injection"), allow(dead_code))]
+#![cfg_attr(
+    not(feature = "fault-injection"),
+    expect(
+        dead_code,
+        reason = "without the feature only the engine's own tests use it, and not all of it"
+    )
+)]
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
@@ -1170,24 +1175,24 @@ mod tests {
         std::fs::write(dir.join("victim"), b"still here").unwrap();
         let disk = FaultInjector::new(2);
         let tmp = dir.join("CURRENT.tmp");
-        let (file, handle) = disk.create_new(&tmp).unwrap();
-        handle
-            .write_at_then_sync(&file, 0, b"new\n", Some(SyncKind::All), &mut || {})
-            .unwrap();
-        disk.rename(&tmp, &dir.join("CURRENT")).unwrap();
-        disk.remove_file(&dir.join("victim")).unwrap();
+        // Installs a new CURRENT (written and synced, then renamed) and
+        // removes the victim; the directory is not synced.
+        let replace_current = || {
+            let (file, handle) = disk.create_new(&tmp).unwrap();
+            handle
+                .write_at_then_sync(&file, 0, b"new\n", Some(SyncKind::All), &mut || {})
+                .unwrap();
+            disk.rename(&tmp, &dir.join("CURRENT")).unwrap();
+            disk.remove_file(&dir.join("victim")).unwrap();
+        };
+        replace_current();
         assert_eq!(bytes(&dir.join("CURRENT")), b"new\n");
         disk.power_loss(PowerLoss::drop_unsynced()).unwrap();
         assert_eq!(bytes(&dir.join("CURRENT")), b"old\n");
         assert_eq!(bytes(&dir.join("victim")), b"still here");
         assert!(!tmp.exists());
         // The same steps with the directory synced survive.
-        let (file, handle) = disk.create_new(&tmp).unwrap();
-        handle
-            .write_at_then_sync(&file, 0, b"new\n", Some(SyncKind::All), &mut || {})
-            .unwrap();
-        disk.rename(&tmp, &dir.join("CURRENT")).unwrap();
-        disk.remove_file(&dir.join("victim")).unwrap();
+        replace_current();
         disk.sync_dir(dir).unwrap();
         disk.power_loss(PowerLoss::drop_unsynced()).unwrap();
         assert_eq!(bytes(&dir.join("CURRENT")), b"new\n");

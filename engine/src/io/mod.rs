@@ -27,6 +27,7 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{Error, Result};
@@ -81,6 +82,8 @@ pub(crate) struct Io {
     /// given one (the `backend` is then [`Backend::Fault`]).
     #[cfg(any(test, feature = "fault-injection"))]
     faults: Option<fault::FaultInjector>,
+    /// Files opened through this `Io` (and its clones) and not yet closed.
+    open_files: Arc<AtomicU64>,
 }
 
 /// The read of a `read_many` batch that failed, and why.
@@ -92,7 +95,6 @@ pub(crate) struct FailedRead {
 }
 
 /// One read of a `read_many` batch: fill all of `buf` from `offset` of `file`.
-#[allow(dead_code, reason = "used by the HFile read path; tested here")]
 pub(crate) struct ReadOp<'a> {
     pub(crate) file: &'a IoFile,
     pub(crate) offset: u64,
@@ -147,6 +149,7 @@ impl Io {
             backend,
             #[cfg(any(test, feature = "fault-injection"))]
             faults: None,
+            open_files: Arc::default(),
         })
     }
 
@@ -156,6 +159,7 @@ impl Io {
         Io {
             backend,
             faults: None,
+            open_files: Arc::default(),
         }
     }
 
@@ -166,12 +170,19 @@ impl Io {
         Io {
             backend: Backend::Fault,
             faults: Some(faults.for_this_boot()),
+            open_files: Arc::default(),
         }
     }
 
     /// The back end in use.
     pub(crate) fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// Files opened through this `Io` or a clone of it and still open
+    /// (HFiles, WAL segments, the manifest).
+    pub(crate) fn open_files(&self) -> u64 {
+        self.open_files.load(Ordering::Relaxed)
     }
 
     /// Opens an existing file for reading.
@@ -231,7 +242,9 @@ impl Io {
             .len();
         #[cfg(not(any(test, feature = "fault-injection")))]
         let _: Option<FaultHandle> = fault;
+        self.open_files.fetch_add(1, Ordering::Relaxed);
         Ok(IoFile {
+            open_files: Arc::clone(&self.open_files),
             file,
             path: path.to_path_buf(),
             backend: self.backend,
@@ -364,6 +377,14 @@ pub(crate) struct IoFile {
     /// The simulated disk's view of the file (fault back end only).
     #[cfg(any(test, feature = "fault-injection"))]
     fault: Option<FaultHandle>,
+    /// The count of open files of the `Io` that opened this one.
+    open_files: Arc<AtomicU64>,
+}
+
+impl Drop for IoFile {
+    fn drop(&mut self) {
+        self.open_files.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl IoFile {
@@ -379,6 +400,16 @@ impl IoFile {
     /// The file's current length according to the file system.
     pub(crate) fn len(&self) -> io::Result<u64> {
         Ok(self.file.metadata()?.len())
+    }
+
+    /// When the file was last modified, in milliseconds since the Unix epoch
+    /// (0 for a time before it).
+    pub(crate) fn modified_ms(&self) -> io::Result<i64> {
+        let modified = self.file.metadata()?.modified()?;
+        let since_epoch = modified
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        Ok(i64::try_from(since_epoch.as_millis()).unwrap_or(i64::MAX))
     }
 
     /// Reads up to `buf.len()` bytes at `offset`; returns how many were read

@@ -47,7 +47,6 @@ pub(super) fn sync(file: &File, kind: SyncKind) -> io::Result<()> {
 }
 
 /// Each read in turn.
-#[allow(dead_code, reason = "used by the HFile read path; tested here")]
 pub(super) fn read_many(ops: &mut [ReadOp<'_>]) -> Result<(), FailedRead> {
     for (index, op) in ops.iter_mut().enumerate() {
         let want = op.buf.len();

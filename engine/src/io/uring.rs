@@ -197,7 +197,6 @@ fn os_error(result: i32) -> io::Error {
 
 /// Fills every buffer; short reads are continued, end of file is an error
 /// (naming the read that failed).
-#[allow(dead_code, reason = "used by the HFile read path; tested here")]
 pub(super) fn read_many(ops: &mut [ReadOp<'_>]) -> Option<Result<(), FailedRead>> {
     let mut failed: Option<FailedRead> = None;
     let outcome = with_ring(|ring| {

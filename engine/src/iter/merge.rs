@@ -4,11 +4,11 @@ use std::cmp::Ordering;
 
 use smallvec::SmallVec;
 
+use super::run::{BlockRunSources, MAX_RUN_BLOCKS, RunBlock};
 use super::source::{CellSource, Source};
 use crate::cell::SeekKey;
 use crate::cell::{CellRef, compare_keys};
 use crate::error::Result;
-use crate::hfile::data_block::DataBlock;
 use crate::hfile::reader::{FileCursor, HFileReader};
 use std::sync::Arc;
 
@@ -215,41 +215,33 @@ impl MergedSources {
         self.read_point
     }
 
-    /// When the winning source alone holds cells of `row` (the row of the
-    /// current cell) and it reads a file: its cursor, for a caller that
-    /// reads the row straight from the block, and the row of the runner-up
-    /// (`None` when no other source has cells left): every row before it is
-    /// the cursor's alone. The caller must then call
-    /// [`MergedSources::sole_source_moved`].
-    #[inline]
-    pub(crate) fn sole_file_cursor(
-        &mut self,
-        row: &[u8],
-    ) -> Option<(&mut FileCursor, Option<&[u8]>)> {
-        let winner = self.winner?;
-        let Some(&runner_up) = self.heap.first() else {
-            return Some((self.sources.get_mut(winner)?.file_cursor_mut()?, None));
-        };
-        let [winning, next] = self.sources.get_disjoint_mut([winner, runner_up]).ok()?;
-        // Every other source is at or after the runner-up.
-        let next = next.current()?.row;
-        if next == row {
-            return None;
-        }
-        Some((winning.file_cursor_mut()?, Some(next)))
-    }
-
     /// The index of the winning source (the one holding the smallest
-    /// current cell), for [`MergedSources::file_cursor_at`].
-    pub(crate) fn winner(&self) -> Option<usize> {
+    /// current cell).
+    #[inline]
+    pub(super) fn winner(&self) -> Option<usize> {
         self.winner
     }
 
-    /// Source `source`'s file cursor, if it reads a file (for a caller that
-    /// moved it past cells only it holds; see
-    /// [`MergedSources::sole_source_moved`] and
+    /// The row of the runner-up (the smallest current cell of every source
+    /// but the winner); `None` when no other source has cells left. Every
+    /// row before it is the winner's alone.
+    #[inline]
+    pub(super) fn runner_up_row(&self) -> Option<&[u8]> {
+        let runner_up = *self.heap.first()?;
+        Some(self.sources.get(runner_up)?.current()?.row)
+    }
+
+    /// Source `source`'s file cursor, if it reads a file.
+    #[inline]
+    pub(super) fn file_cursor(&self, source: usize) -> Option<&FileCursor> {
+        self.sources.get(source)?.file_cursor()
+    }
+
+    /// [`MergedSources::file_cursor`], to move past cells only it holds;
+    /// the mover then restores the ranking
+    /// ([`MergedSources::sole_source_moved`],
     /// [`MergedSources::sources_moved`]).
-    pub(crate) fn file_cursor_at(&mut self, source: usize) -> Option<&mut FileCursor> {
+    pub(super) fn file_cursor_at(&mut self, source: usize) -> Option<&mut FileCursor> {
         self.sources.get_mut(source)?.file_cursor_mut()
     }
 
@@ -261,7 +253,7 @@ impl MergedSources {
     /// a caller can merge them by row key straight from the blocks
     /// (overlapping files, rows alternating between them), then call
     /// [`MergedSources::sources_moved`]. `None` when no source qualifies.
-    pub(crate) fn block_run_sources(&self) -> Option<BlockRunSources<'_>> {
+    pub(super) fn block_run_sources(&self) -> Option<BlockRunSources<'_>> {
         let mut blocks = SmallVec::new();
         let mut bound: Option<&[u8]> = None;
         for &source in &self.heap {
@@ -306,7 +298,7 @@ impl MergedSources {
     /// the cached block, row and cell the cursor then stands at when that
     /// row ends in the block (`None`: the source has no more cells, stands
     /// on a last row that may go on, or filters rows).
-    pub(crate) fn moved_on_block(&mut self, source: usize) -> Result<Option<RunBlock<'_>>> {
+    pub(super) fn moved_on_block(&mut self, source: usize) -> Result<Option<RunBlock<'_>>> {
         let Some(moved) = self.sources.get_mut(source) else {
             return Ok(None);
         };
@@ -327,7 +319,7 @@ impl MergedSources {
     /// Restores the merge's invariants after the caller moved the file
     /// cursors of sources `moved` forward (past `cells` cells in all) over
     /// rows no other source holds: ranks every source afresh.
-    pub(crate) fn sources_moved(&mut self, moved: &[usize], cells: usize) -> Result<()> {
+    pub(super) fn sources_moved(&mut self, moved: &[usize], cells: usize) -> Result<()> {
         #[cfg(debug_assertions)]
         for _ in 0..cells {
             debug_counts::add(&debug_counts::CELLS);
@@ -344,10 +336,10 @@ impl MergedSources {
         Ok(())
     }
 
-    /// Restores the merge's invariants after the caller moved the cursor
-    /// [`MergedSources::sole_file_cursor`] lent forward past `cells` cells
-    /// (to the end of the row, which no other source holds).
-    pub(crate) fn sole_source_moved(&mut self, cells: usize) -> Result<()> {
+    /// Restores the merge's invariants after the caller moved the winner's
+    /// file cursor forward past `cells` cells over rows no other source
+    /// holds.
+    pub(super) fn sole_source_moved(&mut self, cells: usize) -> Result<()> {
         #[cfg(debug_assertions)]
         for _ in 0..cells {
             debug_counts::add(&debug_counts::CELLS);
@@ -387,31 +379,6 @@ impl MergedSources {
         self.heap.clear();
         Ok(best)
     }
-}
-
-/// Blocks a block run merges at most: the winner's and those of up to
-/// three other sources (a table filled in random order holds a few
-/// overlapping files until they compact).
-pub(crate) const MAX_RUN_BLOCKS: usize = 4;
-
-/// What [`MergedSources::block_run_sources`] finds.
-pub(crate) struct BlockRunSources<'a> {
-    /// Sources other than the winner standing in cached blocks.
-    pub(crate) blocks: SmallVec<[RunBlock<'a>; MAX_RUN_BLOCKS]>,
-    /// The smallest row of every other source (`None`: none has cells).
-    pub(crate) bound: Option<&'a [u8]>,
-}
-
-/// A source's cursor in a cached block.
-pub(crate) struct RunBlock<'a> {
-    /// The source's index among the sources.
-    pub(crate) source: usize,
-    /// The cached block its cursor stands in.
-    pub(crate) block: &'a Arc<DataBlock>,
-    /// The row of that block the cursor is on (one whose cells all lie in it).
-    pub(crate) row: usize,
-    /// The cell of the block the cursor stands at (in that row).
-    pub(crate) cell: usize,
 }
 
 /// True when source `a`'s current cell sorts before source `b`'s (an
@@ -473,13 +440,9 @@ mod tests {
         compacted_table_with(dir, rows, update_every, DbOptions::default()).1
     }
 
-    /// [`compacted_table`] in a database opened with `options`.
-    fn compacted_table_with(
-        dir: &std::path::Path,
-        rows: usize,
-        update_every: usize,
-        options: DbOptions,
-    ) -> (Db, crate::Table) {
+    /// Table `t` of one family `f`, without a WAL, in a database opened in
+    /// `dir` with `options`.
+    fn table_in(dir: &std::path::Path, options: DbOptions) -> (Db, crate::Table) {
         let db = Db::open(dir, options).unwrap();
         let table = db
             .create_table(
@@ -488,6 +451,17 @@ mod tests {
                     .durability(Durability::SkipWal),
             )
             .unwrap();
+        (db, table)
+    }
+
+    /// [`compacted_table`] in a database opened with `options`.
+    fn compacted_table_with(
+        dir: &std::path::Path,
+        rows: usize,
+        update_every: usize,
+        options: DbOptions,
+    ) -> (Db, crate::Table) {
+        let (db, table) = table_in(dir, options);
         let puts: Vec<Put> = (0..rows)
             .map(|i| Put::new(format!("row{i:06}")).add("f", "q", format!("v{i}")))
             .collect();
@@ -532,14 +506,7 @@ mod tests {
             l0_stop_files: 200,
             ..DbOptions::default()
         };
-        let db = Db::open(dir, options).unwrap();
-        let table = db
-            .create_table(
-                TableDescriptor::new("t")
-                    .family(FamilyDescriptor::new("f"))
-                    .durability(Durability::SkipWal),
-            )
-            .unwrap();
+        let (db, table) = table_in(dir, options);
         for file in 0..files {
             let puts: Vec<Put> = (0..rows)
                 .filter(|i| i % files == file)
@@ -637,9 +604,9 @@ mod tests {
         let scan = Scan::new()
             .filter_string("ValueFilter(=, 'binaryprefix:v1999')")
             .unwrap();
-        crate::read::reset_run_rows_stepped();
+        crate::iter::run::reset_run_rows_stepped();
         let got: Vec<_> = table.scan(&scan).unwrap().map(|r| r.unwrap()).collect();
-        let stepped = crate::read::run_rows_stepped();
+        let stepped = crate::iter::run::run_rows_stepped();
         let want: Vec<Vec<u8>> = std::iter::once(1999)
             .chain(19_990..20_000)
             .map(|i| format!("row{i:06}").into_bytes())
@@ -669,9 +636,9 @@ mod tests {
         let rows = 20_000;
         let dir = tempfile::tempdir().unwrap();
         let (_db, table) = interleaved_padded_table(dir.path(), 3, rows, 0, 100);
-        crate::read::reset_run_rows_stepped();
+        crate::iter::run::reset_run_rows_stepped();
         assert_eq!(row_keys(&table, &Scan::new()), keys_of(0..rows));
-        let runs = crate::read::runs_begun();
+        let runs = crate::iter::run::runs_begun();
         assert!(runs <= 2, "{runs} runs for one unbounded scan");
         for (start, stop) in [(0, 7_777), (1_234, 1_235), (5_000, 15_001), (19_990, rows)] {
             let scan = Scan::new()
@@ -685,9 +652,9 @@ mod tests {
         // One compacted file: one run too.
         let dir = tempfile::tempdir().unwrap();
         let table = compacted_table(dir.path(), rows, 0);
-        crate::read::reset_run_rows_stepped();
+        crate::iter::run::reset_run_rows_stepped();
         assert_eq!(row_keys(&table, &Scan::new()), keys_of(0..rows));
-        let runs = crate::read::runs_begun();
+        let runs = crate::iter::run::runs_begun();
         assert!(runs <= 2, "{runs} runs for one compacted file");
 
         // Memstore rows (every 5,000th) bound the runs before the last of
@@ -695,9 +662,9 @@ mod tests {
         // rows still come out right.
         let dir = tempfile::tempdir().unwrap();
         let (_db, table) = interleaved_padded_table(dir.path(), 3, rows, 5_000, 100);
-        crate::read::reset_run_rows_stepped();
+        crate::iter::run::reset_run_rows_stepped();
         assert_eq!(row_keys(&table, &Scan::new()), keys_of(0..rows));
-        let runs = crate::read::runs_begun();
+        let runs = crate::iter::run::runs_begun();
         assert!(runs > 30, "{runs} runs");
     }
 

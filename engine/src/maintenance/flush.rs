@@ -33,7 +33,7 @@ use crate::error::{Error, Result};
 use crate::file_meta::FileMeta;
 use crate::iter::merge::MergedSources;
 use crate::iter::source::{MemstoreSource, Source};
-use crate::manifest::Edit;
+use crate::manifest::{Edit, edit};
 use crate::options::FamilyDescriptor;
 use crate::region::Region;
 use crate::store::Store;
@@ -53,6 +53,7 @@ pub(crate) fn flush_region(
         region.schedule.flush_dequeued();
         return Ok(false);
     }
+    let started = std::time::Instant::now();
     let state = table.state.read().clone();
     let boundary = freeze(services, &stores);
     // Writes from here on fill the active memstores; only they count
@@ -84,13 +85,26 @@ pub(crate) fn flush_region(
                 .map(|f| (store.family_id(), f.reader.meta().clone()))
         })
         .collect();
-    services.record(&Edit::Flush {
+    let (file_count, bytes, cells) = files.iter().fold((0u64, 0u64, 0u64), |(n, b, c), (_, f)| {
+        (n + 1, b + f.size, c + f.cells)
+    });
+    services.record(&Edit::Flush(edit::Flush {
         table_id: region.table_id(),
         region_id: region.id(),
         flushed_sequence: boundary,
         files,
-    })?;
+    }))?;
     install(services, region, written, boundary);
+    tracing::info!(
+        table = %table.name,
+        region = region.id(),
+        flushed_sequence = boundary,
+        files = file_count,
+        bytes,
+        cells,
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "flushed a region"
+    );
     if table.dropped.load(Ordering::Acquire) {
         return Err(Error::TableNotFound {
             table: table.name.clone(),

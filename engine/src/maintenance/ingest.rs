@@ -44,7 +44,7 @@ use crate::hfile::BulkOrigin;
 use crate::hfile::cache::BlockCache;
 use crate::hfile::reader::{FileCursor, HFileReader};
 use crate::hfile::writer::HFileWriter;
-use crate::manifest::{BulkSource, Edit, LoadedFile};
+use crate::manifest::{Edit, LoadedFile, edit};
 use crate::names::hfile_name;
 use crate::options::FamilyDescriptor;
 use crate::region::Region;
@@ -264,16 +264,18 @@ fn verify_all(
     {
         let manifest = services.manifest();
         for source in &sources {
-            let (writer_id, file_number) = (source.origin.writer_id, source.origin.file_number);
-            if !seen.insert((writer_id, file_number))
-                || manifest
-                    .state()
-                    .bulk_file_loaded(table.id, writer_id, file_number)
+            let identity = source.origin.source;
+            if !seen.insert(identity)
+                || manifest.state().bulk_file_loaded(
+                    table.id,
+                    identity.writer_id,
+                    identity.file_number,
+                )
             {
                 return Err(Error::BulkFileAlreadyLoaded {
                     file: source.path.clone(),
-                    writer_id,
-                    file_number,
+                    writer_id: identity.writer_id,
+                    file_number: identity.file_number,
                 });
             }
         }
@@ -586,6 +588,7 @@ fn open_placed(services: &Services, source: &Source, path: &Path, id: u64) -> Re
         services.cache.clone(),
         source.family.is_block_cache_enabled(),
     )
+    .map(|reader| reader.cache_in_memory(source.family.is_in_memory()))
     .inspect_err(|_| {
         let _ = services.io.remove_file(path);
     })
@@ -723,18 +726,12 @@ fn commit_and_install(
     } else {
         0
     };
-    let edit = Edit::BulkLoad {
+    let edit = Edit::BulkLoad(edit::BulkLoad {
         table_id: table.id,
         sequence: last_sequence,
         files: edit_files,
-        sources: sources
-            .iter()
-            .map(|s| BulkSource {
-                writer_id: s.origin.writer_id,
-                file_number: s.origin.file_number,
-            })
-            .collect(),
-    };
+        sources: sources.iter().map(|s| s.origin.source).collect(),
+    });
     // A fresh load's sequences follow every write logged before it: the log
     // is synced through them first, so that after a power loss the load is
     // never there without an earlier `AsyncWal` write (recovery stays a

@@ -23,7 +23,7 @@ use crate::catalog::{TableInner, TableState};
 use crate::compaction;
 use crate::core::Services;
 use crate::error::{Error, Result};
-use crate::manifest::{Edit, RegionRecord};
+use crate::manifest::{Edit, RegionRecord, edit};
 use crate::region::Region;
 use crate::store::Store;
 
@@ -38,6 +38,7 @@ pub(crate) fn merge_regions(
     second: &Arc<Region>,
 ) -> Result<Arc<Region>> {
     check_adjacent(table, first, second)?;
+    let started = std::time::Instant::now();
     for region in [first, second] {
         rewrite_shared_files(services, table, region)?;
         flush_region(services, table, region)?;
@@ -46,6 +47,14 @@ pub(crate) fn merge_regions(
     let merged = merged_region(table, first, second, &record);
     install(table, first, second, &merged);
     services.counters.merges.fetch_add(1, Ordering::Relaxed);
+    tracing::info!(
+        table = %table.name,
+        first = first.id(),
+        second = second.id(),
+        merged = merged.id(),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "merged two regions"
+    );
     Ok(merged)
 }
 
@@ -100,12 +109,12 @@ fn record_merge(
         flushed_sequence: first.flushed_sequence().max(second.flushed_sequence()),
         files,
     };
-    services.record(&Edit::MergeRegions {
+    services.record(&Edit::MergeRegions(edit::MergeRegions {
         table_id: table.id,
         first_id: first.id(),
         second_id: second.id(),
         merged: record.clone(),
-    })?;
+    }))?;
     Ok(record)
 }
 

@@ -51,6 +51,9 @@ pub(crate) struct Supervisor {
     /// The region normalizer runs after flushes (`DbOptions::region_normalizer`,
     /// switched by `Db::set_normalizer`).
     normalizer: AtomicBool,
+    /// Writers waiting at a hard limit now, and since when some have been
+    /// (see [`stall::StalledWriter`]).
+    stalled: parking_lot::Mutex<stall::Stalls>,
 }
 
 impl Supervisor {
@@ -63,6 +66,7 @@ impl Supervisor {
             services,
             catalog,
             memory_flush_pending: AtomicBool::new(false),
+            stalled: parking_lot::Mutex::default(),
         }
     }
 
@@ -74,6 +78,11 @@ impl Supervisor {
                 self.services.options.background_threads,
             )
             .map_err(|e| crate::error::Error::io("starting background workers", e))
+    }
+
+    /// The worker pool's queue lengths and running jobs (`Pool::backlog`).
+    pub(crate) fn backlog(&self) -> (usize, usize, usize, usize, usize) {
+        self.pool.backlog()
     }
 
     /// The services the jobs run with.
@@ -94,6 +103,27 @@ impl Supervisor {
                 self.pool.schedule_flush(&table, &region);
             }
             if compaction::region_score(&region, &self.services.options) >= 1.0 {
+                self.pool.schedule_compaction(&table, &region);
+            }
+        }
+    }
+
+    /// Queues a compaction of every region whose stores have work that time
+    /// alone made due (`compaction::timed`): what the compaction checker
+    /// runs every `DbOptions::compaction_check_interval`.
+    pub(crate) fn schedule_timed_compactions(&self) {
+        if self.services.is_closed() || self.services.options.read_only {
+            return;
+        }
+        for (table, region) in self.catalog.all_regions() {
+            if table.dropped.load(Ordering::Acquire)
+                || !table.enabled.load(Ordering::Acquire)
+                || region.schedule.is_retired()
+            {
+                continue;
+            }
+            let due = compaction::timed_work_due(&self.services, &table.state.read(), &region);
+            if due {
                 self.pool.schedule_compaction(&table, &region);
             }
         }

@@ -9,6 +9,11 @@
 //! Workers share the pool and hold the supervisor weakly, upgrading it only
 //! while they run a job, so dropping the last database handle drops the
 //! supervisor, whose drop shuts the pool down and ends them.
+//!
+//! One more thread, the compaction checker, wakes every
+//! `DbOptions::compaction_check_interval` and asks the supervisor to queue
+//! compactions for the regions whose work time made due (expired files,
+//! periodic major compactions); it holds the supervisor the same way.
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
@@ -31,6 +36,19 @@ pub(crate) enum Job {
     Split(Arc<TableInner>, Arc<Region>),
     /// A normalizer run over one table (merges small adjacent regions).
     Normalize(Arc<TableInner>),
+}
+
+impl Job {
+    /// What the job is, its table's name and its region's id (none for a
+    /// normalizer run), for an event about it.
+    fn describe(&self) -> (&'static str, String, Option<u64>) {
+        match self {
+            Job::Flush(table, region) => ("flush", table.name.clone(), Some(region.id())),
+            Job::Compact(table, region) => ("compaction", table.name.clone(), Some(region.id())),
+            Job::Split(table, region) => ("split", table.name.clone(), Some(region.id())),
+            Job::Normalize(table) => ("normalize", table.name.clone(), None),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -64,6 +82,9 @@ pub(crate) struct Pool {
     work: Condvar,
     /// `wait_idle` and stalled writers wait here for jobs to finish.
     progress: Condvar,
+    /// The compaction checker sleeps here between rounds (woken early only
+    /// by shutdown).
+    tick: Condvar,
     threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -74,6 +95,7 @@ impl Pool {
             queue: Mutex::new(Queue::default()),
             work: Condvar::new(),
             progress: Condvar::new(),
+            tick: Condvar::new(),
             threads: Mutex::new(Vec::new()),
         }
     }
@@ -94,36 +116,45 @@ impl Pool {
                     .spawn(move || worker(&pool, &supervisor))?,
             );
         }
+        let interval = self.options.compaction_check_interval;
+        if !interval.is_zero() && !self.options.read_only {
+            let pool = self.clone();
+            handles.push(
+                std::thread::Builder::new()
+                    .name("strata-compaction-check".into())
+                    .spawn(move || checker(&pool, &supervisor, interval))?,
+            );
+        }
         Ok(())
     }
 
     /// Queues a flush of `region` unless one is queued already.
     pub(crate) fn schedule_flush(&self, table: &Arc<TableInner>, region: &Arc<Region>) {
-        if !region.schedule.queue_flush() {
-            return;
+        if region.schedule.queue_flush() {
+            self.push(|q| q.flushes.push_back((table.clone(), region.clone())));
         }
-        let mut q = self.queue.lock();
-        if q.shutdown {
-            return;
-        }
-        q.flushes.push_back((table.clone(), region.clone()));
-        self.work.notify_one();
     }
 
     /// Queues a compaction check of `region` unless one is queued or
     /// running (it takes the region's compaction slot until it has run).
     pub(crate) fn schedule_compaction(&self, table: &Arc<TableInner>, region: &Arc<Region>) {
-        if !region.schedule.reserve_compaction_slot() {
-            return;
+        if region.schedule.reserve_compaction_slot()
+            && !self.push(|q| q.compactions.push((table.clone(), region.clone())))
+        {
+            region.schedule.give_back_compaction_slot();
         }
+    }
+
+    /// Adds a job to the queue (`add`) and wakes a worker, unless the pool
+    /// is shutting down; false then.
+    fn push(&self, add: impl FnOnce(&mut Queue)) -> bool {
         let mut q = self.queue.lock();
         if q.shutdown {
-            drop(q);
-            region.schedule.give_back_compaction_slot();
-            return;
+            return false;
         }
-        q.compactions.push((table.clone(), region.clone()));
+        add(&mut q);
         self.work.notify_one();
+        true
     }
 
     /// Removes a queued (not yet running) compaction of `region`; true when
@@ -147,15 +178,9 @@ impl Pool {
 
     /// Queues a split of `region` at its middle key unless one is queued.
     pub(crate) fn schedule_split(&self, table: &Arc<TableInner>, region: &Arc<Region>) {
-        if !region.schedule.queue_split() {
-            return;
+        if region.schedule.queue_split() {
+            self.push(|q| q.splits.push_back((table.clone(), region.clone())));
         }
-        let mut q = self.queue.lock();
-        if q.shutdown {
-            return;
-        }
-        q.splits.push_back((table.clone(), region.clone()));
-        self.work.notify_one();
     }
 
     /// Queues a normalizer run of `table` unless one is queued.
@@ -192,6 +217,19 @@ impl Pool {
         self.queue.lock().last_error.clone()
     }
 
+    /// How many jobs of each kind are queued, and how many run: (flushes,
+    /// compactions, splits, normalizer runs, running).
+    pub(crate) fn backlog(&self) -> (usize, usize, usize, usize, usize) {
+        let q = self.queue.lock();
+        (
+            q.flushes.len(),
+            q.compactions.len(),
+            q.splits.len(),
+            q.normalizations.len(),
+            q.running,
+        )
+    }
+
     /// True when nothing is queued or running.
     pub(crate) fn is_idle(&self) -> bool {
         self.queue.lock().is_idle()
@@ -213,6 +251,7 @@ impl Pool {
             );
             self.work.notify_all();
             self.progress.notify_all();
+            self.tick.notify_all();
             dropped
         };
         let (compactions, flushes, splits) = dropped;
@@ -282,6 +321,27 @@ impl Pool {
     }
 }
 
+/// The compaction checker: every `interval` until shutdown, the supervisor
+/// queues the compactions time made due.
+fn checker(pool: &Pool, supervisor: &Weak<Supervisor>, interval: Duration) {
+    loop {
+        {
+            let mut q = pool.queue.lock();
+            if q.shutdown {
+                return;
+            }
+            let _ = pool.tick.wait_for(&mut q, interval);
+            if q.shutdown {
+                return;
+            }
+        }
+        let Some(supervisor) = supervisor.upgrade() else {
+            return;
+        };
+        supervisor.schedule_timed_compactions();
+    }
+}
+
 fn worker(pool: &Pool, supervisor: &Weak<Supervisor>) {
     while let Some(job) = pool.next_job() {
         // The supervisor is kept alive only while a job runs.
@@ -289,13 +349,15 @@ fn worker(pool: &Pool, supervisor: &Weak<Supervisor>) {
             pool.finished(None);
             return;
         };
+        let (kind, table, region) = job.describe();
         let outcome = supervisor.run(job);
-        if outcome.is_err() {
+        if let Err(error) = &outcome {
             supervisor
                 .services()
                 .counters
                 .background_failures
                 .fetch_add(1, Ordering::Relaxed);
+            tracing::error!(job = kind, table, region, %error, "a background job failed");
         }
         drop(supervisor);
         pool.finished(outcome.err());

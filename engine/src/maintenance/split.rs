@@ -20,7 +20,7 @@ use std::sync::Arc;
 use crate::catalog::{TableInner, TableState};
 use crate::core::Services;
 use crate::error::{Error, Result};
-use crate::manifest::{Edit, RegionRecord};
+use crate::manifest::{Edit, RegionRecord, edit};
 use crate::region::Region;
 use crate::store::Store;
 
@@ -35,6 +35,7 @@ pub(crate) fn split_region(
     region: &Arc<Region>,
     key: Option<Vec<u8>>,
 ) -> Result<Option<Vec<Arc<Region>>>> {
+    let started = std::time::Instant::now();
     flush_region(services, table, region)?;
     let key = match key {
         Some(key) => key,
@@ -44,9 +45,18 @@ pub(crate) fn split_region(
         },
     };
     check_inside(region, &key)?;
+    let split_key = key.escape_ascii().to_string();
     let records = record_split(services, table, region, key)?;
     let daughters = daughters(table, region, &records);
     install(table, region, &daughters);
+    tracing::info!(
+        table = %table.name,
+        region = region.id(),
+        split_key,
+        daughters = ?daughters.iter().map(|d| d.id()).collect::<Vec<_>>(),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "split a region"
+    );
     services
         .counters
         .splits
@@ -91,11 +101,11 @@ fn record_split(
             files: files.clone(),
         })
         .collect();
-    services.record(&Edit::SplitRegion {
+    services.record(&Edit::SplitRegion(edit::SplitRegion {
         table_id: table.id,
         parent_id: region.id(),
         daughters: records.clone(),
-    })?;
+    }))?;
     Ok(records)
 }
 

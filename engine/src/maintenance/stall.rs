@@ -21,6 +21,35 @@ use crate::catalog::TableInner;
 use crate::error::{Error, Result};
 use crate::region::Region;
 
+/// The writers waiting at a hard limit now.
+#[derive(Default)]
+pub(super) struct Stalls {
+    /// Writers waiting.
+    writers: usize,
+    /// When the number of writers waiting last went up from 0.
+    since: Option<Instant>,
+}
+
+/// A writer waiting at a hard limit; dropping it (the wait is over, or
+/// failed) uncounts it, and the last one ends the stall, an operator event.
+pub(super) struct StalledWriter<'a> {
+    supervisor: &'a Supervisor,
+}
+
+impl Drop for StalledWriter<'_> {
+    fn drop(&mut self) {
+        let mut stalls = self.supervisor.stalled.lock();
+        stalls.writers = stalls.writers.saturating_sub(1);
+        if stalls.writers == 0 {
+            let stalled_ms = stalls
+                .since
+                .take()
+                .map_or(0, |since| since.elapsed().as_millis() as u64);
+            tracing::info!(stalled_ms, "writes resumed");
+        }
+    }
+}
+
 /// Writes to a region wait while its memstores hold this many times the
 /// flush size.
 const MEMSTORE_BLOCK_MULTIPLIER: u64 = 4;
@@ -41,6 +70,8 @@ impl Supervisor {
         // Only a write that slept or waited counts as stalled: the checks
         // alone take a microsecond or so, which is not a stall.
         let mut stalled = false;
+        // Counted among the stalled writers while it waits at a hard limit.
+        let mut waiting: Option<StalledWriter<'_>> = None;
         let o = &self.services.options;
         loop {
             let l0 = region.l0_files();
@@ -77,9 +108,20 @@ impl Supervisor {
                     source: Box::new(failure),
                 });
             }
+            if waiting.is_none() {
+                let reason = if l0 >= o.l0_stop_files {
+                    "l0 files"
+                } else if region_blocked {
+                    "region memstore"
+                } else {
+                    "global memstore"
+                };
+                waiting = Some(self.stall_begins(table, region, reason, l0, global));
+            }
             stalled = true;
             self.pool.wait_progress(STALL_RECHECK);
         }
+        drop(waiting);
         if stalled {
             let waited = started.elapsed().as_micros();
             let waited = u64::try_from(waited).unwrap_or(u64::MAX);
@@ -93,6 +135,34 @@ impl Supervisor {
                 .fetch_add(waited, Ordering::Relaxed);
         }
         Ok(())
+    }
+
+    /// Counts a writer that must wait at a hard limit: the first one
+    /// starts a stall, an operator event (a writer only slowed down by L0
+    /// files is counted in the stall time, not as a stall).
+    fn stall_begins(
+        &self,
+        table: &TableInner,
+        region: &Region,
+        reason: &'static str,
+        l0_files: usize,
+        global_memstore_bytes: u64,
+    ) -> StalledWriter<'_> {
+        let mut stalls = self.stalled.lock();
+        if stalls.writers == 0 {
+            stalls.since = Some(Instant::now());
+            tracing::warn!(
+                table = %table.name,
+                region = region.id(),
+                reason,
+                l0_files,
+                region_memstore_bytes = region.memstore_bytes(),
+                global_memstore_bytes,
+                "writes stalled"
+            );
+        }
+        stalls.writers += 1;
+        StalledWriter { supervisor: self }
     }
 
     /// Called after a write grew `region`'s memstores.

@@ -32,7 +32,7 @@ use strata_filters::plan::{CellPredicate, ColumnValuePredicate};
 use strata_filters::{Bitmap, CellRef as FilterCell, Plan};
 
 use crate::cell::CellRef;
-use crate::hfile::data_block::{DataBlock, Position};
+use crate::iter::block_row::BlockRef;
 
 /// The cell predicates or column value tests of a plan that may be applied
 /// before the filter stage.
@@ -257,7 +257,7 @@ impl CellGate {
     }
 
     /// What the gate computes once per cached block of `family`.
-    pub(crate) fn block_selection(&self, family: &[u8], block: &DataBlock) -> BlockSelection {
+    pub(crate) fn block_selection(&self, family: &[u8], block: BlockRef<'_>) -> BlockSelection {
         BlockSelection {
             cells: (!self.predicates.is_empty()).then(|| self.block_cells(family, block)),
             columns: self
@@ -270,8 +270,7 @@ impl CellGate {
                             Some(values) => test.kernel.eval(&values, &mut bits),
                             None => {
                                 bits = Bitmap::from_bools(
-                                    positions(block)
-                                        .map(|p| test.kernel.matches(block.cell(p).value)),
+                                    block.cells().map(|cell| test.kernel.matches(cell.value)),
                                 )
                             }
                         }
@@ -285,8 +284,8 @@ impl CellGate {
     /// The cells of `block` (of `family`) that pass every cell predicate,
     /// one bit per cell: value, qualifier and timestamp tests run as
     /// kernels over the block's columns; the others test each cell.
-    pub(crate) fn block_cells(&self, family: &[u8], block: &DataBlock) -> Bitmap {
-        let mut selected = Bitmap::ones(block.cells());
+    pub(crate) fn block_cells(&self, family: &[u8], block: BlockRef<'_>) -> Bitmap {
+        let mut selected = Bitmap::ones(block.cell_count());
         let mut scratch = Bitmap::zeros(0);
         let mut timestamps = Vec::new();
         for (predicate, kernel) in self.predicates.iter().zip(&self.kernels) {
@@ -325,7 +324,7 @@ impl CellGate {
                     None,
                 ) => {
                     if wanted.as_slice() != family {
-                        scratch = Bitmap::zeros(block.cells());
+                        scratch = Bitmap::zeros(block.cell_count());
                         Some(())
                     } else {
                         block.value_batch().zip(block.qualifier_batch()).map(
@@ -363,18 +362,17 @@ impl CellGate {
 
     /// [`CellGate::block_cells`]'s scalar twin: every predicate on every cell.
     #[cfg(test)]
-    pub(crate) fn block_cells_scalar(&self, family: &[u8], block: &DataBlock) -> Bitmap {
-        Bitmap::from_bools(positions(block).map(|p| self.matches(family, &block.cell(p))))
+    pub(crate) fn block_cells_scalar(&self, family: &[u8], block: BlockRef<'_>) -> Bitmap {
+        Bitmap::from_bools(block.cells().map(|cell| self.matches(family, &cell)))
     }
 
     fn one_predicate_per_cell(
         &self,
         predicate: &CellPredicate,
         family: &[u8],
-        block: &DataBlock,
+        block: BlockRef<'_>,
     ) -> Bitmap {
-        Bitmap::from_bools(positions(block).map(|p| {
-            let cell = block.cell(p);
+        Bitmap::from_bools(block.cells().map(|cell| {
             predicate.matches(&FilterCell {
                 row: cell.row,
                 family,
@@ -386,18 +384,13 @@ impl CellGate {
     }
 }
 
-/// Every cell position of `block`, in order.
-fn positions(block: &DataBlock) -> impl Iterator<Item = Position> + '_ {
-    (0..block.rows())
-        .flat_map(move |row| block.row_cells(row).map(move |cell| Position { row, cell }))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cell::CellKind;
-    use crate::hfile::data_block::DataBlockBuilder;
+    use crate::hfile::data_block::{DataBlock, DataBlockBuilder};
     use proptest::prelude::*;
+    use std::sync::Arc;
     use strata_filters::ScanRange;
 
     type Owned = (Vec<u8>, Vec<u8>, i64, Vec<u8>);
@@ -429,7 +422,7 @@ mod tests {
         })
     }
 
-    fn block_of(cells: &[Owned]) -> Option<DataBlock> {
+    fn block_of(cells: &[Owned]) -> Option<Arc<DataBlock>> {
         if cells.is_empty() {
             return None;
         }
@@ -444,7 +437,9 @@ mod tests {
                 value,
             });
         }
-        Some(DataBlock::decode(builder.finish_block(false)).unwrap())
+        Some(Arc::new(
+            DataBlock::decode(builder.finish_block(false)).unwrap(),
+        ))
     }
 
     fn gate(filter: &str) -> CellGate {
@@ -480,8 +475,8 @@ mod tests {
         fn block_kernels_agree_with_their_scalar_twin(cells in block_cells(), which in 0..FILTERS.len()) {
             let gate = gate(FILTERS[which]);
             if let Some(block) = block_of(&cells) {
-                let fast = gate.block_cells("f".as_bytes(), &block);
-                let twin = gate.block_cells_scalar(b"f", &block);
+                let fast = gate.block_cells("f".as_bytes(), BlockRef::new(&block));
+                let twin = gate.block_cells_scalar(b"f", BlockRef::new(&block));
                 prop_assert_eq!(fast.len(), block.cells());
                 prop_assert_eq!(&fast, &twin, "{}", FILTERS[which]);
             }
@@ -506,8 +501,8 @@ mod tests {
             for filter in FILTERS {
                 let gate = gate(filter);
                 assert_eq!(
-                    gate.block_cells(b"f", &block),
-                    gate.block_cells_scalar(b"f", &block),
+                    gate.block_cells(b"f", BlockRef::new(&block)),
+                    gate.block_cells_scalar(b"f", BlockRef::new(&block)),
                     "{filter}"
                 );
             }
@@ -538,14 +533,14 @@ mod tests {
             let gate = CellGate::for_plan(&plan).unwrap();
             prop_assert!(gate.has_column_tests());
             if let Some(block) = block_of(&cells) {
-                let selection = gate.block_selection(b"f", &block);
+                let selection = gate.block_selection(b"f", BlockRef::new(&block));
                 prop_assert!(selection.cells.is_none(), "cell predicates stay in the stage");
                 for (test, bits) in gate.columns.iter().zip(&selection.columns) {
                     match bits {
                         None => prop_assert_ne!(test.family.as_slice(), b"f"),
                         Some(bits) => {
                             let twin = Bitmap::from_bools(
-                                positions(&block).map(|p| test.kernel.matches(block.cell(p).value)),
+                                BlockRef::new(&block).cells().map(|cell| test.kernel.matches(cell.value)),
                             );
                             prop_assert_eq!(bits, &twin);
                         }

@@ -11,13 +11,12 @@
 //! the edge.
 
 use std::ops::Range;
-use std::sync::Arc;
 
-use super::RowStream;
 use super::sink::{BufferedCell, CellSpan, RowBuffer};
+use super::stream::RowStream;
 use crate::cell::{Cell, CellKind, RowResult};
 use crate::error::Result;
-use crate::hfile::data_block::DataBlock;
+use crate::iter::block_row::HeldBlock;
 
 /// A scan that lends its rows: call [`ScanCursor::next_row`] until it gives
 /// `None`. Each [`RowView`] borrows the cursor, so it lives until the next
@@ -82,7 +81,7 @@ pub struct RowView<'a> {
     bytes: &'a [u8],
     /// Cached blocks some cells point into (they stay held while the view
     /// lives).
-    blocks: &'a [Arc<DataBlock>],
+    blocks: &'a [HeldBlock],
 }
 
 impl<'a> RowView<'a> {
@@ -90,7 +89,7 @@ impl<'a> RowView<'a> {
         row: &'a [u8],
         cells: &'a [CellSpan],
         bytes: &'a [u8],
-        blocks: &'a [Arc<DataBlock>],
+        blocks: &'a [HeldBlock],
     ) -> RowView<'a> {
         RowView {
             row,

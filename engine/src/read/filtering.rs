@@ -19,9 +19,10 @@
 
 use std::sync::Arc;
 
+use smallvec::SmallVec;
 use strata_filters::kernels::Kernel;
 use strata_filters::plan::Seek;
-use strata_filters::{CellRef as FilterCell, Filter, FilterEvaluator, Plan, ScanRange};
+use strata_filters::{CellRef as FilterCell, Filter, FilterEvaluator, OutputCell, Plan, ScanRange};
 
 use super::sink::{RowBuffer, RowSink};
 use crate::cell::{CellKind, CellRef};
@@ -117,7 +118,8 @@ impl FilterStage {
         if plan.row_filter.as_ref().is_some_and(|p| !p.matches(row)) {
             return Verdict::Skip;
         }
-        let cells: Vec<FilterCell<'_>> = input
+        // A row's few cells stay on the stack (every returned row comes here).
+        let cells: SmallVec<[FilterCell<'_>; 4]> = input
             .cells(0..input.len())
             .map(|c| FilterCell {
                 row,
@@ -134,7 +136,7 @@ impl FilterStage {
         {
             return Verdict::Skip;
         }
-        let (out, stop) = match &mut self.evaluator {
+        let (returned, stop) = match &mut self.evaluator {
             Some(evaluator) => {
                 let outcome = evaluator.evaluate_row(&cells, self.max_versions);
                 if outcome.excluded {
@@ -144,28 +146,44 @@ impl FilterStage {
                         Verdict::Skip
                     };
                 }
-                (outcome.cells, outcome.stop_scan)
+                for (index, cell) in outcome.cells.iter().enumerate() {
+                    emit(output, row, index, cell);
+                }
+                (outcome.cells.len(), outcome.stop_scan)
             }
-            None => (plan.output_cells(&cells, self.max_versions), false),
+            // The plan's cells go straight into the output, without a vector.
+            None => {
+                let mut index = 0;
+                plan.for_each_output_cell(&cells, self.max_versions, |cell| {
+                    emit(output, row, index, &cell);
+                    index += 1;
+                });
+                (index, false)
+            }
         };
-        if out.is_empty() {
+        if returned == 0 {
             return if stop { Verdict::Stop } else { Verdict::Skip };
-        }
-        output.begin_row(row);
-        for c in &out {
-            output.push_cell(
-                c.family,
-                &CellRef {
-                    row,
-                    qualifier: c.qualifier,
-                    timestamp: c.timestamp,
-                    kind: CellKind::Put,
-                    sequence: 0,
-                    value: &c.value,
-                },
-            );
         }
         self.returned += 1;
         Verdict::Return { stop }
     }
+}
+
+/// Writes returned cell `index` of `row` into `output`, starting the row
+/// with its first cell (a row without cells is not started).
+fn emit<S: RowSink>(output: &mut S, row: &[u8], index: usize, cell: &OutputCell<'_>) {
+    if index == 0 {
+        output.begin_row(row);
+    }
+    output.push_cell(
+        cell.family,
+        &CellRef {
+            row,
+            qualifier: cell.qualifier,
+            timestamp: cell.timestamp,
+            kind: CellKind::Put,
+            sequence: 0,
+            value: &cell.value,
+        },
+    );
 }

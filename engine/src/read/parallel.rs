@@ -15,11 +15,13 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use super::cursor::RowView;
+use super::plan::ScanPlan;
 use super::sink::{CellCount, RowBatch};
-use super::{RowStream, ScanPlan};
+use super::stream::RowStream;
 use crate::catalog::TableState;
 use crate::cell::RowResult;
 use crate::error::{Error, Result};
+use crate::metrics::ScanTimer;
 
 /// Rows a worker sends at once, at most.
 const ROWS_PER_BATCH: usize = 1024;
@@ -36,6 +38,19 @@ type Batch = Result<RowBatch>;
 pub(crate) struct Parts {
     pub(crate) state: Arc<TableState>,
     pub(crate) plans: Vec<ScanPlan>,
+}
+
+/// Takes one row of a row limit's `remaining` rows (`None`: no limit):
+/// false when none remain.
+pub(crate) fn take_one(remaining: &mut Option<u64>) -> bool {
+    match remaining {
+        Some(0) => false,
+        Some(left) => {
+            *left -= 1;
+            true
+        }
+        None => true,
+    }
 }
 
 /// Threads a parallel read of `parts` parts uses: `threads` (at least one)
@@ -129,6 +144,8 @@ pub struct ParallelScan {
     stop: Arc<AtomicBool>,
     workers: Vec<JoinHandle<()>>,
     failed: bool,
+    /// Times the scan until it is dropped.
+    timer: Option<ScanTimer>,
 }
 
 impl std::fmt::Debug for ParallelScan {
@@ -213,7 +230,14 @@ impl ParallelScan {
             stop,
             workers,
             failed: false,
+            timer: None,
         })
+    }
+
+    /// The scan, timed by `timer` until dropped.
+    pub(crate) fn timed(mut self, timer: ScanTimer) -> ParallelScan {
+        self.timer = Some(timer);
+        self
     }
 
     /// The next row (or, with a batch size, the next part of a row); `None`
@@ -266,15 +290,9 @@ impl ParallelScan {
                 continue;
             };
             let start = self.next_cell;
-            if start == 0 {
-                match &mut self.remaining {
-                    Some(0) => {
-                        self.stop_workers();
-                        return Ok(None);
-                    }
-                    Some(remaining) => *remaining -= 1,
-                    None => {}
-                }
+            if start == 0 && !take_one(&mut self.remaining) {
+                self.stop_workers();
+                return Ok(None);
             }
             let end = start.saturating_add(self.cells_per_part).min(row_cells);
             let index = self.next_row;

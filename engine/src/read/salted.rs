@@ -21,9 +21,10 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::cursor::RowView;
-use super::parallel::{ParallelScan, Parts, thread_count};
+use super::parallel::{ParallelScan, Parts, take_one, thread_count};
+use super::plan::ScanPlan;
 use super::sink::RowBatch;
-use super::{RowStream, ScanPlan};
+use super::stream::RowStream;
 use crate::catalog::TableState;
 use crate::cell::RowResult;
 use crate::error::{Error, Result};
@@ -384,13 +385,9 @@ impl MergedScan {
             self.stop();
             return Ok(None);
         };
-        match &mut self.remaining {
-            Some(0) => {
-                self.stop();
-                return Ok(None);
-            }
-            Some(remaining) => *remaining -= 1,
-            None => {}
+        if !take_one(&mut self.remaining) {
+            self.stop();
+            return Ok(None);
         }
         self.lent = Some(b);
         Ok(Some(b))

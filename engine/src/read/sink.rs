@@ -9,58 +9,48 @@
 //! whether a row has cells matters.
 
 use std::ops::Range;
-use std::sync::Arc;
 
 use crate::cell::{Cell, CellKind, CellRef, bytes_equal};
-use crate::hfile::data_block::{DataBlock, DecodedCell};
+use crate::iter::block_row::{BlockCell, BlockRef, BlockRow, HeldBlock};
 
 /// Receives the returned cells of one row, in order.
 pub(crate) trait RowSink {
     /// Starts a row: drops the cells of the previous one.
     fn begin_row(&mut self, row: &[u8]);
-    /// Starts row `row` of `block` (its key is `block.row(row)`). Sinks
-    /// that can lend from the block point the key into it instead of
-    /// copying it; the others copy.
+    /// Starts `row`, a row lent from a cached block. Sinks that can lend
+    /// from the block point the key into it instead of copying it; the
+    /// others copy.
     #[inline]
-    fn begin_block_row(&mut self, block: &Arc<DataBlock>, row: usize) {
-        self.begin_row(block.row(row));
+    fn begin_block_row(&mut self, row: &BlockRow<'_>) {
+        self.begin_row(row.key());
     }
-    /// Starts row `row` of `block`, a row of one cell (`cell`, decoded as
-    /// `decoded`), and appends that cell when `returned`: what
+    /// Starts `row`, a row of one cell (`cell`) lent from a cached block,
+    /// and appends that cell when `returned`: what
     /// [`RowSink::begin_block_row`] and [`RowSink::push_block_cell`] do,
     /// in one call for the rows of a compacted store.
     #[inline]
     fn lone_cell_block_row(
         &mut self,
         family: &[u8],
-        block: &Arc<DataBlock>,
-        row: usize,
-        (decoded, cell): (&DecodedCell, &CellRef<'_>),
+        row: &BlockRow<'_>,
+        cell: &BlockCell<'_>,
         returned: bool,
     ) {
-        self.begin_block_row(block, row);
+        self.begin_block_row(row);
         if returned {
-            self.push_block_cell(family, block, decoded, cell);
+            self.push_block_cell(family, cell);
         }
     }
     /// Appends one returned cell of family `family`.
     fn push_cell(&mut self, family: &[u8], cell: &CellRef<'_>);
     /// Cells since the last [`RowSink::begin_row`].
     fn cell_count(&self) -> usize;
-    /// Appends one returned cell of family `family` that lies in `block`
-    /// (`cell` is `decoded` read from it). Sinks that can lend from the
-    /// block keep a reference to it instead of copying the cell's bytes;
-    /// the others copy.
+    /// Appends one returned cell of family `family` that lies in a cached
+    /// block. Sinks that can lend from the block keep a reference to it
+    /// instead of copying the cell's bytes; the others copy.
     #[inline]
-    fn push_block_cell(
-        &mut self,
-        family: &[u8],
-        block: &Arc<DataBlock>,
-        decoded: &DecodedCell,
-        cell: &CellRef<'_>,
-    ) {
-        let _ = (block, decoded);
-        self.push_cell(family, cell);
+    fn push_block_cell(&mut self, family: &[u8], cell: &BlockCell<'_>) {
+        self.push_cell(family, cell.cell());
     }
 }
 
@@ -118,11 +108,7 @@ pub(crate) struct CellSpan {
 impl CellSpan {
     /// The cell's fields, from the bytes and blocks the span points into.
     #[inline]
-    pub(crate) fn read<'a>(
-        &self,
-        bytes: &'a [u8],
-        blocks: &'a [Arc<DataBlock>],
-    ) -> BufferedCell<'a> {
+    pub(crate) fn read<'a>(&self, bytes: &'a [u8], blocks: &'a [HeldBlock]) -> BufferedCell<'a> {
         let slice = |data: &'a [u8], (lo, hi): (usize, usize)| data.get(lo..hi).unwrap_or_default();
         let data = match self.source.checked_sub(1) {
             None => bytes,
@@ -165,7 +151,7 @@ pub(crate) struct RowBuffer {
     /// Where each kept family name lies in `bytes`.
     families: smallvec::SmallVec<[(usize, usize); MAX_KEPT_FAMILIES]>,
     cells: Vec<CellSpan>,
-    blocks: Vec<Arc<DataBlock>>,
+    blocks: Vec<HeldBlock>,
 }
 
 /// Family names a [`RowBuffer`] keeps from row to row; a row of further
@@ -222,7 +208,7 @@ impl RowBuffer {
     }
 
     /// The blocks the spans point into.
-    pub(crate) fn blocks(&self) -> &[Arc<DataBlock>] {
+    pub(crate) fn blocks(&self) -> &[HeldBlock] {
         &self.blocks
     }
 
@@ -281,10 +267,10 @@ impl RowBuffer {
     /// The source index of `block` (see [`CellSpan`]), holding it if it is
     /// not yet held; `None` when the buffer holds as many as it may.
     #[inline]
-    fn block_source(&mut self, block: &Arc<DataBlock>) -> Option<usize> {
+    fn block_source(&mut self, block: BlockRef<'_>) -> Option<usize> {
         // Usually the block held last (a scan reads a block's rows in turn).
         if let Some(last) = self.blocks.last()
-            && Arc::ptr_eq(last, block)
+            && last.is(block)
         {
             return Some(self.blocks.len());
         }
@@ -293,15 +279,31 @@ impl RowBuffer {
 
     /// [`RowBuffer::block_source`] for a block other than the one held last.
     #[inline(never)]
-    fn other_block_source(&mut self, block: &Arc<DataBlock>) -> Option<usize> {
-        if let Some(i) = self.blocks.iter().position(|b| Arc::ptr_eq(b, block)) {
+    fn other_block_source(&mut self, block: BlockRef<'_>) -> Option<usize> {
+        if let Some(i) = self.blocks.iter().position(|b| b.is(block)) {
             return Some(i + 1);
         }
         if self.blocks.len() >= MAX_HELD_BLOCKS {
             return None;
         }
-        self.blocks.push(block.clone());
+        self.blocks.push(block.hold());
         Some(self.blocks.len())
+    }
+
+    /// Appends `cell`, which lies in the block held as source `source`,
+    /// pointing into the block.
+    #[inline]
+    fn push_lent_cell(&mut self, family: &[u8], cell: &BlockCell<'_>, source: usize) {
+        let family = self.family_span(family);
+        let fields = cell.cell();
+        self.cells.push(CellSpan {
+            family,
+            qualifier: cell.qualifier_span(),
+            value: cell.value_span(),
+            source,
+            timestamp: fields.timestamp,
+            kind: fields.kind,
+        });
     }
 }
 
@@ -418,22 +420,20 @@ impl RowSink for RowBuffer {
     }
 
     #[inline]
-    fn begin_block_row(&mut self, block: &Arc<DataBlock>, row: usize) {
+    fn begin_block_row(&mut self, row: &BlockRow<'_>) {
         self.clear_row();
+        let block = row.block();
         if self.blocks.len() >= MAX_HELD_BLOCKS
-            && !self
-                .blocks
-                .last()
-                .is_some_and(|last| Arc::ptr_eq(last, block))
+            && !self.blocks.last().is_some_and(|last| last.is(block))
         {
             // Nothing points into them any more: make room.
             self.blocks.clear();
         }
         match self.block_source(block) {
-            Some(source) => self.row_in_block = Some((source, block.row_span(row))),
+            Some(source) => self.row_in_block = Some((source, row.key_span())),
             None => {
                 self.row.clear();
-                self.row.extend_from_slice(block.row(row));
+                self.row.extend_from_slice(row.key());
             }
         }
     }
@@ -456,62 +456,40 @@ impl RowSink for RowBuffer {
     }
 
     #[inline]
-    fn push_block_cell(
-        &mut self,
-        family: &[u8],
-        block: &Arc<DataBlock>,
-        decoded: &DecodedCell,
-        cell: &CellRef<'_>,
-    ) {
-        let Some(source) = self.block_source(block) else {
-            self.push_cell(family, cell);
+    fn push_block_cell(&mut self, family: &[u8], cell: &BlockCell<'_>) {
+        let Some(source) = self.block_source(cell.block()) else {
+            self.push_cell(family, cell.cell());
             return;
         };
-        let family = self.family_span(family);
-        self.cells.push(CellSpan {
-            family,
-            qualifier: decoded.qualifier_span(),
-            value: decoded.value_span(),
-            source,
-            timestamp: cell.timestamp,
-            kind: cell.kind,
-        });
+        self.push_lent_cell(family, cell, source);
     }
 
     #[inline]
     fn lone_cell_block_row(
         &mut self,
         family: &[u8],
-        block: &Arc<DataBlock>,
-        row: usize,
-        (decoded, cell): (&DecodedCell, &CellRef<'_>),
+        row: &BlockRow<'_>,
+        cell: &BlockCell<'_>,
         returned: bool,
     ) {
         self.clear_row();
         // Any held block, not only the last: a run over several files
         // takes its rows from each file's block in turn (at most
         // MAX_HELD_BLOCKS pointers to compare).
-        let source = match self.blocks.iter().rposition(|b| Arc::ptr_eq(b, block)) {
+        let block = row.block();
+        let source = match self.blocks.iter().rposition(|b| b.is(block)) {
             Some(i) => i + 1,
             None => {
-                self.begin_block_row(block, row);
+                self.begin_block_row(row);
                 if returned {
-                    self.push_block_cell(family, block, decoded, cell);
+                    self.push_block_cell(family, cell);
                 }
                 return;
             }
         };
-        self.row_in_block = Some((source, decoded.row_span()));
+        self.row_in_block = Some((source, cell.row_span()));
         if returned {
-            let family = self.family_span(family);
-            self.cells.push(CellSpan {
-                family,
-                qualifier: decoded.qualifier_span(),
-                value: decoded.value_span(),
-                source,
-                timestamp: cell.timestamp,
-                kind: cell.kind,
-            });
+            self.push_lent_cell(family, cell, source);
         }
     }
 
@@ -523,6 +501,9 @@ impl RowSink for RowBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::hfile::data_block::DataBlock;
+    use std::sync::Arc;
 
     #[test]
     fn a_buffer_hands_back_what_it_was_given_and_reuses_its_space() {
@@ -598,10 +579,9 @@ mod tests {
         row: usize,
         returned: bool,
     ) {
-        let p = crate::hfile::data_block::Position { row, cell: row };
-        let decoded = block.decode_cell(p);
-        let cell = block.decoded(&decoded);
-        buffer.lone_cell_block_row(family, block, row, (&decoded, &cell), returned);
+        let row = BlockRow::whole(block, row);
+        let cell = row.cells().next().unwrap();
+        buffer.lone_cell_block_row(family, &row, &cell, returned);
     }
 
     #[test]
@@ -668,7 +648,7 @@ mod tests {
                 assert_eq!(buffer.row(), [b'r', row as u8]);
                 let spans = buffer.spans();
                 assert_eq!(spans.len(), 1);
-                assert!(Arc::ptr_eq(&buffer.blocks()[spans[0].source - 1], block));
+                assert!(buffer.blocks()[spans[0].source - 1].is(BlockRef::new(block)));
                 assert_eq!(buffer.cell(0).unwrap().value, [b'v', row as u8]);
                 assert_eq!(buffer.blocks().len(), if row == 0 { b + 1 } else { 3 });
                 assert_eq!(buffer.bytes(), b"fam");
@@ -677,9 +657,8 @@ mod tests {
     }
 
     fn push_from(buffer: &mut RowBuffer, family: &[u8], block: &Arc<DataBlock>, i: usize) {
-        let decoded = block.decode_cell(crate::hfile::data_block::Position { row: 0, cell: i });
-        let cell = block.decoded(&decoded);
-        buffer.push_block_cell(family, block, &decoded, &cell);
+        let cell = BlockRow::whole(block, 0).cell(i);
+        buffer.push_block_cell(family, &cell);
     }
 
     #[test]

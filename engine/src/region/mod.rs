@@ -19,6 +19,12 @@ mod schedule;
 pub struct RegionActivity {
     /// Rows returned by gets and scans (a get of an absent row returns none).
     pub rows_read: u64,
+    /// Single-row reads of the region: gets, each row of a `get_many`, and
+    /// the reads of increments, appends and check-and-mutate.
+    pub gets: u64,
+    /// Scans that read the region (a scan across several regions counts
+    /// once in each).
+    pub scans: u64,
     /// Rows mutated: one per row of a put, delete, increment or batch.
     pub rows_written: u64,
     /// Memstore bytes those mutations added.
@@ -38,6 +44,25 @@ pub struct RegionActivity {
     pub bulk_loaded_bytes: u64,
 }
 
+impl std::iter::Sum for RegionActivity {
+    /// The counters of many regions added up (a table's, from its regions).
+    fn sum<I: Iterator<Item = RegionActivity>>(regions: I) -> RegionActivity {
+        regions.fold(RegionActivity::default(), |a, b| RegionActivity {
+            rows_read: a.rows_read + b.rows_read,
+            gets: a.gets + b.gets,
+            scans: a.scans + b.scans,
+            rows_written: a.rows_written + b.rows_written,
+            bytes_written: a.bytes_written + b.bytes_written,
+            flushes: a.flushes + b.flushes,
+            compactions: a.compactions + b.compactions,
+            stall_micros: a.stall_micros + b.stall_micros,
+            bulk_loads: a.bulk_loads + b.bulk_loads,
+            bulk_loaded_files: a.bulk_loaded_files + b.bulk_loaded_files,
+            bulk_loaded_bytes: a.bulk_loaded_bytes + b.bulk_loaded_bytes,
+        })
+    }
+}
+
 /// What a region has served and undergone since the database opened,
 /// updated by the threads that do the work (relaxed atomics: a snapshot
 /// may be a few operations behind, never wrong by more).
@@ -45,6 +70,11 @@ pub struct RegionActivity {
 pub(crate) struct ActivityCounters {
     /// Rows returned by gets and scans.
     pub(crate) rows_read: AtomicU64,
+    /// Single-row reads (next to `rows_read`: a get that finds its row
+    /// adds to both, one cache line).
+    pub(crate) gets: AtomicU64,
+    /// Scans that opened a scanner on the region.
+    pub(crate) scans: AtomicU64,
     /// Rows mutated (one per row of a put, delete or batch).
     pub(crate) rows_written: AtomicU64,
     /// Memstore bytes those mutations added.
@@ -134,6 +164,8 @@ impl Region {
         let a = &self.activity;
         RegionActivity {
             rows_read: a.rows_read.load(Ordering::Relaxed),
+            gets: a.gets.load(Ordering::Relaxed),
+            scans: a.scans.load(Ordering::Relaxed),
             rows_written: a.rows_written.load(Ordering::Relaxed),
             bytes_written: a.bytes_written.load(Ordering::Relaxed),
             flushes: a.flushes.load(Ordering::Relaxed),

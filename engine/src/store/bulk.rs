@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::cell::{CellKind, CellRef, validate_qualifier, validate_row, validate_timestamp};
 use crate::error::{CellKey, Error, Result};
+use crate::file_meta::BulkSource;
 use crate::hfile::BulkOrigin;
 use crate::hfile::writer::{HFileWriter, WriterOptions};
 use crate::io::Io;
@@ -197,8 +198,10 @@ impl BulkWriter {
                 let mut options = writer_options(family, bloom_bits_per_key);
                 options.bulk = Some(BulkOrigin {
                     table: table.clone(),
-                    writer_id,
-                    file_number: 0,
+                    source: BulkSource {
+                        writer_id,
+                        file_number: 0,
+                    },
                 });
                 (family.clone(), options)
             })
@@ -397,7 +400,7 @@ impl BulkWriter {
             })?;
         let mut options = options.clone();
         if let Some(bulk) = &mut options.bulk {
-            bulk.file_number = number;
+            bulk.source.file_number = number;
         }
         let path = self.dir.join(format!(
             "{:016x}-{number:06}{BULK_FILE_SUFFIX}",

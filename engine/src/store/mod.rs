@@ -187,12 +187,13 @@ impl Store {
 
     /// Bytes of memory held by memstores.
     pub(crate) fn memstore_bytes(&self) -> u64 {
+        self.sum_over_memstores(Memstore::allocated_bytes)
+    }
+
+    /// `count` summed over the active and the frozen memstores.
+    fn sum_over_memstores(&self, count: fn(&Memstore) -> u64) -> u64 {
         let v = self.version.read();
-        v.active.allocated_bytes()
-            + v.frozen
-                .iter()
-                .map(|f| f.memstore.allocated_bytes())
-                .sum::<u64>()
+        count(&v.active) + v.frozen.iter().map(|f| count(&f.memstore)).sum::<u64>()
     }
 
     /// True when a memstore holds a cell of a row in `[first_row, last_row]`.
@@ -212,12 +213,7 @@ impl Store {
 
     /// Cells in memstores.
     pub(crate) fn memstore_cells(&self) -> u64 {
-        let v = self.version.read();
-        v.active.cell_count()
-            + v.frozen
-                .iter()
-                .map(|f| f.memstore.cell_count())
-                .sum::<u64>()
+        self.sum_over_memstores(Memstore::cell_count)
     }
 
     /// True when `file` may hold something `scope` reads.

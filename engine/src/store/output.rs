@@ -41,6 +41,8 @@ pub(crate) struct OutputFile {
     path: PathBuf,
     id: u64,
     block_cache: bool,
+    /// The family is `IN_MEMORY`: the file's blocks cache at priority.
+    in_memory: bool,
 }
 
 /// A file written and opened, not yet installed in any store.
@@ -61,6 +63,7 @@ impl OutputFile {
             path,
             id,
             block_cache: family.is_block_cache_enabled(),
+            in_memory: family.is_in_memory(),
         })
     }
 
@@ -90,6 +93,7 @@ impl OutputFile {
             services.cache.clone(),
             self.block_cache,
         )
+        .map(|reader| reader.cache_in_memory(self.in_memory))
         .inspect_err(|_| {
             let _ = services.io.remove_file(&self.path);
         })?;

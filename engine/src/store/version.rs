@@ -200,6 +200,16 @@ impl StoreVersion {
         next
     }
 
+    /// The version without the files `removed` (dropped whole, nothing
+    /// written in their place); every level keeps its order.
+    pub(crate) fn without(&self, removed: &[u64]) -> StoreVersion {
+        let mut next = self.clone();
+        for level in next.levels.iter_mut() {
+            level.retain(|f| !removed.contains(&f.meta().id));
+        }
+        next
+    }
+
     /// The first version of a daughter of a split of the store this is a
     /// version of: the parent's files (shared until compaction rewrites them),
     /// fresh memstores above the parent's flushed sequence `after`.

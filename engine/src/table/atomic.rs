@@ -1,6 +1,8 @@
 //! Atomic row operations: increment, append, mutate-row and
 //! check-and-mutate, each reading and writing its row under the row lock.
 
+use std::collections::HashMap;
+
 use super::Table;
 use super::mutation::CellsByFamily;
 use crate::catalog::TableState;
@@ -10,7 +12,7 @@ use crate::ops::{
     Append, CheckAction, CheckAndMutate, CheckAndMutateResult, CompareOp, Condition, Get,
     Increment, Mutation, RowMutations,
 };
-use crate::write::PreparedCell;
+use crate::write::{PreparedCell, check_together_size, commit_together};
 
 /// A column as (family, qualifier).
 type ColumnKey = (Vec<u8>, Vec<u8>);
@@ -182,17 +184,26 @@ impl Table {
 
     /// Adds to 8-byte big-endian counters atomically; returns the new values.
     pub fn increment(&self, increment: &Increment) -> Result<RowResult> {
-        let (_gate, state) = self.writable(&increment.row)?;
-        Self::validate_columns(
-            &state,
-            &increment.row,
-            increment
-                .columns
-                .iter()
-                .map(|(f, q, _)| (f.as_slice(), q.as_slice())),
-        )?;
-        let _lock = self.lock_row(&increment.row);
-        self.increment_locked(&state, increment)
+        let columns = increment.columns.iter().map(|(f, q, _)| (f, q));
+        self.update_columns_locked(&increment.row, columns, |state| {
+            self.increment_locked(state, increment)
+        })
+    }
+
+    /// What increment and append share: takes the split gate and the
+    /// table's state, checks the row and `columns` (family, qualifier),
+    /// then runs `update` under the row's lock.
+    fn update_columns_locked<'c>(
+        &self,
+        row: &[u8],
+        columns: impl Iterator<Item = (&'c Vec<u8>, &'c Vec<u8>)>,
+        update: impl FnOnce(&TableState) -> Result<RowResult>,
+    ) -> Result<RowResult> {
+        let (_gate, state) = self.writable(row)?;
+        let columns = columns.map(|(family, qualifier)| (family.as_slice(), qualifier.as_slice()));
+        Self::validate_columns(&state, row, columns)?;
+        let _lock = self.lock_row(row);
+        update(&state)
     }
 
     pub(super) fn append_locked(&self, state: &TableState, append: &Append) -> Result<RowResult> {
@@ -221,17 +232,10 @@ impl Table {
 
     /// Appends to values atomically; returns the new values.
     pub fn append(&self, append: &Append) -> Result<RowResult> {
-        let (_gate, state) = self.writable(&append.row)?;
-        Self::validate_columns(
-            &state,
-            &append.row,
-            append
-                .columns
-                .iter()
-                .map(|(f, q, _)| (f.as_slice(), q.as_slice())),
-        )?;
-        let _lock = self.lock_row(&append.row);
-        self.append_locked(&state, append)
+        let columns = append.columns.iter().map(|(f, q, _)| (f, q));
+        self.update_columns_locked(&append.row, columns, |state| {
+            self.append_locked(state, append)
+        })
     }
 
     pub(super) fn validate_row_mutations(
@@ -296,6 +300,86 @@ impl Table {
         self.mutate_row_locked(&state, mutations)
     }
 
+    /// Applies puts and deletes on several rows of one region atomically
+    /// (HBase's `MultiRowMutationEndpoint.mutateRows`): all of them or none
+    /// are applied, and readers see all of them or none, because they share
+    /// one sequence number and one WAL record. Within a row the mutations
+    /// apply in order, as in [`Table::mutate_row`]: a delete never hides a
+    /// put of the same call. The call is as durable as the strongest
+    /// durability any of its puts and deletes asks for (the table's when none
+    /// names one).
+    ///
+    /// Rows in more than one region fail with [`Error::RowsSpanRegions`],
+    /// an unknown family with [`Error::UnknownFamily`], an empty list with
+    /// [`Error::EmptyMutation`]; nothing is applied then.
+    pub fn mutate_rows(&self, mutations: &[Mutation]) -> Result<()> {
+        let first_row = mutations
+            .first()
+            .map(Mutation::row)
+            .ok_or(Error::EmptyMutation)?;
+        validate_row(first_row)?;
+        let (_gate, state) = self.writable(first_row)?;
+        let region = Self::region(&state, first_row)?;
+        // The rows in first-seen order, each with its mutations in order
+        // (`index` finds a row's place without a search per mutation).
+        let mut rows: Vec<(&[u8], Vec<&Mutation>)> = Vec::new();
+        let mut index: HashMap<&[u8], usize> = HashMap::with_capacity(mutations.len());
+        let mut asked = None;
+        for mutation in mutations {
+            let row = mutation.row();
+            validate_row(row)?;
+            if !region.contains(row) {
+                return Err(Error::RowsSpanRegions {
+                    table: state.descriptor.name().to_owned(),
+                    first_row: first_row.to_vec(),
+                    other_row: row.to_vec(),
+                    region_end: region.end().to_vec(),
+                });
+            }
+            match mutation {
+                Mutation::Put(put) if put.cells.is_empty() => return Err(Error::EmptyMutation),
+                Mutation::Put(put) => {
+                    for cell in &put.cells {
+                        Self::family_id(&state, &cell.family)?;
+                    }
+                }
+                Mutation::Delete(delete) => Self::validate_delete(&state, delete)?,
+            }
+            asked = asked.max(mutation.durability());
+            match index.get(row).and_then(|&at| rows.get_mut(at)) {
+                Some((_, list)) => list.push(mutation),
+                None => {
+                    index.insert(row, rows.len());
+                    rows.push((row, vec![mutation]));
+                }
+            }
+        }
+        // One WAL record carries every row, so they share one durability.
+        let durability = asked.unwrap_or(state.descriptor.get_durability());
+        let _locks = self
+            .services
+            .row_locks
+            .lock(self.inner.id, rows.iter().map(|(row, _)| *row));
+        let now = self.services.now_ms();
+        let mut prepared = Vec::with_capacity(rows.len());
+        for (row, list) in &rows {
+            let mut cells = CellsByFamily::default();
+            for mutation in list {
+                match mutation {
+                    Mutation::Put(put) => Self::add_put_cells(&state, put, now, &mut cells)?,
+                    Mutation::Delete(delete) => {
+                        self.add_delete_cells(&state, delete, now, &mut cells)?
+                    }
+                }
+            }
+            prepared.push(cells.into_prepared(region, row, durability)?);
+        }
+        check_together_size(&prepared)?;
+        commit_together(&self.services, &prepared)?;
+        self.notify_written(&state, &prepared);
+        Ok(())
+    }
+
     /// HBase's check: `operand OP stored` on the newest visible value.
     pub(super) fn condition_holds(op: CompareOp, operand: &[u8], stored: Option<&[u8]>) -> bool {
         if op == CompareOp::NoOp {
@@ -314,14 +398,20 @@ impl Table {
     pub fn check_and_mutate(&self, check: &CheckAndMutate) -> Result<CheckAndMutateResult> {
         let (_gate, state) = self.writable(&check.row)?;
         validate_row(&check.row)?;
-        let Condition::Compare {
-            family,
-            qualifier,
-            op,
-            operand,
-        } = &check.condition;
-        Self::family_id(&state, family)?;
-        validate_qualifier(qualifier)?;
+        // What the check reads: the column, the row through the filter, or
+        // the whole row.
+        let get = match &check.condition {
+            Condition::Compare {
+                family, qualifier, ..
+            } => {
+                Self::family_id(&state, family)?;
+                validate_qualifier(qualifier)?;
+                Get::new(&check.row).column(family, qualifier)
+            }
+            Condition::Filter(filter) => Get::new(&check.row).filter(filter.clone()),
+            Condition::Row { .. } => Get::new(&check.row),
+        }
+        .time_range(check.time_min, check.time_max);
         let action_row = match &check.action {
             CheckAction::Put(p) => &p.row,
             CheckAction::Delete(d) => &d.row,
@@ -362,13 +452,18 @@ impl Table {
                 )?;
             }
         }
-        let get = Get::new(&check.row)
-            .column(family, qualifier)
-            .time_range(check.time_min, check.time_max);
         let _lock = self.lock_row(&check.row);
         let current = self.get_in(&state, &get, now)?;
-        let stored = current.cells.first().map(|c| c.value.as_slice());
-        if !Self::condition_holds(*op, operand, stored) {
+        let holds = match &check.condition {
+            Condition::Compare { op, operand, .. } => {
+                let stored = current.cells.first().map(|c| c.value.as_slice());
+                Self::condition_holds(*op, operand, stored)
+            }
+            // HBase: the filter matches when the filtered get returns a cell.
+            Condition::Filter(_) => !current.cells.is_empty(),
+            Condition::Row { exists } => current.cells.is_empty() != *exists,
+        };
+        if !holds {
             return Ok(CheckAndMutateResult {
                 success: false,
                 result: None,

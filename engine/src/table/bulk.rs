@@ -2,29 +2,17 @@
 //! scans that run inside the engine (`count`, `delete_where`).
 
 use super::Table;
+use crate::catalog::TableState;
 use crate::cell::{RowResult, validate_timestamp};
-use crate::error::Result;
-use crate::hfile::block::BlockHandle;
-use crate::hfile::reader::HFileReader;
+use crate::error::{Error, Result};
 use crate::ops::{BatchOp, BatchResult, Delete, Get, Put, Scan};
+use crate::read::get;
 use crate::read::parallel::{self, Parts};
 use crate::read::sink::RowBuffer;
-use crate::read::{
-    DirectGet, DirectGetPlan, GetScratch, PreparedGet, ScanPlan, plan_direct_get, plan_get,
-    read_direct_get,
-};
-use crate::region::Region;
+use crate::write::PreparedRow;
 
 /// Most rows committed together by one `put_many` or batch group.
 const MAX_ROWS_PER_COMMIT: usize = 1024;
-
-/// How a multi-get reads one of its keys.
-enum PlannedGet<'s> {
-    /// From one source per family (a file's block or a memstore).
-    Direct(&'s Region, DirectGetPlan<'s>),
-    /// Through the merge (boxed: much larger, and the slower path anyway).
-    Merge(Box<(PreparedGet, ScanPlan)>),
-}
 
 impl Table {
     /// Writes many puts with one WAL sync. Every put is validated first; if
@@ -36,17 +24,9 @@ impl Table {
             self.prepare_put(&state, put, now)?;
         }
         for chunk in puts.chunks(MAX_ROWS_PER_COMMIT) {
-            let Some(first) = chunk.first() else { continue };
-            let (_gate, state) = self.writable(&first.row)?;
-            let prepared = chunk
-                .iter()
-                .map(|p| self.prepare_put(&state, p, now))
-                .collect::<Result<Vec<_>>>()?;
-            let _locks = self
-                .services
-                .row_locks
-                .lock(self.inner.id, prepared.iter().map(|p| p.row.as_slice()));
-            self.commit_and_notify(&state, &prepared)?;
+            self.commit_group(chunk, Put::row, |state, put| {
+                self.prepare_put(state, put, now)
+            })?;
         }
         Ok(())
     }
@@ -111,14 +91,29 @@ impl Table {
 
     /// Commits deletes (without latest-version entries) sharing one WAL sync.
     pub(super) fn delete_group(&self, deletes: &[Delete]) -> Result<()> {
-        let Some(first) = deletes.first() else {
+        let now = self.services.now_ms();
+        self.commit_group(deletes, Delete::row, |state, delete| {
+            self.prepare_delete(state, delete, now)
+        })
+    }
+
+    /// Commits the mutations `items` together, sharing one WAL sync: takes
+    /// the split gate and the state that routes the first one's row
+    /// (`row_of`), prepares each against that state (`prepare`), locks
+    /// their rows and commits.
+    fn commit_group<T>(
+        &self,
+        items: &[T],
+        row_of: impl Fn(&T) -> &[u8],
+        prepare: impl Fn(&TableState, &T) -> Result<PreparedRow>,
+    ) -> Result<()> {
+        let Some(first) = items.first() else {
             return Ok(());
         };
-        let (_gate, state) = self.writable(&first.row)?;
-        let now = self.services.now_ms();
-        let prepared = deletes
+        let (_gate, state) = self.writable(row_of(first))?;
+        let prepared = items
             .iter()
-            .map(|d| self.prepare_delete(&state, d, now))
+            .map(|item| prepare(&state, item))
             .collect::<Result<Vec<_>>>()?;
         let _locks = self
             .services
@@ -133,75 +128,29 @@ impl Table {
     pub fn get_many(&self, gets: &[Get]) -> Result<Vec<RowResult>> {
         let state = self.state()?;
         let now = self.read_now_ms(&state);
-        let read_point = self.services.mvcc.read_point();
-        let mut wanted: Vec<(&HFileReader, BlockHandle)> = Vec::new();
-        // Each get is planned once: directly from one source per family
-        // when one alone may hold its row (a memstore, or a file whose index
-        // entry and block handle are found now), else through the merge (blooms probed,
-        // memstores positioned). The blocks both kinds need are then read in
-        // one batch, and the same plans read the rows.
-        let mut planned = Vec::with_capacity(gets.len());
-        for get in gets {
-            let (region, stores) = Self::region_with_stores(&state, &get.row)?;
-            let read = match plan_direct_get(&state, stores, get, now)? {
-                Some(plan) => PlannedGet::Direct(region, plan),
-                None => {
-                    let plan = plan_get(&state, get, read_point, now)?;
-                    PlannedGet::Merge(Box::new((PreparedGet::new(region, &plan), plan)))
-                }
-            };
-            planned.push(read);
+        // One read point for every get: the read snapshot they all name,
+        // or the current one.
+        let snapshot = gets.first().and_then(|get| get.read.snapshot.as_ref());
+        if gets
+            .iter()
+            .any(|get| get.read.snapshot.as_ref() != snapshot)
+        {
+            return Err(Error::InvalidOption {
+                name: "snapshot",
+                reason: "the gets of one get_many read at one read point: give every one \
+                         the same read snapshot, or none"
+                    .into(),
+            });
         }
-        for (get, read) in gets.iter().zip(&planned) {
-            match read {
-                PlannedGet::Direct(_, plan) => wanted.extend(plan.blocks()),
-                PlannedGet::Merge(merge) => {
-                    for file in merge.0.files() {
-                        if let Some((_, handle)) = file.seek_block_handle(&get.row)? {
-                            wanted.push((file.as_ref(), handle));
-                        }
-                    }
-                }
-            }
-        }
-        // Held until the rows are read: the cache keeps them meanwhile.
-        let _held = HFileReader::prefetch(&wanted)?;
-        drop(wanted);
-        let mut scratch = GetScratch::default();
-        gets.iter()
-            .zip(planned)
-            .map(|(get, read)| {
-                let found = match read {
-                    PlannedGet::Direct(region, plan) => {
-                        let mut cells = Vec::new();
-                        return match read_direct_get(
-                            &plan,
-                            region,
-                            &get.row,
-                            read_point,
-                            &mut cells,
-                            &mut scratch,
-                        )? {
-                            DirectGet::Read | DirectGet::Absent => Ok(RowResult {
-                                row: get.row.clone(),
-                                cells,
-                            }),
-                            DirectGet::NeedsMerge => {
-                                Self::read_merged(&state, region, get, read_point, now)
-                            }
-                        };
-                    }
-                    PlannedGet::Merge(merge) => {
-                        let (prepared, plan) = *merge;
-                        prepared.read(&plan)?
-                    }
-                };
-                Ok(found.unwrap_or_else(|| RowResult {
-                    row: get.row.clone(),
-                    cells: Vec::new(),
-                }))
-            })
-            .collect()
+        let (read_point, _held) = match gets.first() {
+            Some(get) => self.read_point_of(&get.read)?,
+            None => (self.services.mvcc.read_point(), None),
+        };
+        let regions = gets
+            .iter()
+            .map(|get| Self::region_with_stores(&state, &get.row))
+            .collect::<Result<Vec<_>>>()?;
+        get::get_many(&state, gets, &regions, read_point, now)
     }
 
     /// Runs operations in order; each is atomic on its own row, and runs of
@@ -283,7 +232,7 @@ impl Table {
 /// and the selected columns the row has (`None`: none of them).
 fn row_delete(scan: &Scan, row: &RowBuffer, timestamp: i64) -> Option<Delete> {
     let mut delete = Delete::new(row.row()).timestamp(timestamp);
-    for (family, qualifiers) in scan.columns.families() {
+    for (family, qualifiers) in scan.read.columns.families() {
         match qualifiers {
             None => delete = delete.family_up_to(family, timestamp),
             Some(wanted) => {
@@ -299,5 +248,5 @@ fn row_delete(scan: &Scan, row: &RowBuffer, timestamp: i64) -> Option<Delete> {
             }
         }
     }
-    (scan.columns.is_all() || !delete.entries.is_empty()).then_some(delete)
+    (scan.read.columns.is_all() || !delete.entries.is_empty()).then_some(delete)
 }

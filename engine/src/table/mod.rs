@@ -7,7 +7,6 @@
 //! row lock; every mutation takes it, so they serialize with plain writes of
 //! the same row.
 
-use std::ops::Bound;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -16,15 +15,17 @@ use crate::cell::RowResult;
 use crate::core::Services;
 use crate::error::{Error, Result};
 use crate::maintenance::Supervisor;
-use crate::ops::{Delete, Get, Put, Scan};
+use crate::metrics::{Latencies, Sampled};
+use crate::ops::{Delete, Get, Put, ReadOptions, Scan};
 use crate::options::TableDescriptor;
 use crate::read::cursor::ScanCursor;
+use crate::read::direct::GetScratch;
+use crate::read::get::{Routed, get_row, get_row_into};
 use crate::read::parallel::{ParallelScan, Parts};
+use crate::read::plan::{ScanPlan, plan_parts, plan_scan};
 use crate::read::sink::RowSink;
-use crate::read::{
-    DirectGet, GetScratch, RowStream, ScanPlan, Scanner, plan_get, plan_scan, read_row,
-    read_row_directly, read_row_to,
-};
+use crate::read::stream::{RowStream, Scanner};
+use crate::read_snapshot::HeldReadPoint;
 use crate::region::Region;
 use crate::region::RegionActivity;
 use crate::write::{PreparedRow, commit};
@@ -206,10 +207,7 @@ impl Table {
     }
 
     /// [`Table::region`], with the region's stores as the state has them.
-    pub(super) fn region_with_stores<'s>(
-        state: &'s TableState,
-        row: &[u8],
-    ) -> Result<(&'s Arc<Region>, &'s [Arc<crate::store::Store>])> {
+    pub(super) fn region_with_stores<'s>(state: &'s TableState, row: &[u8]) -> Result<Routed<'s>> {
         state
             .region_with_stores(row)
             .ok_or_else(|| Error::TableNotFound {
@@ -249,6 +247,12 @@ impl Table {
     /// flushes the written regions now need.
     pub(super) fn commit_and_notify(&self, state: &TableState, rows: &[PreparedRow]) -> Result<()> {
         commit(&self.services, rows)?;
+        self.notify_written(state, rows);
+        Ok(())
+    }
+
+    /// Schedules the flushes the regions of `rows`, just written, now need.
+    pub(super) fn notify_written(&self, state: &TableState, rows: &[PreparedRow]) {
         let flush_size = state.descriptor.get_memstore_flush_size_bytes();
         let mut last = None;
         for row in rows {
@@ -258,7 +262,6 @@ impl Table {
                 last = Some(row.region.id());
             }
         }
-        Ok(())
     }
 
     /// Writes a put. Returns once it is visible (and, with `SyncWal`, durable).
@@ -278,38 +281,32 @@ impl Table {
         self.commit_and_notify(&state, std::slice::from_ref(&prepared))
     }
 
-    /// Reads the row of `get` at the current read point: the direct path
-    /// first (which also answers absent rows from row filters and blooms,
-    /// with no separate check: under a steady writer every extra pass over
-    /// the store's locks cost the reader, their cache lines moving between
-    /// the reader's and the writer's cores), else the merge.
+    /// Reads the row of `get` at the current read point (see
+    /// [`get_row`]).
     pub(super) fn get_in(&self, state: &TableState, get: &Get, now_ms: i64) -> Result<RowResult> {
-        let (region, stores) = Self::region_with_stores(state, &get.row)?;
-        let read_point = self.services.mvcc.read_point();
-        let mut cells = Vec::new();
-        let mut scratch = GetScratch::default();
-        let direct = read_row_directly(
-            state,
-            (region, stores),
-            get,
-            read_point,
-            now_ms,
-            &mut cells,
-            &mut scratch,
-        )?;
-        if direct != DirectGet::NeedsMerge {
-            return Ok(RowResult {
-                row: get.row.clone(),
-                cells,
-            });
-        }
-        Self::read_merged(state, region, get, read_point, now_ms)
+        let routed = Self::region_with_stores(state, &get.row)?;
+        let (read_point, _held) = self.read_point_of(&get.read)?;
+        get_row(state, routed, get, read_point, now_ms)
     }
 
-    /// Reads the row of `get` into `sink`: true when the get returns cells
-    /// (the sink then holds the row, begun afresh; when false, what the
-    /// sink holds means nothing). What [`Table::get_in`] does, for sinks
-    /// that lend.
+    /// The read point of a read with options `read`: its read snapshot's
+    /// (held for as long as the returned hold lives, which the read keeps
+    /// until it ends) or the current one.
+    pub(crate) fn read_point_of(
+        &self,
+        read: &ReadOptions,
+    ) -> Result<(u64, Option<Arc<HeldReadPoint>>)> {
+        match &read.snapshot {
+            None => Ok((self.services.mvcc.read_point(), None)),
+            Some(snapshot) => {
+                let held = snapshot.hold(&self.services.snapshots)?;
+                Ok((held.sequence(), Some(Arc::new(held))))
+            }
+        }
+    }
+
+    /// Reads the row of `get` into `sink` (see [`get_row_into`]): what
+    /// [`Table::get_in`] does, for sinks that lend.
     pub(super) fn get_into<S: RowSink>(
         &self,
         state: &TableState,
@@ -318,54 +315,21 @@ impl Table {
         sink: &mut S,
         scratch: &mut GetScratch,
     ) -> Result<bool> {
-        let (region, stores) = Self::region_with_stores(state, &get.row)?;
-        let read_point = self.services.mvcc.read_point();
-        match read_row_directly(
-            state,
-            (region, stores),
-            get,
-            read_point,
-            now_ms,
-            sink,
-            scratch,
-        )? {
-            DirectGet::Read => return Ok(sink.cell_count() > 0),
-            DirectGet::Absent => return Ok(false),
-            DirectGet::NeedsMerge => {}
-        }
-        let plan = plan_get(state, get, read_point, now_ms)?;
-        read_row_to(region, &plan, sink)
-    }
-
-    /// Reads the row of `get` from `region` through the general path (a
-    /// scan plan and the merge), at `read_point`.
-    pub(super) fn read_merged(
-        state: &TableState,
-        region: &Region,
-        get: &Get,
-        read_point: u64,
-        now_ms: i64,
-    ) -> Result<RowResult> {
-        let mut plan = plan_get(state, get, read_point, now_ms)?;
-        if let Some(row) = read_row(region, &plan)? {
-            return Ok(row);
-        }
-        // An absent row: its result takes the plan's copy of the key rather
-        // than a fresh one.
-        let row = match std::mem::replace(&mut plan.lower, Bound::Unbounded) {
-            Bound::Included(row) | Bound::Excluded(row) => row,
-            Bound::Unbounded => get.row.clone(),
-        };
-        Ok(RowResult {
-            row,
-            cells: Vec::new(),
-        })
+        let timing = Latencies::start(Sampled::Get);
+        let routed = Self::region_with_stores(state, &get.row)?;
+        let (read_point, _held) = self.read_point_of(&get.read)?;
+        let found = get_row_into(state, routed, get, read_point, now_ms, sink, scratch)?;
+        Latencies::finish(&self.services.latencies.get, timing);
+        Ok(found)
     }
 
     /// Reads one row; an absent row gives an empty result.
     pub fn get(&self, get: &Get) -> Result<RowResult> {
+        let timing = Latencies::start(Sampled::Get);
         let state = self.state()?;
-        self.get_in(&state, get, self.read_now_ms(&state))
+        let row = self.get_in(&state, get, self.read_now_ms(&state))?;
+        Latencies::finish(&self.services.latencies.get, timing);
+        Ok(row)
     }
 
     /// The clock reading a read resolves TTLs against. Only TTL expiry
@@ -406,7 +370,8 @@ impl Table {
     /// Starts a scan; rows come from the returned iterator.
     pub fn scan(&self, scan: &Scan) -> Result<Scanner> {
         let (state, plan) = self.plan_whole_scan(scan)?;
-        Scanner::new(state, plan)
+        let timer = self.services.latencies.scan_timer();
+        Ok(Scanner::new(state, plan)?.timed(timer))
     }
 
     /// Starts a scan whose region parts are read on `threads` threads
@@ -425,14 +390,16 @@ impl Table {
         threads: usize,
         order: ScanOrder,
     ) -> Result<ParallelScan> {
+        let timer = self.services.latencies.scan_timer();
         let parts = self.scan_parts(scan)?;
-        ParallelScan::start(
+        Ok(ParallelScan::start(
             parts,
             threads,
             order == ScanOrder::KeyOrder,
             scan.limit,
             scan.batch,
-        )
+        )?
+        .timed(timer))
     }
 
     /// The scan planned per region part, in scan order, at one read point
@@ -441,30 +408,13 @@ impl Table {
     /// bad scan fails as [`Table::scan`] fails.
     pub(crate) fn scan_parts(&self, scan: &Scan) -> Result<Parts> {
         let state = self.state()?;
-        let read_point = self.services.mvcc.read_point();
+        let (read_point, held) = self.read_point_of(&scan.read)?;
         let now = self.read_now_ms(&state);
-        let whole = plan_scan(&state, scan, read_point, now)?;
-        let order_dependent = whole.filter.as_ref().is_some_and(|f| {
-            f.plan.limits.max_rows.is_some()
-                || f.plan.stop_filter.is_some()
-                || f.plan.needs_evaluator
-        });
-        if order_dependent || state.regions.len() <= 1 {
-            return Ok(Parts {
-                state,
-                plans: vec![whole],
-            });
+        let mut parts = plan_parts(state, scan, read_point, now)?;
+        for plan in &mut parts.plans {
+            plan.snapshot = held.clone();
         }
-        let mut plans = state
-            .regions
-            .iter()
-            .filter_map(|region| scan.within(region.start(), region.end()))
-            .map(|part| plan_scan(&state, &part, read_point, now))
-            .collect::<Result<Vec<_>>>()?;
-        if scan.reversed {
-            plans.reverse();
-        }
-        Ok(Parts { state, plans })
+        Ok(parts)
     }
 
     /// The whole scan as one part.
@@ -480,12 +430,9 @@ impl Table {
     /// read point.
     fn plan_whole_scan(&self, scan: &Scan) -> Result<(Arc<TableState>, ScanPlan)> {
         let state = self.state()?;
-        let plan = plan_scan(
-            &state,
-            scan,
-            self.services.mvcc.read_point(),
-            self.read_now_ms(&state),
-        )?;
+        let (read_point, held) = self.read_point_of(&scan.read)?;
+        let mut plan = plan_scan(&state, scan, read_point, self.read_now_ms(&state))?;
+        plan.snapshot = held;
         Ok((state, plan))
     }
 
@@ -493,8 +440,9 @@ impl Table {
     /// the same rows as [`Table::scan`], without an allocation per row or
     /// cell (see [`ScanCursor`]). The cheapest way to read many rows.
     pub fn scan_cursor(&self, scan: &Scan) -> Result<ScanCursor> {
+        let timer = self.services.latencies.scan_timer();
         let (state, plan) = self.plan_whole_scan(scan)?;
-        Ok(ScanCursor::new(RowStream::new(state, plan)?))
+        Ok(ScanCursor::new(RowStream::new(state, plan)?.timed(timer)))
     }
 }
 

@@ -52,10 +52,7 @@ impl CellsByFamily {
             // The store exists unless the family was dropped concurrently.
             let store = region
                 .store(family_id)
-                .ok_or_else(|| Error::UnknownFamily {
-                    table: String::new(),
-                    family: format!("(id {family_id})"),
-                })?;
+                .ok_or(Error::FamilyDropped { family_id })?;
             families.push(PreparedFamily { store, cells });
         }
         debug_assert!(

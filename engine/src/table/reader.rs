@@ -15,8 +15,8 @@ use std::sync::Arc;
 use crate::catalog::TableState;
 use crate::error::Result;
 use crate::ops::Get;
-use crate::read::GetScratch;
 use crate::read::cursor::RowView;
+use crate::read::direct::GetScratch;
 use crate::read::sink::RowBuffer;
 
 use super::Table;

@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::keys::Salter;
 use crate::ops::Scan;
 use crate::read::parallel::Parts;
-use crate::read::plan_scan;
+use crate::read::plan::plan_scan;
 use crate::read::salted::SaltedScan;
 
 impl Table {
@@ -31,7 +31,7 @@ impl Table {
         order: ScanOrder,
     ) -> Result<SaltedScan> {
         let state = self.state()?;
-        let read_point = self.services.mvcc.read_point();
+        let (read_point, held) = self.read_point_of(&scan.read)?;
         let now = self.read_now_ms(&state);
         let mut plans = Vec::with_capacity(salter.buckets() as usize);
         for bucket in 0..salter.buckets() {
@@ -51,6 +51,7 @@ impl Table {
                 });
             }
             plan.batch = None;
+            plan.snapshot = held.clone();
             plans.push(plan);
         }
         SaltedScan::start(

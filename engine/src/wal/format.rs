@@ -30,6 +30,9 @@ const RECORD_ROW_MUTATION: u8 = 1;
 const RECORD_GROUP_COMMIT: u8 = 2;
 /// Payload kind of a seal record: the last frame of a sealed segment.
 const RECORD_SEAL: u8 = 3;
+/// Payload kind of a multi-row mutation: several rows of one region under
+/// one sequence, in one frame, so that replay applies all of them or none.
+const RECORD_MULTI_ROW_MUTATION: u8 = 4;
 /// Bytes of a group commit frame: header, kind u8, frames u32, bytes u64.
 pub(crate) const GROUP_COMMIT_FRAME_BYTES: usize = FRAME_HEADER_BYTES + 1 + 4 + 8;
 /// Bytes of a seal frame: header, kind u8, frames u64, max sequence u64,
@@ -197,6 +200,9 @@ pub(crate) struct LoggedMutation<'a> {
     pub(crate) families: Vec<(u32, Vec<LoggedCell<'a>>)>,
 }
 
+/// A cell as the encoders take it: kind, timestamp, qualifier, value.
+pub(crate) type CellParts<'a> = (CellKind, i64, &'a [u8], &'a [u8]);
+
 /// Bytes of a row mutation payload before its row and families: kind u8,
 /// region id u64, sequence u64, row length u16, family count u16.
 const MUTATION_FIXED_BYTES: usize = 1 + 8 + 8 + 2 + 2;
@@ -242,6 +248,53 @@ pub(crate) fn encode_mutation<'a, F, C>(
     out.put_u8(RECORD_ROW_MUTATION);
     out.put_u64(region_id);
     out.put_u64(sequence);
+    encode_row_body(out, row, families);
+}
+
+/// Bytes of a multi-row mutation payload besides its rows: kind u8, region
+/// id u64, sequence u64, row count u32.
+const MULTI_ROW_FIXED_BYTES: usize = 1 + 8 + 8 + 4;
+
+/// The exact size of the payload [`encode_multi_row`] writes for rows
+/// whose row mutation payloads ([`mutation_payload_bytes`]) take
+/// `row_payloads` bytes each: every row's body is a row mutation without
+/// its kind, region id and sequence.
+pub(crate) fn multi_row_payload_bytes(row_payloads: impl Iterator<Item = usize>) -> usize {
+    MULTI_ROW_FIXED_BYTES
+        + row_payloads
+            .map(|bytes| bytes - (MUTATION_FIXED_BYTES - 4))
+            .sum::<usize>()
+}
+
+/// Encodes the payload of a multi-row mutation: `rows` yields `(row,
+/// families)` as [`encode_mutation`] takes them, all of region `region_id`
+/// and all at `sequence`.
+pub(crate) fn encode_multi_row<'a, R, F, C>(
+    out: &mut Vec<u8>,
+    region_id: u64,
+    sequence: u64,
+    rows: R,
+) where
+    R: ExactSizeIterator<Item = (&'a [u8], F)>,
+    F: ExactSizeIterator<Item = (u32, C)>,
+    C: ExactSizeIterator<Item = (CellKind, i64, &'a [u8], &'a [u8])>,
+{
+    out.put_u8(RECORD_MULTI_ROW_MUTATION);
+    out.put_u64(region_id);
+    out.put_u64(sequence);
+    out.put_u32(rows.len() as u32);
+    for (row, families) in rows {
+        encode_row_body(out, row, families);
+    }
+}
+
+/// A row and its families' cells: the part of a row mutation after its
+/// sequence, repeated per row in a multi-row mutation.
+fn encode_row_body<'a, F, C>(out: &mut Vec<u8>, row: &[u8], families: F)
+where
+    F: ExactSizeIterator<Item = (u32, C)>,
+    C: ExactSizeIterator<Item = (CellKind, i64, &'a [u8], &'a [u8])>,
+{
     out.put_bytes16(row);
     out.put_u16(families.len() as u16);
     for (family_id, cells) in families {
@@ -280,6 +333,8 @@ pub(crate) struct Seal {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum WalRecord<'a> {
     Mutation(LoggedMutation<'a>),
+    /// The rows of one multi-row mutation, in the order they were logged.
+    MultiRow(Vec<LoggedMutation<'a>>),
     GroupCommit(GroupCommit),
     Seal(Seal),
 }
@@ -311,6 +366,7 @@ pub(crate) fn decode_record(payload: &[u8]) -> Result<WalRecord<'_>, DecodeError
     let mut d = Decoder::new(payload);
     let record = match d.u8()? {
         RECORD_ROW_MUTATION => return decode_mutation(payload).map(WalRecord::Mutation),
+        RECORD_MULTI_ROW_MUTATION => return decode_mutations(payload).map(WalRecord::MultiRow),
         RECORD_GROUP_COMMIT => WalRecord::GroupCommit(GroupCommit {
             frames: d.u32()?,
             bytes: d.u64()?,
@@ -340,6 +396,56 @@ pub(crate) fn decode_mutation(payload: &[u8]) -> Result<LoggedMutation<'_>, Deco
     }
     let region_id = d.u64()?;
     let sequence = d.id64("sequence")?;
+    let mutation = decode_row_body(&mut d, payload.len(), region_id, sequence)?;
+    finish_record(&d, payload)?;
+    Ok(mutation)
+}
+
+/// Decodes the rows of a row mutation or of a multi-row mutation payload:
+/// what replay applies for one frame.
+pub(crate) fn decode_mutations(payload: &[u8]) -> Result<Vec<LoggedMutation<'_>>, DecodeError> {
+    let mut d = Decoder::new(payload);
+    match d.u8()? {
+        RECORD_ROW_MUTATION => return decode_mutation(payload).map(|m| vec![m]),
+        RECORD_MULTI_ROW_MUTATION => {}
+        kind => return Err(DecodeError(format!("unknown WAL record kind {kind}"))),
+    }
+    let region_id = d.u64()?;
+    let sequence = d.id64("sequence")?;
+    let row_count = d.u32()? as usize;
+    // Each row takes at least 4 bytes (row length, family count); reject
+    // counts the payload cannot hold before allocating for them.
+    if row_count == 0 || row_count > payload.len() / 4 {
+        return Err(DecodeError(format!(
+            "row count {row_count} does not fit the record"
+        )));
+    }
+    let mut rows = Vec::with_capacity(row_count);
+    for _ in 0..row_count {
+        rows.push(decode_row_body(&mut d, payload.len(), region_id, sequence)?);
+    }
+    finish_record(&d, payload)?;
+    Ok(rows)
+}
+
+/// Refuses bytes after a record's last field.
+fn finish_record(d: &Decoder<'_>, payload: &[u8]) -> Result<(), DecodeError> {
+    if !d.is_empty() {
+        return Err(DecodeError(format!(
+            "{} trailing bytes after the record",
+            payload.len() - d.position()
+        )));
+    }
+    Ok(())
+}
+
+/// Decodes what [`encode_row_body`] wrote.
+fn decode_row_body<'a>(
+    d: &mut Decoder<'a>,
+    payload_len: usize,
+    region_id: u64,
+    sequence: u64,
+) -> Result<LoggedMutation<'a>, DecodeError> {
     let row = d.bytes16()?;
     let family_count = d.u16()?;
     let mut families = Vec::with_capacity(usize::from(family_count).min(1024));
@@ -348,7 +454,7 @@ pub(crate) fn decode_mutation(payload: &[u8]) -> Result<LoggedMutation<'_>, Deco
         let cell_count = d.u32()? as usize;
         // Each cell takes at least 17 bytes; reject counts the payload cannot hold
         // before allocating for them.
-        if cell_count > payload.len() / 17 + 1 {
+        if cell_count > payload_len / 17 + 1 {
             return Err(DecodeError(format!(
                 "cell count {cell_count} exceeds the record"
             )));
@@ -369,12 +475,6 @@ pub(crate) fn decode_mutation(payload: &[u8]) -> Result<LoggedMutation<'_>, Deco
             });
         }
         families.push((family_id, cells));
-    }
-    if !d.is_empty() {
-        return Err(DecodeError(format!(
-            "{} trailing bytes after the record",
-            payload.len() - d.position()
-        )));
     }
     Ok(LoggedMutation {
         region_id,
@@ -437,6 +537,68 @@ mod tests {
         // Every truncation fails cleanly.
         for cut in 0..payload.len() {
             assert!(decode_mutation(&payload[..cut]).is_err(), "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn multi_row_round_trip() {
+        type Families<'a> = Vec<(u32, Vec<CellParts<'a>>)>;
+        let rows: Vec<(&[u8], Families<'_>)> = vec![
+            (b"a", vec![(1, vec![(CellKind::Put, 5, b"q", b"v")])]),
+            (
+                b"bb",
+                vec![
+                    (1, vec![(CellKind::Delete, 6, b"q", b"")]),
+                    (2, vec![(CellKind::Put, 7, b"x", b"yy")]),
+                ],
+            ),
+        ];
+        let as_iter = || {
+            rows.iter().map(|(row, families)| {
+                (
+                    *row,
+                    families
+                        .iter()
+                        .map(|(id, cells)| (*id, cells.iter().copied())),
+                )
+            })
+        };
+        let mut payload = Vec::new();
+        encode_multi_row(&mut payload, 9, 77, as_iter());
+        let single = |row: &[u8], families: &Families<'_>| {
+            let mut p = Vec::new();
+            encode_mutation(
+                &mut p,
+                9,
+                77,
+                row,
+                families
+                    .iter()
+                    .map(|(id, cells)| (*id, cells.iter().copied())),
+            );
+            p.len()
+        };
+        assert_eq!(
+            payload.len(),
+            multi_row_payload_bytes(rows.iter().map(|(row, f)| single(row, f))),
+            "the size is worked out exactly"
+        );
+        let decoded = decode_mutations(&payload).unwrap();
+        assert_eq!(decoded.len(), 2);
+        assert!(decoded.iter().all(|m| (m.region_id, m.sequence) == (9, 77)));
+        assert_eq!((decoded[0].row, decoded[1].row), (&b"a"[..], &b"bb"[..]));
+        assert_eq!(decoded[1].families[1].1[0].value, b"yy");
+        assert_eq!(
+            decode_record(&payload).unwrap(),
+            WalRecord::MultiRow(decoded.clone())
+        );
+        assert!(
+            decode_mutation(&payload).is_err(),
+            "not a single-row record"
+        );
+        // Every truncation fails cleanly: replay never applies part of it.
+        for cut in 0..payload.len() {
+            assert!(decode_mutations(&payload[..cut]).is_err(), "cut at {cut}");
         }
     }
 

@@ -34,6 +34,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::error::{Error, Result};
 use crate::io::{Io, IoFile, SyncKind};
+use crate::metrics::{LatencyHistogram, LatencySnapshot};
 use crate::names::{CREATING_SUFFIX, segment_file_name};
 use crate::watermark::Watermark;
 use format::{SEGMENT_HEADER_BYTES, segment_header};
@@ -99,7 +100,7 @@ pub(crate) fn remove_unfinished_segments(io: &Io, dir: &Path) -> Result<()> {
 /// What a writer sees once the commit thread failed.
 fn wal_failed(failure: &Error) -> Error {
     Error::WalFailed {
-        reason: failure.to_string(),
+        cause: Box::new(failure.clone()),
     }
 }
 
@@ -181,6 +182,12 @@ struct Shared {
     synced: Watermark,
     /// Mirrors `State::failed.is_some()`, read without the lock on every write.
     has_failed: AtomicBool,
+    /// Held by [`Wal::release_through`] while it deletes segments, and by a
+    /// checkpoint while it reads them ([`Wal::hold_segments`]).
+    release: Mutex<()>,
+    /// How long each write that included a sync took (HBase's WAL
+    /// `SyncTime`); recorded by the commit thread, which times them anyway.
+    sync_latency: LatencyHistogram,
 }
 
 impl Shared {
@@ -219,6 +226,7 @@ impl Wal {
             io,
             segment_bytes,
             async_sync_interval: Duration::from_millis(async_sync_interval_ms),
+            sync_latency: LatencyHistogram::default(),
             state: Mutex::new(State {
                 filling: Vec::new(),
                 filling_frames: 0,
@@ -244,6 +252,7 @@ impl Wal {
             room: Condvar::new(),
             synced: Watermark::new(0),
             has_failed: AtomicBool::new(false),
+            release: Mutex::new(()),
         });
         let thread_shared = shared.clone();
         let thread = std::thread::Builder::new()
@@ -266,6 +275,11 @@ impl Wal {
         max_sequence: u64,
         sync: Option<SyncKind>,
     ) -> Result<Ticket> {
+        debug_assert!(
+            frame_count > 0
+                && frames.len() as u64 >= frame_count * format::FRAME_HEADER_BYTES as u64,
+            "an append holds at least one whole frame"
+        );
         let shared = &*self.shared;
         let mut state = shared.state.lock();
         loop {
@@ -333,14 +347,20 @@ impl Wal {
                     };
                 }
             }
-            state.filling_sync = Some(state.filling_sync.unwrap_or(SyncKind::Data));
-            if state.filling_since.is_none() {
-                state.filling_since = Some(Instant::now());
-            }
-            self.shared.work.notify_one();
-            Ticket(state.filling_group)
+            self.request_synced_group(&mut state)
         };
         self.wait(ticket)
+    }
+
+    /// Asks the commit thread to write and sync the filling group (empty
+    /// or not) now; returns its ticket.
+    fn request_synced_group(&self, state: &mut State) -> Ticket {
+        state.filling_sync = Some(state.filling_sync.unwrap_or(SyncKind::Data));
+        if state.filling_since.is_none() {
+            state.filling_since = Some(Instant::now());
+        }
+        self.shared.work.notify_one();
+        Ticket(state.filling_group)
     }
 
     /// Seals the current segment (after syncing it) and starts a new one,
@@ -357,12 +377,7 @@ impl Wal {
                 return Err(Error::Closed);
             }
             state.roll_requested = true;
-            state.filling_sync = Some(state.filling_sync.unwrap_or(SyncKind::Data));
-            if state.filling_since.is_none() {
-                state.filling_since = Some(Instant::now());
-            }
-            self.shared.work.notify_one();
-            Ticket(state.filling_group)
+            self.request_synced_group(&mut state)
         };
         self.wait(ticket)
     }
@@ -388,8 +403,13 @@ impl Wal {
         self.shared.state.lock().stats
     }
 
-    /// The segments the log holds, oldest first, with their highest sequence.
-    #[cfg(test)]
+    /// The latency of the log's syncs since open.
+    pub(crate) fn sync_latency(&self) -> LatencySnapshot {
+        self.shared.sync_latency.snapshot()
+    }
+
+    /// The segments the log holds, oldest first, with their highest sequence;
+    /// the last is the one being written.
     pub(crate) fn segments(&self) -> Vec<SegmentInfo> {
         self.shared.state.lock().segments.iter().copied().collect()
     }
@@ -411,6 +431,7 @@ impl Wal {
     /// Deletes every segment, except the one being written, whose records
     /// all have sequences <= `bound` (all flushed).
     pub(crate) fn release_through(&self, bound: u64) -> Result<()> {
+        let _release = self.shared.release.lock();
         let releasable: Vec<u64> = {
             let mut state = self.shared.state.lock();
             let mut ids = Vec::new();
@@ -442,6 +463,15 @@ impl Wal {
             self.shared.io.sync_dir(&self.shared.dir)?;
         }
         Ok(())
+    }
+
+    /// Keeps every segment file on disk while the guard lives:
+    /// [`Wal::release_through`] waits for it before deleting any. A checkpoint
+    /// holds it from before it reads the catalog until it has read the
+    /// segments, so that no segment holding a record the catalog it read
+    /// has not flushed goes away under it.
+    pub(crate) fn hold_segments(&self) -> MutexGuard<'_, ()> {
+        self.shared.release.lock()
     }
 
     /// Writes and syncs what is pending, then stops the commit thread.
@@ -711,7 +741,8 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
             wake();
             outcome
         });
-        let elapsed_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let elapsed = started.elapsed();
+        let elapsed_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
 
         match outcome {
             Ok(segments_started) => {
@@ -731,6 +762,10 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
                 if segments_started.after {
                     push_segment(&mut state);
                 }
+                debug_assert!(
+                    group.number > state.written_group && group.number > state.synced_group,
+                    "groups are written and synced in the order they filled"
+                );
                 state.current_segment_bytes = segment.write_offset;
                 state.written_group = group.number;
                 state.stats.groups_written += u64::from(!group.bytes.is_empty());
@@ -740,6 +775,7 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
                     state.synced_group = group.number;
                     state.stats.syncs += 1;
                     state.stats.sync_micros_total += elapsed_us;
+                    shared.sync_latency.record(elapsed, 1);
                     unsynced_since = None;
                 } else if !group.bytes.is_empty() && unsynced_since.is_none() {
                     unsynced_since = Some(started);
@@ -804,6 +840,10 @@ fn write_group(
             .write_at_then_sync(segment.write_offset, &group.bytes, sync, in_flight)
             .map_err(|e| Error::io(format!("writing {}", segment.file.path().display()), e))?;
         segment.write_offset += len;
+        debug_assert!(
+            segment.write_offset <= segment.allocated,
+            "a group is written inside the segment's allocation"
+        );
         segment.frames += group.frames;
         segment.max_sequence = segment.max_sequence.max(group.max_sequence);
         segment.unsynced = sync.is_none();
@@ -925,6 +965,22 @@ mod tests {
                 "a group synced before stays durable"
             );
         }
+    }
+
+    #[test]
+    fn a_failed_log_keeps_its_cause_typed() {
+        let cause = Error::io(
+            "syncing wal/000001.log",
+            std::io::Error::from_raw_os_error(libc::EIO),
+        );
+        let failed = wal_failed(&cause);
+        let Error::WalFailed { cause: kept } = &failed else {
+            panic!("{failed:?}");
+        };
+        assert!(matches!(**kept, Error::Io { .. }));
+        assert!(failed.to_string().contains("syncing wal/000001.log"));
+        let source = std::error::Error::source(&failed).map(ToString::to_string);
+        assert_eq!(source, Some(cause.to_string()));
     }
 
     #[test]

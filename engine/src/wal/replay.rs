@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use super::format::{
     FRAME_HEADER_BYTES, FrameAt, GROUP_COMMIT_FRAME_BYTES, LEGACY_VERSION, LoggedMutation,
     MAX_RECORD_BYTES, SEAL_FRAME_BYTES, SEGMENT_HEADER_BYTES, Seal, WalRecord, append_group_commit,
-    decode_mutation, decode_record, frame_at, parse_segment_header, seal_frame,
+    decode_mutations, decode_record, frame_at, parse_segment_header, seal_frame,
 };
 use super::{ALLOCATION_UNIT_BYTES, SegmentInfo};
 use crate::error::{Error, Result};
@@ -194,6 +194,9 @@ pub(crate) fn check_segment(bytes: &[u8], version: u32, newest: bool) -> Segment
     // record) and where that group started.
     let mut pending: Vec<(u64, usize)> = Vec::new();
     let mut group_start = SEGMENT_HEADER_BYTES as u64;
+    // Highest sequence of the row mutations read so far: what the seal
+    // record, written from the same groups, must name.
+    let mut max_sequence = 0u64;
     let mut p = SEGMENT_HEADER_BYTES;
     while let FrameAt::Valid {
         payload,
@@ -208,7 +211,16 @@ pub(crate) fn check_segment(bytes: &[u8], version: u32, newest: bool) -> Segment
                 check.end = corrupt(offset, format!("undecodable WAL record: {e}"));
                 return finish_damaged(check, pending);
             }
-            Ok(WalRecord::Mutation(_)) => pending.push((offset, frame_bytes)),
+            Ok(WalRecord::Mutation(mutation)) => {
+                max_sequence = max_sequence.max(mutation.sequence);
+                pending.push((offset, frame_bytes));
+            }
+            Ok(WalRecord::MultiRow(rows)) => {
+                // Every row of it carries the one sequence.
+                let sequence = rows.first().map_or(0, |m| m.sequence);
+                max_sequence = max_sequence.max(sequence);
+                pending.push((offset, frame_bytes));
+            }
             Ok(WalRecord::GroupCommit(commit)) => {
                 let frames_match =
                     commit.frames as usize == pending.len() && commit.bytes == offset - group_start;
@@ -229,6 +241,17 @@ pub(crate) fn check_segment(bytes: &[u8], version: u32, newest: bool) -> Segment
                     && seal.frames == check.mutations.len() as u64;
                 if !seal_matches {
                     check.end = corrupt(offset, "seal record does not match the segment");
+                    return finish_damaged(check, pending);
+                }
+                if seal.max_sequence != max_sequence {
+                    check.end = corrupt(
+                        offset,
+                        format!(
+                            "seal record names sequence {} as the segment's highest, its \
+                             records hold {max_sequence}",
+                            seal.max_sequence
+                        ),
+                    );
                     return finish_damaged(check, pending);
                 }
                 let after = offset + frame_bytes as u64;
@@ -538,11 +561,14 @@ pub(crate) fn replay(
         };
         let mut segment_max = 0u64;
         for &(offset, frame_bytes) in &check.mutations {
-            let mutation = decode_mutation(payload_at(&segment.bytes, offset, frame_bytes))
+            // A multi-row mutation is one frame: all its rows are here.
+            let rows = decode_mutations(payload_at(&segment.bytes, offset, frame_bytes))
                 .map_err(|e| Error::corruption(path, offset, e.to_string()))?;
-            segment_max = segment_max.max(mutation.sequence);
-            apply(&mutation, path, offset)?;
-            summary.records += 1;
+            for mutation in &rows {
+                segment_max = segment_max.max(mutation.sequence);
+                apply(mutation, path, offset)?;
+                summary.records += 1;
+            }
         }
         summary.max_sequence = summary.max_sequence.max(segment_max);
         if let SegmentEnd::Torn { offset } = check.end {
@@ -581,6 +607,63 @@ pub(crate) fn replay(
         }
     }
     Ok(summary)
+}
+
+/// Bytes of frames a copy hands to the destination log at a time.
+const COPY_BATCH_BYTES: usize = 4 * 1024 * 1024;
+
+/// Appends to `to` every row mutation of the sealed segments `ids` of `dir`
+/// that `keep` accepts, in log order; returns how many it copied. The
+/// frames are copied as they are (a frame does not depend on where it
+/// lies). A segment that is not sealed, or damaged, is
+/// [`Error::Corruption`]: only sealed segments are ever copied.
+pub(crate) fn copy_mutations(
+    io: &Io,
+    dir: &Path,
+    ids: &[u64],
+    mut keep: impl FnMut(&LoggedMutation<'_>) -> bool,
+    to: &super::Wal,
+) -> Result<u64> {
+    let mut batch: Vec<u8> = Vec::new();
+    let (mut batch_frames, mut batch_max, mut copied) = (0u64, 0u64, 0u64);
+    for &id in ids {
+        let path = dir.join(segment_file_name(id));
+        let bytes = read_segment(io, &path)?;
+        let header = parse_segment_header(&bytes)
+            .map_err(|e| Error::corruption(&path, 0, format!("damaged segment header: {e}")))?;
+        let check = check_segment(&bytes, header.version, false);
+        if let SegmentEnd::Corrupt { offset, reason } = &check.end {
+            return Err(Error::corruption(&path, *offset, reason.clone()));
+        }
+        for &(offset, frame_bytes) in &check.mutations {
+            // A multi-row mutation's rows share one region and one
+            // sequence: the frame is kept or left whole, on its first row.
+            let mutations = decode_mutations(payload_at(&bytes, offset, frame_bytes))
+                .map_err(|e| Error::corruption(&path, offset, e.to_string()))?;
+            let Some(mutation) = mutations.first() else {
+                continue;
+            };
+            if !keep(mutation) {
+                continue;
+            }
+            let frame = bytes
+                .get(offset as usize..offset as usize + frame_bytes)
+                .unwrap_or_default();
+            batch.extend_from_slice(frame);
+            batch_frames += 1;
+            batch_max = batch_max.max(mutation.sequence);
+            copied += 1;
+            if batch.len() >= COPY_BATCH_BYTES {
+                to.append(&batch, batch_frames, batch_max, None)?;
+                batch.clear();
+                batch_frames = 0;
+            }
+        }
+    }
+    if batch_frames > 0 {
+        to.append(&batch, batch_frames, batch_max, None)?;
+    }
+    Ok(copied)
 }
 
 /// Leaves the last segment replay keeps ready for the log to go on after
@@ -703,6 +786,27 @@ mod tests {
             check_segment(&unsealed, 2, false).end,
             SegmentEnd::Corrupt { .. }
         ));
+    }
+
+    #[test]
+    fn a_seal_must_name_the_highest_sequence_of_its_segment() {
+        let sealed = segment(&[&[1, 3], &[2]], true);
+        let seal_at = *offsets(&sealed).last().unwrap();
+        for wrong in [2, 4] {
+            let mut bytes = sealed[..seal_at as usize].to_vec();
+            bytes.extend_from_slice(&seal_frame(Seal {
+                frames: 3,
+                max_sequence: wrong,
+                data_end: seal_at,
+            }));
+            match check_segment(&bytes, 2, false).end {
+                SegmentEnd::Corrupt { offset, reason } => {
+                    assert_eq!(offset, seal_at);
+                    assert!(reason.contains(&format!("sequence {wrong}")), "{reason}");
+                }
+                other => panic!("a seal naming {wrong} read back as {other:?}"),
+            }
+        }
     }
 
     #[test]

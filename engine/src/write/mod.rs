@@ -20,12 +20,13 @@ use crate::core::Services;
 use crate::error::{Error, Result};
 use crate::io::SyncKind;
 use crate::memstore::NewCell;
+use crate::metrics::{Latencies, Sampled};
 use crate::options::Durability;
 use crate::region::Region;
 use crate::store::Store;
 use crate::wal::format::{
-    FRAME_HEADER_BYTES, MAX_RECORD_BYTES, begin_frame, encode_mutation, finish_frame,
-    mutation_payload_bytes,
+    CellParts, FRAME_HEADER_BYTES, MAX_RECORD_BYTES, begin_frame, encode_multi_row,
+    encode_mutation, finish_frame, multi_row_payload_bytes, mutation_payload_bytes,
 };
 
 /// One cell of a prepared mutation.
@@ -64,15 +65,56 @@ impl PreparedRow {
 
     /// Rejects rows whose WAL record would exceed the limit.
     pub(crate) fn check_size(&self) -> Result<()> {
-        let len = self.encoded_len();
-        if len > MAX_RECORD_BYTES {
-            return Err(Error::MutationTooLarge {
-                len,
-                max: MAX_RECORD_BYTES,
-            });
-        }
-        Ok(())
+        check_record_size(self.encoded_len())
     }
+
+    /// The row's families as the WAL encoders take them.
+    fn logged_families(
+        &self,
+    ) -> impl ExactSizeIterator<Item = (u32, impl ExactSizeIterator<Item = CellParts<'_>>)> {
+        self.families.iter().map(|f| {
+            (
+                f.store.family_id(),
+                f.cells.iter().map(|c| {
+                    (
+                        c.kind,
+                        c.timestamp,
+                        c.qualifier.as_slice(),
+                        c.value.as_slice(),
+                    )
+                }),
+            )
+        })
+    }
+}
+
+/// Rejects a WAL record payload of `len` bytes over the limit.
+fn check_record_size(len: usize) -> Result<()> {
+    if len > MAX_RECORD_BYTES {
+        return Err(Error::MutationTooLarge {
+            len,
+            max: MAX_RECORD_BYTES,
+        });
+    }
+    Ok(())
+}
+
+/// Rejects rows whose multi-row WAL record would exceed the limit.
+pub(crate) fn check_together_size(rows: &[PreparedRow]) -> Result<()> {
+    check_record_size(multi_row_payload_bytes(
+        rows.iter().map(PreparedRow::encoded_len),
+    ))
+}
+
+/// How the rows of one commit become visible and durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Visibility {
+    /// Each row on its own: a sequence and a WAL frame per row.
+    EachRow,
+    /// All rows at once: one sequence and one WAL frame (a multi-row
+    /// mutation) for all of them, so that readers and replay see all of
+    /// them or none. The rows share one region.
+    AllRows,
 }
 
 fn sync_kind(durability: Durability) -> Option<SyncKind> {
@@ -93,19 +135,47 @@ fn stronger(a: Option<SyncKind>, b: Option<SyncKind>) -> Option<SyncKind> {
 
 /// Logs and applies `rows`; each row becomes visible atomically, in order.
 pub(crate) fn commit(services: &Services, rows: &[PreparedRow]) -> Result<()> {
+    commit_rows(services, rows, Visibility::EachRow)
+}
+
+/// Logs and applies `rows` (all of one region, each row at most once) as
+/// one multi-row mutation: one sequence, one WAL frame, so that readers see
+/// all of them or none and replay after a crash applies all or none.
+pub(crate) fn commit_together(services: &Services, rows: &[PreparedRow]) -> Result<()> {
+    debug_assert!(
+        rows.windows(2)
+            .all(|pair| pair[0].region.id() == pair[1].region.id()),
+        "a multi-row mutation stays in one region"
+    );
+    commit_rows(services, rows, Visibility::AllRows)
+}
+
+fn commit_rows(services: &Services, rows: &[PreparedRow], visibility: Visibility) -> Result<()> {
     if rows.is_empty() {
         return Ok(());
     }
     services.check_writable()?;
-    let count = rows.len() as u64;
+    let timing = Latencies::start(Sampled::Write);
+    let count = match visibility {
+        Visibility::EachRow => rows.len() as u64,
+        Visibility::AllRows => 1,
+    };
     let first = services.mvcc.begin(count);
-    if let Err(e) = log(services, rows, first) {
+    let logged = match visibility {
+        Visibility::EachRow => log(services, rows, first),
+        Visibility::AllRows => log_together(services, rows, first),
+    };
+    if let Err(e) = logged {
         services.mvcc.complete(first, count);
         return Err(services.fail_change(e));
     }
     let mut grown_total = 0u64;
     let mut cells: Vec<NewCell<'_>> = Vec::new();
-    for (sequence, row) in (first..).zip(rows) {
+    for (index, row) in (0u64..).zip(rows) {
+        let sequence = match visibility {
+            Visibility::EachRow => first + index,
+            Visibility::AllRows => first,
+        };
         let mut grown = 0u64;
         for family in &row.families {
             cells.clear();
@@ -130,6 +200,7 @@ pub(crate) fn commit(services: &Services, rows: &[PreparedRow]) -> Result<()> {
         .fetch_add(grown_total, Ordering::Relaxed);
     services.mvcc.complete(first, count);
     services.mvcc.wait_visible(first + count - 1);
+    Latencies::finish(&services.latencies.write, timing);
     Ok(())
 }
 
@@ -157,30 +228,58 @@ fn log(services: &Services, rows: &[PreparedRow], first: u64) -> Result<()> {
             row.region.id(),
             sequence,
             &row.row,
-            row.families.iter().map(|f| {
-                (
-                    f.store.family_id(),
-                    f.cells.iter().map(|c| {
-                        (
-                            c.kind,
-                            c.timestamp,
-                            c.qualifier.as_slice(),
-                            c.value.as_slice(),
-                        )
-                    }),
-                )
-            }),
+            row.logged_families(),
         );
         finish_frame(&mut frames, frame);
         frame_count += 1;
         max_sequence = sequence;
         sync = stronger(sync, sync_kind(row.durability));
     }
+    append_frames(services, &frames, frame_count, max_sequence, sync)
+}
+
+/// Appends one multi-row mutation frame holding `rows` at `sequence`
+/// (nothing when every row skips the WAL) and waits for the sync when any
+/// row's durability asks for it.
+fn log_together(services: &Services, rows: &[PreparedRow], sequence: u64) -> Result<()> {
+    let logged: Vec<&PreparedRow> = rows
+        .iter()
+        .filter(|row| row.durability != Durability::SkipWal)
+        .collect();
+    let Some(first) = logged.first() else {
+        return Ok(());
+    };
+    let payload = multi_row_payload_bytes(logged.iter().map(|row| row.encoded_len()));
+    let mut frames = Vec::with_capacity(FRAME_HEADER_BYTES + payload);
+    let frame = begin_frame(&mut frames);
+    encode_multi_row(
+        &mut frames,
+        first.region.id(),
+        sequence,
+        logged
+            .iter()
+            .map(|row| (row.row.as_slice(), row.logged_families())),
+    );
+    finish_frame(&mut frames, frame);
+    let sync = logged
+        .iter()
+        .fold(None, |sync, row| stronger(sync, sync_kind(row.durability)));
+    append_frames(services, &frames, 1, sequence, sync)
+}
+
+/// Hands encoded frames to the WAL; waits for their sync when asked.
+fn append_frames(
+    services: &Services,
+    frames: &[u8],
+    frame_count: u64,
+    max_sequence: u64,
+    sync: Option<SyncKind>,
+) -> Result<()> {
     if frame_count == 0 {
         return Ok(());
     }
     let wal = services.wal()?;
-    let ticket = wal.append(&frames, frame_count, max_sequence, sync)?;
+    let ticket = wal.append(frames, frame_count, max_sequence, sync)?;
     if sync.is_some() {
         wal.wait(ticket)?;
     }

@@ -6,11 +6,15 @@
 //! compactions running all the time).
 //!
 //! Each thread writes rows `PREFIX-tT-NNNNNNNN` holding the same value in
-//! families `a` and `b` (one mutation, `SyncWal`), and every fifth step
-//! increments the counter row `PREFIX-counter-tT`. After each call returns,
+//! families `a` and `b` (one mutation, `SyncWal`), every fifth step
+//! increments the counter row `PREFIX-counter-tT`, and every fifth step
+//! (another one) writes three rows `PREFIX-tT-NNNNNNNN-m0..m2` in one
+//! multi-row mutation (`Table::mutate_rows`). After each call returns,
 //! it appends one line to ACK_FILE with a single `write` (O_APPEND), which
 //! survives SIGKILL because it is in the kernel once `write` returns:
-//! `P ROW VALUE` for puts, `C ROW COUNT` for increments.
+//! `P ROW VALUE` for puts, `C ROW COUNT` for increments, `M STEM VALUE` for
+//! multi-row mutations (rows `STEM-m0..m2`). A multi-row mutation a split
+//! put across two regions is refused and not acknowledged.
 //!
 //! With `power-loss CALLS SEED`, the database runs on the fault-injecting
 //! back end, which loses power at its mutating I/O call number CALLS (any
@@ -36,7 +40,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use strata::fault::{FaultInjector, FileKind, PowerLoss};
-use strata::{Db, Durability, Increment, Put, Table};
+use strata::{Db, Durability, Error, Increment, Mutation, Put, Table};
+
+/// Rows of each multi-row mutation the writer makes.
+const ROWS_PER_MULTI_ROW_MUTATION: usize = 3;
 
 /// Longest a power-loss child writes before it cuts the power itself.
 const POWER_LOSS_DEADLINE: Duration = Duration::from_secs(10);
@@ -140,6 +147,24 @@ fn write_until_failure(
                     let count = i64::from_be_bytes(r.value("a", "n").unwrap().try_into().unwrap());
                     format!("C {counter} {count}\n")
                 })
+        } else if n % 5 == 2 {
+            let stem = format!("{prefix}-t{t}-{n:08}");
+            let value = format!("value-{t}-{n}");
+            let rows: Vec<Mutation> = (0..ROWS_PER_MULTI_ROW_MUTATION)
+                .map(|k| {
+                    Mutation::Put(
+                        Put::new(format!("{stem}-m{k}"))
+                            .add("a", "v", &value)
+                            .add("b", "v", &value)
+                            .durability(Durability::SyncWal),
+                    )
+                })
+                .collect();
+            match table.mutate_rows(&rows) {
+                // A split fell between the rows: refused whole, not acknowledged.
+                Err(Error::RowsSpanRegions { .. }) => continue,
+                outcome => outcome.map(|()| format!("M {stem} {value}\n")),
+            }
         } else {
             let row = format!("{prefix}-t{t}-{n:08}");
             let value = format!("value-{t}-{n}");

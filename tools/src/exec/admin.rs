@@ -205,6 +205,28 @@ impl Executor {
         Ok(Reply::Done)
     }
 
+    /// `backup 'DIR'`: a checkpoint of the database in `DIR`; prints what it holds.
+    pub(super) fn backup(&mut self, dir: &str, out: &mut dyn Write) -> Result<Reply, CommandError> {
+        let report = self
+            .db
+            .checkpoint(dir)
+            .map_err(|error| self.engine_error("", error))?;
+        line(
+            out,
+            &format!(
+                "Backup of {} in {} at sequence {}: {} HFiles linked, {} copied ({} bytes), {} log records",
+                self.db.path().display(),
+                report.path.display(),
+                report.sequence,
+                report.hfiles_linked,
+                report.hfiles_copied,
+                report.bytes_copied,
+                report.wal_mutations
+            ),
+        )?;
+        Ok(Reply::Done)
+    }
+
     /// `normalizer_switch`: prints the previous state.
     pub(super) fn normalizer_switch(
         &mut self,

@@ -52,15 +52,7 @@ impl Executor {
         pattern: Option<&str>,
         out: &mut dyn Write,
     ) -> Result<Reply, CommandError> {
-        // Java's Pattern.matches: the whole name must match.
-        let regex = regex::Regex::new(&format!("^(?:{})$", pattern.unwrap_or(".*")))
-            .map_err(|error| failed(format!("invalid regular expression: {error}")))?;
-        let names: Vec<String> = self
-            .db
-            .list_tables()
-            .into_iter()
-            .filter(|name| regex.is_match(name))
-            .collect();
+        let names = Executor::matching(self.db.list_tables(), pattern)?;
         line(out, "TABLE")?;
         for name in &names {
             line(out, name)?;

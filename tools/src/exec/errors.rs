@@ -69,7 +69,9 @@ impl Executor {
             strata::Error::TableDisabled { table } => {
                 format!("org.apache.hadoop.hbase.TableNotEnabledException: {table} is disabled.")
             }
-            strata::Error::UnknownFamily { .. } => self.unknown_family(table),
+            strata::Error::UnknownFamily { .. } | strata::Error::FamilyDropped { .. } => {
+                self.unknown_family(table)
+            }
             strata::Error::NamespaceNotFound { namespace } => {
                 format!("org.apache.hadoop.hbase.NamespaceNotFoundException: {namespace}")
             }
@@ -91,6 +93,17 @@ impl Executor {
                 .unwrap_or_else(|| {
                     strata::Error::InvalidNamespaceName { name, reason }.to_string()
                 }),
+            strata::Error::SnapshotExists { name } => format!(
+                "org.apache.hadoop.hbase.snapshot.SnapshotExistsException: Snapshot '{name}' \
+                 already stored on the filesystem."
+            ),
+            strata::Error::SnapshotNotFound { name } => format!(
+                "org.apache.hadoop.hbase.snapshot.SnapshotDoesNotExistException: Snapshot \
+                 '{name}' doesn't exist on the filesystem"
+            ),
+            strata::Error::TableNotDisabled { table } => {
+                format!("org.apache.hadoop.hbase.TableNotDisabledException: {table}")
+            }
             strata::Error::NotACounter { len, .. } => {
                 format!(
                     "org.apache.hadoop.hbase.DoNotRetryIOException: Field is not a long, it's {len} bytes wide"

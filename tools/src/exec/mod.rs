@@ -9,7 +9,8 @@
 //!
 //! Modules: [`schema`] converts between the shell's family and table specifications and the
 //! engine's descriptors (and renders `describe`); `ddl` runs the table commands; `dml` the
-//! reads and writes; `admin` the maintenance and cluster commands; `output` renders cells;
+//! reads and writes; `admin` the maintenance and cluster commands (and `backup`); `snapshot` HBase's snapshot
+//! commands; `output` renders cells;
 //! `errors` words engine errors as HBase does.
 
 mod admin;
@@ -20,6 +21,7 @@ pub mod identity;
 mod namespace;
 mod output;
 pub mod schema;
+mod snapshot;
 
 use std::io::{self, Write};
 use std::path::Path;
@@ -29,6 +31,7 @@ use strata::{Clock, Db, DbOptions, Table};
 
 use crate::shell::{Command, TableLayout, TimestampFormat};
 
+pub use admin::region_name;
 pub use errors::CommandError;
 pub use identity::UserIdentity;
 pub use namespace::table_reference;
@@ -83,12 +86,18 @@ impl Executor {
     ) -> strata::Result<Executor> {
         let clock = db_options.clock.clone();
         let db = Db::open(dir, db_options)?;
-        Ok(Executor {
+        Ok(Executor::with_db(db, clock, options))
+    }
+
+    /// An executor over a database that is already open (a server's sessions share one);
+    /// `clock` is the one the database was opened with. Closing it is the owner's job.
+    pub fn with_db(db: Db, clock: Arc<dyn Clock>, options: ExecOptions) -> Executor {
+        Executor {
             db,
             clock,
             options,
             user: UserIdentity::current(),
-        })
+        }
     }
 
     /// Changes who `whoami` reports (tests fix it so that transcripts do not depend on the
@@ -170,6 +179,12 @@ impl Executor {
                 "table references are resolved by the shell session (strata_tools::session)"
                     .to_owned(),
             )),
+            Command::Snapshot { table, name } => self.snapshot(table, name),
+            Command::ListSnapshots { pattern } => self.list_snapshots(pattern.as_deref(), out),
+            Command::CloneSnapshot { name, table } => self.clone_snapshot(name, table),
+            Command::RestoreSnapshot { name } => self.restore_snapshot(name),
+            Command::DeleteSnapshot { name } => self.delete_snapshot(name),
+            Command::Backup { dir } => self.backup(dir, out),
             Command::Version => {
                 writeln!(out, "{}", version_line())?;
                 Ok(Reply::Done)
@@ -184,6 +199,17 @@ impl Executor {
         self.db
             .table(name)
             .map_err(|error| self.engine_error(name, error))
+    }
+
+    /// The names `list`-like commands keep: those the whole regular expression matches
+    /// (Java's `Pattern.matches`), all of them without one.
+    fn matching(names: Vec<String>, pattern: Option<&str>) -> Result<Vec<String>, CommandError> {
+        let regex = regex::Regex::new(&format!("^(?:{})$", pattern.unwrap_or(".*")))
+            .map_err(|error| errors::failed(format!("invalid regular expression: {error}")))?;
+        Ok(names
+            .into_iter()
+            .filter(|name| regex.is_match(name))
+            .collect())
     }
 
     /// "Now" by the database's clock.

@@ -7,7 +7,6 @@
 
 use std::io::Write;
 
-use super::errors::failed;
 use super::{CommandError, Executor, Reply, line};
 use crate::shell::{list_result_line, row_count_line, to_string_binary};
 
@@ -19,15 +18,7 @@ impl Executor {
         pattern: Option<&str>,
         out: &mut dyn Write,
     ) -> Result<Reply, CommandError> {
-        // Java's Pattern.matches: the whole name must match.
-        let regex = regex::Regex::new(&format!("^(?:{})$", pattern.unwrap_or(".*")))
-            .map_err(|error| failed(format!("invalid regular expression: {error}")))?;
-        let names: Vec<String> = self
-            .db
-            .list_namespaces()
-            .into_iter()
-            .filter(|name| regex.is_match(name))
-            .collect();
+        let names = Executor::matching(self.db.list_namespaces(), pattern)?;
         line(out, "NAMESPACE")?;
         for name in &names {
             line(out, name)?;

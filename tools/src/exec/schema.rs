@@ -4,14 +4,11 @@
 use std::time::Duration;
 
 use strata::{
-    BloomType, Compression, DEFAULT_MAX_REGION_SIZE_BYTES, DEFAULT_MEMSTORE_FLUSH_SIZE_BYTES,
-    Durability, FamilyDescriptor, PreSplit, TableDescriptor,
+    DEFAULT_MAX_REGION_SIZE_BYTES, DEFAULT_MEMSTORE_FLUSH_SIZE_BYTES, Durability, FamilyDescriptor,
+    PreSplit, TableDescriptor,
 };
 
 use crate::shell::{self, FamilySpec, TableOptionKey, TableOptions, Ttl, descriptor_text};
-
-/// The zstd level `COMPRESSION => 'ZSTD'` gets (zstd's own default).
-pub const ZSTD_LEVEL: i32 = 3;
 
 /// The engine's default durability, which `DURABILITY => 'USE_DEFAULT'` selects.
 const DEFAULT_DURABILITY: Durability = Durability::SyncWal;
@@ -35,25 +32,14 @@ pub fn apply_family_spec(family: FamilyDescriptor, spec: &FamilySpec) -> FamilyD
         None => {}
     }
     if let Some(bloom) = spec.bloom_filter {
-        family = family.bloom(match bloom {
-            shell::BloomFilter::None => BloomType::None,
-            shell::BloomFilter::Row => BloomType::Row,
-            shell::BloomFilter::RowCol => BloomType::RowCol,
-        });
+        family = family.bloom(bloom);
     }
     if let Some(bytes) = spec.block_size_bytes {
         family = family.block_size_bytes(bytes);
     }
     if let Some(compression) = spec.compression {
         let current = family.get_compression();
-        family = family.compression(match (compression, current) {
-            (shell::Compression::None, _) => Compression::None,
-            // Keep a level chosen through the library.
-            (shell::Compression::Zstd, Compression::Zstd { level }) => Compression::Zstd { level },
-            (shell::Compression::Zstd, Compression::None) => {
-                Compression::Zstd { level: ZSTD_LEVEL }
-            }
-        });
+        family = family.compression(compression.compression(current));
     }
     if let Some(in_memory) = spec.in_memory {
         family = family.in_memory(in_memory);
@@ -205,6 +191,8 @@ pub fn table_text(descriptor: &TableDescriptor) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conventions::ZSTD_LEVEL;
+    use strata::Compression;
 
     #[test]
     fn family_specs_change_only_what_they_name() {

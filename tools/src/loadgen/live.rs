@@ -12,7 +12,7 @@ use std::io;
 
 use console::{Term, style};
 
-use super::report::{IntervalRecord, escape_key, micros};
+use super::report::{IntervalRecord, escape_key, micros, named_target};
 use super::{Phase, RunLayout};
 
 /// Regions listed under "hottest regions".
@@ -104,8 +104,11 @@ impl LiveView {
         } else {
             "open loop"
         };
+        let against = named_target(&self.layout.target)
+            .map(|target| format!(" against {target}"))
+            .unwrap_or_default();
         out.push(bold(format!(
-            "strata-loadgen {mode}, {} workers [{}{}] {:.1}/{:.1} s {:.0}%",
+            "strata-loadgen {mode}{against}, {} workers [{}{}] {:.1}/{:.1} s {:.0}%",
             self.layout.threads,
             "#".repeat(filled),
             "-".repeat(PROGRESS_BAR_WIDTH - filled),
@@ -149,36 +152,13 @@ impl LiveView {
                 micros(p.max_us)
             ));
         }
-        let total: u64 = region_ops.iter().sum();
-        out.push(bold(format!(
-            "hottest regions ({} ops in the interval over {} region(s))",
-            total,
-            region_ops.len()
-        )));
-        let mut ranked: Vec<(usize, u64)> = region_ops
-            .iter()
-            .copied()
-            .enumerate()
-            .filter(|(_, n)| *n > 0)
-            .collect();
-        // Largest share first; ties in table order.
-        ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        if ranked.is_empty() {
-            out.push("  (no operations)".to_string());
-        }
-        for (region, ops) in ranked.into_iter().take(HOTTEST_REGIONS) {
-            let share = ops as f64 / total.max(1) as f64;
-            let bar = (share * SHARE_BAR_WIDTH as f64).round() as usize;
+        if self.layout.region_starts.is_empty() {
             out.push(format!(
-                "  #{:<4} {:<w$} .. {:<w$} {:>6.1}% {:>9} ops {}",
-                region,
-                short_key(self.layout.region_starts.get(region), "(start)"),
-                short_key(self.layout.region_ends.get(region), "(end)"),
-                share * 100.0,
-                ops,
-                "#".repeat(bar),
-                w = KEY_WIDTH
+                "regions: none ({} has no regions)",
+                self.layout.target
             ));
+        } else {
+            self.region_lines(region_ops, &bold, &mut out);
         }
         let stalls = match self.stalls_at_s.as_slice() {
             [] => "stalls: none".to_string(),
@@ -214,6 +194,47 @@ impl LiveView {
             )));
         }
         out
+    }
+
+    /// The hottest regions of the interval: at most [`HOTTEST_REGIONS`], with
+    /// their key ranges and shares.
+    fn region_lines(
+        &self,
+        region_ops: &[u64],
+        bold: &dyn Fn(String) -> String,
+        out: &mut Vec<String>,
+    ) {
+        let total: u64 = region_ops.iter().sum();
+        out.push(bold(format!(
+            "hottest regions ({} ops in the interval over {} region(s))",
+            total,
+            region_ops.len()
+        )));
+        let mut ranked: Vec<(usize, u64)> = region_ops
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        // Largest share first; ties in table order.
+        ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        if ranked.is_empty() {
+            out.push("  (no operations)".to_string());
+        }
+        for (region, ops) in ranked.into_iter().take(HOTTEST_REGIONS) {
+            let share = ops as f64 / total.max(1) as f64;
+            let bar = (share * SHARE_BAR_WIDTH as f64).round() as usize;
+            out.push(format!(
+                "  #{:<4} {:<w$} .. {:<w$} {:>6.1}% {:>9} ops {}",
+                region,
+                short_key(self.layout.region_starts.get(region), "(start)"),
+                short_key(self.layout.region_ends.get(region), "(end)"),
+                share * 100.0,
+                ops,
+                "#".repeat(bar),
+                w = KEY_WIDTH
+            ));
+        }
     }
 
     /// Which phase the run is in at `now_s` and how far into it.
@@ -373,6 +394,7 @@ mod tests {
             region_ends: vec![b"g".to_vec(), b"p".to_vec(), b"".to_vec()],
             threads: 2,
             closed_loop: false,
+            target: "strata".to_owned(),
         }
     }
 
@@ -464,6 +486,27 @@ mod tests {
         let text = view.render(120, 40).join("\n");
         assert!(text.contains("stalls: 1 interval(s)"), "{text}");
         assert!(!text.contains("STALL in this interval"), "{text}");
+    }
+
+    #[test]
+    fn a_target_without_regions_is_named_and_said_to_have_none() {
+        let mut l = layout();
+        l.region_starts.clear();
+        l.region_ends.clear();
+        l.target = "rocksdb".to_owned();
+        let mut view = LiveView::new(&l);
+        view.observe(&record(3, 1000, 10, 5), &[]);
+        let lines = view.render(120, 40);
+        let text = lines.join("\n");
+        assert!(
+            lines[0].starts_with("strata-loadgen open loop against rocksdb, 2 workers"),
+            "{text}"
+        );
+        assert!(
+            lines.contains(&"regions: none (rocksdb has no regions)".to_owned()),
+            "{text}"
+        );
+        assert!(!text.contains("hottest regions"), "{text}");
     }
 
     #[test]

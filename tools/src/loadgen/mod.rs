@@ -11,17 +11,22 @@
 //!   HdrHistogram interval log, the per-region timeline.
 //! * [`live`]: the live terminal view.
 //! * [`plots`]: `--report`, the run as plots (HTML or SVG).
+//! * [`target`]: what the run drives (strata, RocksDB or fjall in process, an
+//!   HBase Thrift1 server) and each operation as the target expresses it.
+//! * [`compare`]: several engines' runs of the same schedule side by side.
 //!
 //! The run itself ([`run`]) spawns `threads` workers; each follows its own
 //! share of the schedule and records into its own interval slot, which the
 //! reporting thread swaps out once per interval.
 
+pub mod compare;
 pub mod keys;
 pub mod live;
 pub mod plots;
 pub mod report;
 pub mod schedule;
 pub mod spec;
+pub mod target;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -30,9 +35,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
-use strata::{
-    CheckAction, CheckAndMutate, Delete, Get, Increment, Put, RegionActivity, Scan, Table,
-};
+use strata::{Put, Table};
 
 use keys::{Chooser, KeySpace};
 use report::{
@@ -40,6 +43,8 @@ use report::{
 };
 use schedule::{Arrival, Dispatch, Schedule, dispatch, latencies};
 use spec::{Mix, OpKind, RateSpec, Slo};
+pub use target::Target;
+use target::{Operation, RegionSpan, Session};
 
 /// The family every operation uses.
 pub const FAMILY: &[u8] = b"f";
@@ -109,14 +114,6 @@ pub struct LoadSpec {
     /// Test hook: stall every operation from `.0` after the start (warm-up
     /// included) for `.1`, as an engine pause would.
     pub pause: Option<(Duration, Duration)>,
-}
-
-/// What the operations run against.
-pub enum Target {
-    /// A strata table.
-    Table(Table),
-    /// Nothing: measures the dispatcher itself.
-    DryRun,
 }
 
 /// An error of a run: what went wrong.
@@ -253,7 +250,8 @@ pub struct RunLayout {
     /// Warm-up and rate steps, back to back.
     pub phases: Vec<Phase>,
     /// Region start keys in order, as the table was split at the start
-    /// (the first is empty).
+    /// (the first is empty); none for a target without regions (RocksDB,
+    /// fjall).
     pub region_starts: Vec<Vec<u8>>,
     /// Region end keys (exclusive; empty for the last).
     pub region_ends: Vec<Vec<u8>>,
@@ -261,6 +259,8 @@ pub struct RunLayout {
     pub threads: usize,
     /// `--rate max`.
     pub closed_loop: bool,
+    /// What the run drives ([`Target::name`]).
+    pub target: String,
 }
 
 impl RunLayout {
@@ -328,34 +328,21 @@ pub fn run(
             spec.threads
         )));
     }
-    let (region_starts, region_ends, activity_before) = match &target {
-        Target::Table(table) => {
-            let regions = table.regions()?;
-            (
-                regions
-                    .iter()
-                    .map(|r| r.start_key.clone())
-                    .collect::<Vec<_>>(),
-                regions
-                    .iter()
-                    .map(|r| r.end_key.clone())
-                    .collect::<Vec<_>>(),
-                regions.iter().map(|r| r.activity).collect::<Vec<_>>(),
-            )
-        }
-        Target::DryRun => (
-            vec![Vec::new()],
-            vec![Vec::new()],
-            vec![RegionActivity::default()],
-        ),
-    };
+    target.check_mix(&spec.mix)?;
+    let regions_before = target.regions()?;
     let layout = RunLayout {
         phases: phases(&spec),
-        region_starts,
-        region_ends,
+        region_starts: regions_before.iter().map(|r| r.start_key.clone()).collect(),
+        region_ends: regions_before.iter().map(|r| r.end_key.clone()).collect(),
         threads: spec.threads,
         closed_loop: spec.rate == RateSpec::Max,
+        target: target.name(),
     };
+    // Connections are opened before the clock starts: a server that cannot be reached is
+    // an error now, and connecting is not in the first operations' latency.
+    let sessions = (0..spec.threads)
+        .map(|_| target.session())
+        .collect::<Result<Vec<Session>, RunError>>()?;
     let regions = layout.region_starts.len();
     let end_ns = layout.end_ns();
     let mut timeline = RegionTimeline::new(regions, TIMELINE_MAX_CELLS);
@@ -377,9 +364,9 @@ pub fn run(
         target,
     });
     let mut workers = Vec::new();
-    for worker in 0..shared.spec.threads {
+    for (worker, mut session) in sessions.into_iter().enumerate() {
         let s = shared.clone();
-        workers.push(std::thread::spawn(move || work(&s, worker)));
+        workers.push(std::thread::spawn(move || work(&s, worker, &mut session)));
     }
     let pauser = shared.spec.pause.map(|(at, length)| {
         let s = shared.clone();
@@ -403,7 +390,7 @@ pub fn run(
         .collect();
     let mut run_total = IntervalSlot::new(regions, &empty);
     let mut interval_start = 0u64;
-    let mut last_stall_micros = stall_micros(&shared.target);
+    let mut last_stall_micros = shared.target.stall_micros();
     while interval_start < end_ns {
         let phase_index = shared
             .phases
@@ -421,7 +408,7 @@ pub fn run(
             };
             slot.merge(&taken);
         }
-        let stalls_now = stall_micros(&shared.target);
+        let stalls_now = shared.target.stall_micros();
         let engine_stall_us = stalls_now.saturating_sub(last_stall_micros);
         last_stall_micros = stalls_now;
         let record = IntervalRecord::new(
@@ -469,23 +456,14 @@ pub fn run(
             }
         }
     }
-    let activity_after: Vec<(Vec<u8>, RegionActivity)> = match &shared.target {
-        Target::Table(table) => table
-            .regions()?
-            .into_iter()
-            .map(|r| (r.start_key, r.activity))
-            .collect(),
+    let regions_after: Vec<RegionSpan> = match &shared.target {
+        // A dry run's one region never splits and has no counters to read again.
         Target::DryRun => Vec::new(),
+        target => target.regions()?,
     };
     // Each split adds one region.
-    let splits = activity_after.len().saturating_sub(regions);
-    let region_loads = RegionLoad::table(
-        &shared.region_starts,
-        &layout.region_ends,
-        &run_total.per_region,
-        &activity_before,
-        &activity_after,
-    );
+    let splits = regions_after.len().saturating_sub(regions);
+    let region_loads = RegionLoad::table(&regions_before, &run_total.per_region, &regions_after);
     let phase_summaries: Vec<PhaseSummary> = shared
         .phases
         .iter()
@@ -494,6 +472,7 @@ pub fn run(
         .collect();
     Ok(RunSummary::new(
         &shared.spec,
+        layout.target.clone(),
         &run_total,
         phase_summaries,
         intervals,
@@ -502,16 +481,6 @@ pub fn run(
         splits,
         shared.records.load(Ordering::Relaxed),
     ))
-}
-
-fn stall_micros(target: &Target) -> u64 {
-    match target {
-        Target::Table(t) => t
-            .regions()
-            .map(|rs| rs.iter().map(|r| r.activity.stall_micros).sum())
-            .unwrap_or(0),
-        Target::DryRun => 0,
-    }
 }
 
 /// Sleeps (then spins) until `at_ns` after the run's start, or until the
@@ -549,7 +518,7 @@ fn tighten_timer_slack() {
 fn tighten_timer_slack() {}
 
 /// One worker: its share of every phase's schedule.
-fn work(shared: &Shared, worker: usize) {
+fn work(shared: &Shared, worker: usize, session: &mut Session) {
     tighten_timer_slack();
     let spec = &shared.spec;
     let mut rng = SmallRng::seed_from_u64(spec.seed ^ keys::mix64(worker as u64 + 1));
@@ -593,7 +562,7 @@ fn work(shared: &Shared, worker: usize) {
             let kind = spec.mix.pick(rng.random::<f64>());
             let outcome = {
                 let _open = shared.pause_gate.read();
-                execute(shared, kind, &mut rng, &mut buffers)
+                execute(shared, session, kind, &mut rng, &mut buffers)
             };
             let finished = shared.now_ns();
             let (corrected, service) = latencies(intended, started, finished);
@@ -625,6 +594,8 @@ fn work(shared: &Shared, worker: usize) {
 /// A worker's reusable key and value buffers.
 struct Buffers {
     key: Vec<u8>,
+    /// The keys of a `get_many` (the first is `key`'s record).
+    batch: Vec<Vec<u8>>,
     /// Random bytes; values are windows of it.
     noise: Vec<u8>,
 }
@@ -633,6 +604,7 @@ impl Buffers {
     fn new(spec: &LoadSpec, rng: &mut SmallRng) -> Self {
         Buffers {
             key: Vec::with_capacity(64),
+            batch: Vec::new(),
             noise: (0..spec.value_bytes * 2 + 64)
                 .map(|_| rng.random::<u8>())
                 .collect(),
@@ -645,13 +617,16 @@ impl Buffers {
     }
 }
 
-/// Runs one operation; returns the region of its (first) key.
+/// Draws one operation's records, keys and values (the same draws whatever the target,
+/// so every engine gets the same operations) and runs it; returns the region of its
+/// (first) key.
 fn execute(
     shared: &Shared,
+    session: &mut Session,
     kind: OpKind,
     rng: &mut SmallRng,
     buffers: &mut Buffers,
-) -> Result<usize, strata::Error> {
+) -> Result<usize, String> {
     let spec = &shared.spec;
     let record = if kind == OpKind::Put {
         shared.records.fetch_add(1, Ordering::Relaxed)
@@ -661,72 +636,85 @@ fn execute(
     };
     spec.keys.write_key(record, &mut buffers.key);
     let region = shared.region_of(&buffers.key);
-    let Target::Table(table) = &shared.target else {
+    if let Target::DryRun = shared.target {
         return Ok(region);
-    };
-    let key = buffers.key.as_slice();
-    match kind {
-        OpKind::Get => {
-            table.get(&Get::new(key))?;
-        }
-        OpKind::Put | OpKind::Update => {
-            let value = buffers.value(rng, spec.value_bytes);
-            table.put(&Put::new(key).add(FAMILY, QUALIFIER, value))?;
-        }
-        OpKind::Scan => {
-            let mut cursor = table.scan_cursor(&Scan::new().start(key).limit(spec.scan_rows))?;
-            while cursor.next_row()?.is_some() {}
-        }
-        OpKind::Increment => {
-            table.increment(&Increment::new(key).add(FAMILY, COUNTER, 1))?;
-        }
-        OpKind::Delete => {
-            table.delete(&Delete::new(key))?;
-        }
-        OpKind::GetMany => {
-            let mut gets = vec![Get::new(key)];
-            let count = shared.records.load(Ordering::Relaxed);
-            let mut other = Vec::new();
-            for _ in 1..spec.batch {
-                spec.keys
-                    .write_key(spec.chooser.pick(count, rng), &mut other);
-                gets.push(Get::new(&other));
+    }
+    if kind == OpKind::GetMany {
+        let count = shared.records.load(Ordering::Relaxed);
+        buffers.batch.resize_with(spec.batch, Vec::new);
+        for (i, key) in buffers.batch.iter_mut().enumerate() {
+            if i == 0 {
+                key.clone_from(&buffers.key);
+            } else {
+                spec.keys.write_key(spec.chooser.pick(count, rng), key);
             }
-            table.get_many(&gets)?;
-        }
-        OpKind::CheckAndMutate => {
-            let expected = buffers.value(rng, spec.value_bytes).to_vec();
-            let put = Put::new(key).add(FAMILY, QUALIFIER, buffers.value(rng, spec.value_bytes));
-            table.check_and_mutate(
-                &CheckAndMutate::builder(key)
-                    .if_equals(FAMILY, QUALIFIER, expected)
-                    .then(CheckAction::Put(put)),
-            )?;
         }
     }
+    let row = buffers.key.as_slice();
+    let operation = match kind {
+        OpKind::Get => Operation::Get { row },
+        OpKind::Put | OpKind::Update => Operation::Put {
+            row,
+            value: buffers.value(rng, spec.value_bytes),
+        },
+        OpKind::Scan => Operation::Scan {
+            start: row,
+            rows: spec.scan_rows,
+        },
+        OpKind::Increment => Operation::Increment { row },
+        OpKind::Delete => Operation::Delete { row },
+        OpKind::GetMany => Operation::GetMany {
+            rows: &buffers.batch,
+        },
+        OpKind::CheckAndMutate => Operation::CheckAndPut {
+            row,
+            expected: buffers.value(rng, spec.value_bytes),
+            value: buffers.value(rng, spec.value_bytes),
+        },
+    };
+    shared.target.execute(session, operation)?;
     Ok(region)
 }
 
-/// Loads `records` records (keys 0..records by the spec's pattern) with
-/// `put_many` batches; untimed by the run, timed here for the report.
+/// Records a preload writes per batch.
+pub const PRELOAD_BATCH_RECORDS: usize = 1000;
+
+/// Loads `records` records (keys 0..records by the spec's pattern) into a
+/// strata table with `put_many` batches; untimed by the run, timed here for
+/// the report.
 pub fn preload(table: &Table, spec: &LoadSpec) -> Result<Duration, RunError> {
+    preload_with(spec, |records| {
+        let puts: Vec<Put> = records
+            .iter()
+            .map(|(key, value)| Put::new(key).add(FAMILY, QUALIFIER, value))
+            .collect();
+        table.put_many(&puts).map_err(|e| e.to_string())
+    })
+}
+
+/// Hands `write` the records of a preload in batches of
+/// [`PRELOAD_BATCH_RECORDS`] `(key, value)` pairs: keys 0..records by the
+/// spec's pattern, values drawn from the spec's seed, so every target is
+/// loaded with the same records. Returns how long it took.
+pub fn preload_with(
+    spec: &LoadSpec,
+    mut write: impl FnMut(&[(Vec<u8>, Vec<u8>)]) -> Result<(), String>,
+) -> Result<Duration, RunError> {
     let started = Instant::now();
     let mut rng = SmallRng::seed_from_u64(spec.seed);
     let buffers = Buffers::new(spec, &mut rng);
-    let mut key = Vec::new();
-    let mut batch = Vec::with_capacity(1000);
+    let mut batch = Vec::with_capacity(PRELOAD_BATCH_RECORDS);
     for record in 0..spec.records {
+        let mut key = Vec::new();
         spec.keys.write_key(record, &mut key);
-        batch.push(Put::new(&key).add(
-            FAMILY,
-            QUALIFIER,
-            buffers.value(&mut rng, spec.value_bytes),
-        ));
-        if batch.len() == 1000 {
-            table.put_many(&batch)?;
+        batch.push((key, buffers.value(&mut rng, spec.value_bytes).to_vec()));
+        if batch.len() == PRELOAD_BATCH_RECORDS {
+            write(&batch).map_err(|e| RunError(format!("preloading: {e}")))?;
             batch.clear();
         }
     }
-    table.put_many(&batch)?;
+    if !batch.is_empty() {
+        write(&batch).map_err(|e| RunError(format!("preloading: {e}")))?;
+    }
     Ok(started.elapsed())
 }

@@ -14,9 +14,17 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use plotters::coord::Shift;
+use plotters::coord::combinators::LogCoord;
+use plotters::coord::ranged1d::AsRangedCoord;
 use plotters::prelude::*;
 
-use super::report::{RegionTimeline, RunSummary, micros};
+mod comparison;
+pub use comparison::{
+    ComparisonCharts, RUN_CHART_HEIGHT, RUN_CHART_WIDTH, comparison_charts, comparison_html,
+    write_comparison_report,
+};
+
+use super::report::{RegionCounters, RegionTimeline, RunSummary, micros, named_target};
 
 /// Size of one chart, pixels.
 pub const CHART_WIDTH: u32 = 960;
@@ -54,6 +62,63 @@ impl From<io::Error> for PlotError {
 
 fn drawing<E: fmt::Debug>(e: E) -> PlotError {
     PlotError(format!("drawing the report: {e:?}"))
+}
+
+/// A chart drawn over the ranges `X` and `Y`.
+type ChartOver<'a, DB, X, Y> = ChartContext<
+    'a,
+    DB,
+    Cartesian2d<<X as AsRangedCoord>::CoordDescType, <Y as AsRangedCoord>::CoordDescType>,
+>;
+
+/// A chart on `area` with the report's margin and label areas, captioned
+/// `caption` in a `caption_size` font, over the ranges `x` and `y` (linear,
+/// or logarithmic with `.log_scale()`).
+fn chart_on<'a, DB: DrawingBackend, X: AsRangedCoord, Y: AsRangedCoord>(
+    area: &'a DrawingArea<DB, Shift>,
+    caption: &str,
+    caption_size: u32,
+    x: X,
+    y: Y,
+) -> Result<ChartOver<'a, DB, X, Y>, PlotError> {
+    ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", caption_size))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(80)
+        .build_cartesian_2d(x, y)
+        .map_err(drawing)
+}
+
+/// The axes of a latency spectrum (HdrHistogram's percentile plot): x is
+/// `1 / (1 - p)` up to `x_to`, labelled as percentiles, y latency in us from
+/// `y_from` to `y_to`, both logarithmic.
+type SpectrumAxes = Cartesian2d<LogCoord<f64>, LogCoord<f64>>;
+
+/// A chart with a spectrum's axes and mesh.
+fn spectrum_chart<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    caption: &str,
+    caption_size: u32,
+    x_to: f64,
+    (y_from, y_to): (f64, f64),
+) -> Result<ChartContext<'a, DB, SpectrumAxes>, PlotError> {
+    let mut chart = chart_on(
+        area,
+        caption,
+        caption_size,
+        (1f64..x_to).log_scale(),
+        (y_from..y_to).log_scale(),
+    )?;
+    chart
+        .configure_mesh()
+        .x_desc("percentile (log scale of 1 / (1 - p))")
+        .y_desc("latency (us, log scale)")
+        .x_label_formatter(&|x| percentile_label(*x))
+        .y_label_formatter(&|v| micros(*v))
+        .draw()
+        .map_err(drawing)?;
+    Ok(chart)
 }
 
 /// The report's file type, from its name.
@@ -101,10 +166,17 @@ pub struct Charts {
 fn svg_of(
     draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), PlotError>,
 ) -> Result<String, PlotError> {
+    svg_sized((CHART_WIDTH, CHART_HEIGHT), draw)
+}
+
+/// Draws one chart of `size` pixels into an SVG string.
+fn svg_sized(
+    size: (u32, u32),
+    draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), PlotError>,
+) -> Result<String, PlotError> {
     let mut out = String::new();
     {
-        let root =
-            SVGBackend::with_string(&mut out, (CHART_WIDTH, CHART_HEIGHT)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
         draw(&root)?;
         root.present().map_err(drawing)?;
     }
@@ -190,13 +262,13 @@ fn draw_throughput<DB: DrawingBackend>(
         .map(|i| i.rate.max(i.target_rate.unwrap_or(0.0)))
         .fold(0.0, f64::max);
     let y_max = (highest * 1.15).max(1.0);
-    let mut chart = ChartBuilder::on(area)
-        .caption("Throughput per interval", ("sans-serif", 20))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(80)
-        .build_cartesian_2d(0f64..end_s, 0f64..y_max)
-        .map_err(drawing)?;
+    let mut chart = chart_on(
+        area,
+        "Throughput per interval",
+        20,
+        0f64..end_s,
+        0f64..y_max,
+    )?;
     chart
         .configure_mesh()
         .x_desc("time (s)")
@@ -301,6 +373,26 @@ fn decades(lo: f64, hi: f64) -> (f64, f64) {
     )
 }
 
+/// A log axis's range over the positive `values`, in whole decades (one
+/// decade when there are none).
+fn log_axis(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = values
+        .filter(|v| *v > 0.0)
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    decades(lo, hi)
+}
+
+/// The end of a spectrum's x axis and its latency axis, for curves through
+/// `points`: x to the whole decade past the furthest percentile (at least
+/// 90%), y over whole decades.
+fn spectrum_axes<'p>(points: impl Iterator<Item = &'p (f64, f64)> + Clone) -> (f64, (f64, f64)) {
+    let x_hi = points.clone().map(|p| p.0).fold(10.0, f64::max);
+    let (_, x_to) = decades(1.0, x_hi);
+    (x_to, log_axis(points.map(|p| p.1)))
+}
+
 fn draw_latency<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     summary: &RunSummary,
@@ -317,22 +409,14 @@ fn draw_latency<DB: DrawingBackend>(
             i.service.p999_us,
         ]
     });
-    let (lo, hi) = values
-        .filter(|v| *v > 0.0)
-        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
-            (lo.min(v), hi.max(v))
-        });
-    let (y_from, y_to) = decades(lo, hi);
-    let mut chart = ChartBuilder::on(area)
-        .caption(
-            "Latency per interval: corrected and service p50 / p99 / p99.9",
-            ("sans-serif", 20),
-        )
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(80)
-        .build_cartesian_2d(0f64..end_s, (y_from..y_to).log_scale())
-        .map_err(drawing)?;
+    let (y_from, y_to) = log_axis(values);
+    let mut chart = chart_on(
+        area,
+        "Latency per interval: corrected and service p50 / p99 / p99.9",
+        20,
+        0f64..end_s,
+        (y_from..y_to).log_scale(),
+    )?;
     chart
         .configure_mesh()
         .x_desc("time (s)")
@@ -407,34 +491,14 @@ fn draw_spectrum<DB: DrawingBackend>(
     area.fill(&WHITE).map_err(drawing)?;
     let corrected = spectrum_points(&summary.corrected_histogram);
     let service = spectrum_points(&summary.service_histogram);
-    let all = corrected.iter().chain(&service);
-    let x_hi = all.clone().map(|p| p.0).fold(10.0, f64::max);
-    let (lo, hi) = all
-        .map(|p| p.1)
-        .filter(|v| *v > 0.0)
-        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
-            (lo.min(v), hi.max(v))
-        });
-    let (y_from, y_to) = decades(lo, hi);
-    let (_, x_to) = decades(1.0, x_hi);
-    let mut chart = ChartBuilder::on(area)
-        .caption(
-            "Latency by percentile after warm-up (the spectrum)",
-            ("sans-serif", 20),
-        )
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(80)
-        .build_cartesian_2d((1f64..x_to).log_scale(), (y_from..y_to).log_scale())
-        .map_err(drawing)?;
-    chart
-        .configure_mesh()
-        .x_desc("percentile (log scale of 1 / (1 - p))")
-        .y_desc("latency (us, log scale)")
-        .x_label_formatter(&|x| percentile_label(*x))
-        .y_label_formatter(&|v| micros(*v))
-        .draw()
-        .map_err(drawing)?;
+    let (x_to, (y_from, y_to)) = spectrum_axes(corrected.iter().chain(&service));
+    let mut chart = spectrum_chart(
+        area,
+        "Latency by percentile after warm-up (the spectrum)",
+        20,
+        x_to,
+        (y_from, y_to),
+    )?;
     for (name, points, colour) in [
         ("corrected", corrected, CORRECTED[1]),
         ("service", service, SERVICE[1]),
@@ -520,29 +584,44 @@ fn heat_colours() -> DerivedColorMap<RGBColor> {
     ])
 }
 
+/// What the report says in place of the heat map for a target without
+/// regions.
+fn no_regions(summary: &RunSummary) -> String {
+    format!(
+        "{} has no regions: operations are not broken down by key range.",
+        summary.target
+    )
+}
+
 fn draw_regions<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     summary: &RunSummary,
 ) -> Result<(), PlotError> {
     area.fill(&WHITE).map_err(drawing)?;
+    if summary.regions.is_empty() {
+        area.draw(&Text::new(
+            no_regions(summary),
+            (24, 40),
+            ("sans-serif", 20).into_font(),
+        ))
+        .map_err(drawing)?;
+        return Ok(());
+    }
     let map = HeatMap::of(&summary.region_timeline);
     let hottest = map.max();
     let (main, scale) = area.split_horizontally(CHART_WIDTH - 110);
     let end_s = run_end_s(summary);
     let rows = map.rows.len().max(1) as f64;
     let per_row = map.rows.first().map_or(1, |(a, b)| b - a + 1);
-    let mut chart = ChartBuilder::on(&main)
-        .caption(
-            "Load per region over time (operations per second)",
-            ("sans-serif", 20),
-        )
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(80)
-        // Row r spans r - 0.5 .. r + 0.5, so that a label at r sits in
-        // the middle of its row.
-        .build_cartesian_2d(0f64..end_s, -0.5f64..rows - 0.5)
-        .map_err(drawing)?;
+    // Row r spans r - 0.5 .. r + 0.5, so that a label at r sits in the
+    // middle of its row.
+    let mut chart = chart_on(
+        &main,
+        "Load per region over time (operations per second)",
+        20,
+        0f64..end_s,
+        -0.5f64..rows - 0.5,
+    )?;
     let row_label = |y: &f64| -> String {
         if (y - y.round()).abs() > 0.01 || *y < 0.0 {
             return String::new();
@@ -638,21 +717,30 @@ fn inline_svg(svg: &str) -> &str {
     }
 }
 
+/// The start of a report page titled `title` (XHTML, so that an XML parser
+/// reads it), through its heading: the tables' style and `style`'s rules.
+fn page_head(title: &str, style: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n\
+         <meta charset=\"utf-8\"/>\n<title>{title}</title>\n<style>\n\
+         body {{ font-family: sans-serif; margin: 1.5em; }}\n\
+         table {{ border-collapse: collapse; margin: 0.5em 0 1em; }}\n\
+         th, td {{ border: 1px solid #bbb; padding: 2px 8px; text-align: right; }}\n\
+         th {{ background: #eee; }}\n\
+         {style}</style>\n</head>\n<body>\n<h1>{title}</h1>\n"
+    )
+}
+
 /// The HTML page: command, summary table, charts and region table.
 pub fn html(summary: &RunSummary, charts: &Charts, command: &str) -> String {
-    let mut page = String::new();
-    page.push_str(
-        "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n\
-         <meta charset=\"utf-8\"/>\n<title>strata-loadgen report</title>\n<style>\n\
-         body { font-family: sans-serif; margin: 1.5em; }\n\
-         table { border-collapse: collapse; margin: 0.5em 0 1em; }\n\
-         th, td { border: 1px solid #bbb; padding: 2px 8px; text-align: right; }\n\
-         th { background: #eee; }\n\
-         td.key { text-align: left; font-family: monospace; }\n\
-         .stall { color: #b00; }\n\
-         </style>\n</head>\n<body>\n<h1>strata-loadgen report</h1>\n",
+    let mut page = page_head(
+        "strata-loadgen report",
+        "td.key { text-align: left; font-family: monospace; }\n.stall { color: #b00; }\n",
     );
     page.push_str(&format!("<p><code>{}</code></p>\n", escape(command)));
+    if let Some(target) = named_target(&summary.target) {
+        page.push_str(&format!("<p>Target: {}</p>\n", escape(target)));
+    }
     let mode = if summary.closed_loop {
         "closed loop (--rate max): latency is service time; corrected equals service"
     } else {
@@ -717,12 +805,21 @@ pub fn html(summary: &RunSummary, charts: &Charts, command: &str) -> String {
         ("Throughput", &charts.throughput),
         ("Latency over time", &charts.latency),
         ("Latency spectrum", &charts.spectrum),
-        ("Load per region", &charts.regions),
     ] {
         page.push_str(&format!("<h2>{title}</h2>\n<div>\n"));
         page.push_str(inline_svg(svg));
         page.push_str("\n</div>\n");
     }
+    if summary.regions.is_empty() {
+        page.push_str(&format!(
+            "<h2>Load per region</h2>\n<p>{}</p>\n</body>\n</html>\n",
+            escape(&no_regions(summary))
+        ));
+        return page;
+    }
+    page.push_str("<h2>Load per region</h2>\n<div>\n");
+    page.push_str(inline_svg(&charts.regions));
+    page.push_str("\n</div>\n");
     page.push_str(&format!(
         "<h2>Regions</h2>\n<p>max/mean imbalance {:.2}; {} split(s) during the run; \
          heat map columns of {} interval(s).</p>\n",
@@ -734,6 +831,8 @@ pub fn html(summary: &RunSummary, charts: &Charts, command: &str) -> String {
          <th>stall ms</th></tr>\n",
     );
     for r in &summary.regions {
+        let [rows_read, rows_written, flushes, compactions, stall_ms] =
+            RegionCounters::cells(r.counters);
         page.push_str(&format!(
             "<tr><td>{}</td><td class=\"key\">{}</td><td class=\"key\">{}</td><td>{}</td>\
              <td>{:.1}%</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
@@ -742,11 +841,11 @@ pub fn html(summary: &RunSummary, charts: &Charts, command: &str) -> String {
             escape(&r.end_key),
             r.ops,
             r.share * 100.0,
-            r.rows_read,
-            r.rows_written,
-            r.flushes,
-            r.compactions,
-            r.stall_us / 1000
+            rows_read,
+            rows_written,
+            flushes,
+            compactions,
+            stall_ms
         ));
     }
     page.push_str("</table>\n</body>\n</html>\n");

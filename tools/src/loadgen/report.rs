@@ -11,6 +11,7 @@ use serde::Serialize;
 use strata::RegionActivity;
 
 use super::spec::{RateSpec, Slo};
+use super::target::RegionSpan;
 use super::{IntervalSlot, LoadSpec, Phase};
 
 /// An interval whose corrected p99 is this many times its service p99 (and
@@ -104,6 +105,17 @@ struct EncodedHistograms {
 }
 
 impl EncodedHistograms {
+    /// The corrected and service histograms back.
+    fn decode(&self) -> io::Result<(Histogram<u64>, Histogram<u64>)> {
+        let mut deserializer = Deserializer::new();
+        let mut decode = |bytes: &[u8]| -> io::Result<Histogram<u64>> {
+            deserializer
+                .deserialize(&mut &bytes[..])
+                .map_err(|e| io::Error::other(format!("interval histogram: {e:?}")))
+        };
+        Ok((decode(&self.corrected)?, decode(&self.service)?))
+    }
+
     fn of(corrected: &Histogram<u64>, service: &Histogram<u64>) -> Self {
         let mut serializer = V2Serializer::new();
         let mut encode = |h: &Histogram<u64>| {
@@ -228,6 +240,15 @@ impl IntervalRecord {
     }
 }
 
+/// The target a run's views name: `None` for strata in this process and a
+/// dry run, which the views have always meant without naming them.
+pub fn named_target(target: &str) -> Option<&str> {
+    match target {
+        "strata" | "dry run" => None,
+        other => Some(other),
+    }
+}
+
 /// Microseconds as a short text: `850us`, `12.3ms`, `1.20s`.
 pub fn micros(us: f64) -> String {
     if us < 10.0 {
@@ -263,34 +284,56 @@ pub struct PhaseSummary {
     /// Service latency.
     pub service: Percentiles,
     /// Whether the phase met the SLO (corrected latency at its percentile
-    /// within its bound, nothing dropped, and the achieved rate within 5%
-    /// of the target).
+    /// within its bound, and the phase held its rate: see
+    /// [`PhaseSummary::held_rate`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub met_slo: Option<bool>,
+    /// The phase's corrected and service histograms, V2-encoded (for a
+    /// comparison's spectra).
+    #[serde(skip)]
+    encoded: EncodedHistograms,
 }
+
+/// The share of its target rate a phase must achieve to have held it.
+pub const HELD_RATE_SHARE: f64 = 0.95;
 
 impl PhaseSummary {
     /// The summary of `phase` from its merged measurements.
     pub fn new(phase: &Phase, total: &IntervalSlot, slo: Option<Slo>) -> Self {
         let duration_s = (phase.end_ns - phase.start_ns) as f64 / 1e9;
-        let achieved_rate = total.ops as f64 / duration_s.max(1e-9);
-        let met_slo = slo.filter(|_| !phase.warmup).map(|slo| {
-            let at = total.corrected.value_at_quantile(slo.percentile / 100.0);
-            let rate_held = phase.rate.is_none_or(|r| achieved_rate >= 0.95 * r);
-            total.ops > 0 && at <= slo.bound.as_nanos() as u64 && total.dropped == 0 && rate_held
-        });
-        PhaseSummary {
+        let mut summary = PhaseSummary {
             target_rate: phase.rate,
             warmup: phase.warmup,
             duration_s,
             ops: total.ops,
-            achieved_rate,
+            achieved_rate: total.ops as f64 / duration_s.max(1e-9),
             errors: total.errors,
             dropped: total.dropped,
             corrected: Percentiles::of(&total.corrected),
             service: Percentiles::of(&total.service),
-            met_slo,
-        }
+            met_slo: None,
+            encoded: EncodedHistograms::of(&total.corrected, &total.service),
+        };
+        summary.met_slo = slo.filter(|_| !phase.warmup).map(|slo| {
+            let at = total.corrected.value_at_quantile(slo.percentile / 100.0);
+            summary.held_rate() && at <= slo.bound.as_nanos() as u64
+        });
+        summary
+    }
+
+    /// Whether the phase held its rate: it completed operations, dropped
+    /// none, and achieved at least [`HELD_RATE_SHARE`] of its target.
+    pub fn held_rate(&self) -> bool {
+        self.ops > 0
+            && self.dropped == 0
+            && self
+                .target_rate
+                .is_none_or(|r| self.achieved_rate >= HELD_RATE_SHARE * r)
+    }
+
+    /// The phase's corrected and service latency histograms, ns.
+    pub fn histograms(&self) -> io::Result<(Histogram<u64>, Histogram<u64>)> {
+        self.encoded.decode()
     }
 }
 
@@ -307,6 +350,15 @@ pub struct RegionLoad {
     pub ops: u64,
     /// `ops` over all operations.
     pub share: f64,
+    /// The engine's counters of the region over the run; `None` when the
+    /// target does not report them (a Thrift server).
+    #[serde(flatten)]
+    pub counters: Option<RegionCounters>,
+}
+
+/// A region's engine counters over a run (strata's `RegionActivity`).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct RegionCounters {
     /// Rows the engine read from the region during the run.
     pub rows_read: u64,
     /// Rows the engine wrote to the region during the run.
@@ -317,6 +369,34 @@ pub struct RegionLoad {
     pub compactions: u64,
     /// Microseconds writers to the region stalled during the run.
     pub stall_us: u64,
+}
+
+impl RegionCounters {
+    /// What `after` counted beyond `before`.
+    fn since(after: RegionActivity, before: RegionActivity) -> Self {
+        RegionCounters {
+            rows_read: after.rows_read.saturating_sub(before.rows_read),
+            rows_written: after.rows_written.saturating_sub(before.rows_written),
+            flushes: after.flushes.saturating_sub(before.flushes),
+            compactions: after.compactions.saturating_sub(before.compactions),
+            stall_us: after.stall_micros.saturating_sub(before.stall_micros),
+        }
+    }
+
+    /// The counters as table cells: rows read, rows written, flushes,
+    /// compactions, stall ms; `-` for each when unknown.
+    pub fn cells(counters: Option<RegionCounters>) -> [String; 5] {
+        match counters {
+            Some(c) => [
+                c.rows_read.to_string(),
+                c.rows_written.to_string(),
+                c.flushes.to_string(),
+                c.compactions.to_string(),
+                (c.stall_us / 1000).to_string(),
+            ],
+            None => std::array::from_fn(|_| "-".to_owned()),
+        }
+    }
 }
 
 /// Escapes a key as the HBase shell does: printable ASCII as is, other
@@ -334,43 +414,36 @@ pub fn escape_key(key: &[u8]) -> String {
 }
 
 impl RegionLoad {
-    /// The table of regions as they were at the start, with the engine's
-    /// counters over the run (`after` by start key; a region split during
-    /// the run keeps the counters of the daughter that kept its start key).
-    pub fn table(
-        starts: &[Vec<u8>],
-        ends: &[Vec<u8>],
-        ops: &[u64],
-        before: &[RegionActivity],
-        after: &[(Vec<u8>, RegionActivity)],
-    ) -> Vec<RegionLoad> {
+    /// The table of regions as they were at the start (`before`), with the
+    /// engine's counters over the run where the target reports them (`after`
+    /// by start key; a region split during the run keeps the counters of the
+    /// daughter that kept its start key).
+    pub fn table(before: &[RegionSpan], ops: &[u64], after: &[RegionSpan]) -> Vec<RegionLoad> {
         let total: u64 = ops.iter().sum();
-        starts
+        before
             .iter()
             .enumerate()
-            .map(|(i, start)| {
-                let b = before.get(i).copied().unwrap_or_default();
-                let a = after
-                    .iter()
-                    .find(|(s, _)| s == start)
-                    .map(|(_, a)| *a)
-                    .unwrap_or(b);
+            .map(|(i, region)| {
+                let counters = region.activity.map(|b| {
+                    let a = after
+                        .iter()
+                        .find(|r| r.start_key == region.start_key)
+                        .and_then(|r| r.activity)
+                        .unwrap_or(b);
+                    RegionCounters::since(a, b)
+                });
                 let n = ops.get(i).copied().unwrap_or(0);
                 RegionLoad {
                     region: i,
-                    start_key: escape_key(start),
-                    end_key: escape_key(ends.get(i).map_or(&[][..], Vec::as_slice)),
+                    start_key: escape_key(&region.start_key),
+                    end_key: escape_key(&region.end_key),
                     ops: n,
                     share: if total > 0 {
                         n as f64 / total as f64
                     } else {
                         0.0
                     },
-                    rows_read: a.rows_read.saturating_sub(b.rows_read),
-                    rows_written: a.rows_written.saturating_sub(b.rows_written),
-                    flushes: a.flushes.saturating_sub(b.flushes),
-                    compactions: a.compactions.saturating_sub(b.compactions),
-                    stall_us: a.stall_micros.saturating_sub(b.stall_micros),
+                    counters,
                 }
             })
             .collect()
@@ -452,7 +525,9 @@ impl RegionTimeline {
                 });
             }
         }
-        while self.columns.len() > 1 && self.columns.len() * self.regions > self.max_cells {
+        // A timeline without regions still keeps its columns few (each costs
+        // its times even with no counters).
+        while self.columns.len() > 1 && self.columns.len() * self.regions.max(1) > self.max_cells {
             self.halve();
         }
     }
@@ -478,6 +553,9 @@ impl RegionTimeline {
 /// The whole run.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunSummary {
+    /// What the run drove: `strata`, `rocksdb`, `fjall`, `thrift HOST:PORT`,
+    /// `dry run`.
+    pub target: String,
     /// Target rate of a fixed-rate run; of a ramp, its last step; `None`
     /// for a closed-loop run.
     pub target_rate: Option<f64>,
@@ -534,6 +612,7 @@ impl RunSummary {
     )]
     pub fn new(
         spec: &LoadSpec,
+        target: String,
         total: &IntervalSlot,
         phases: Vec<PhaseSummary>,
         intervals: Vec<IntervalRecord>,
@@ -557,6 +636,7 @@ impl RunSummary {
                 Some(best.map_or(r, |b| b.max(r)))
             });
         RunSummary {
+            target,
             target_rate: match &spec.rate {
                 RateSpec::Max => None,
                 RateSpec::Steps(rates) => rates.last().copied(),
@@ -659,6 +739,13 @@ impl RunSummary {
         if let Some(e) = &self.first_error {
             out.push_str(&format!("first error: {e}\n"));
         }
+        if self.regions.is_empty() {
+            out.push_str(&format!(
+                "\n== regions: none ({} has no regions; operations are not broken down by key range)\n",
+                self.target
+            ));
+            return out;
+        }
         out.push_str(&format!(
             "\n== regions (max/mean imbalance {:.2}; {} split(s) during the run)\n",
             self.max_mean_imbalance, self.splits
@@ -677,6 +764,8 @@ impl RunSummary {
             "stall_ms"
         ));
         for r in &self.regions {
+            let [rows_read, rows_written, flushes, compactions, stall_ms] =
+                RegionCounters::cells(r.counters);
             out.push_str(&format!(
                 "{:>4} {:>20} {:>20} {:>10} {:>6.1}% {:>10} {:>10} {:>7} {:>7} {:>9}\n",
                 r.region,
@@ -684,11 +773,17 @@ impl RunSummary {
                 r.end_key,
                 r.ops,
                 r.share * 100.0,
-                r.rows_read,
-                r.rows_written,
-                r.flushes,
-                r.compactions,
-                r.stall_us / 1000
+                rows_read,
+                rows_written,
+                flushes,
+                compactions,
+                stall_ms
+            ));
+        }
+        if self.regions.iter().any(|r| r.counters.is_none()) {
+            out.push_str(&format!(
+                "({} does not report its regions' counters: `-`)\n",
+                self.target
             ));
         }
         out
@@ -699,32 +794,64 @@ impl RunSummary {
     /// corrected latency tagged `corrected` and service latency tagged
     /// `service`.
     pub fn write_hdr_log<W: Write>(&self, started: SystemTime, out: &mut W) -> io::Result<()> {
-        let mut serializer = V2DeflateSerializer::new();
-        let mut builder = IntervalLogWriterBuilder::new();
-        builder
-            .add_comment("strata-loadgen: latency in nanoseconds; tags corrected and service")
-            .with_start_time(started)
-            .with_base_time(started)
-            .with_max_value_divisor(1e6);
-        let mut writer = builder.begin_log_with(out, &mut serializer)?;
-        let mut deserializer = Deserializer::new();
-        for i in &self.intervals {
-            let start = Duration::from_nanos(i.start_ns);
+        write_hdr_log_of_runs(
+            &[HdrLogRun {
+                tag_prefix: "",
+                started,
+                summary: self,
+            }],
+            out,
+        )
+    }
+}
+
+/// One run's share of an HdrHistogram interval log.
+#[derive(Debug, Clone, Copy)]
+pub struct HdrLogRun<'a> {
+    /// Put before each tag (`rocksdb.2.`; empty for a single run).
+    pub tag_prefix: &'a str,
+    /// When the run started; its intervals are placed from there.
+    pub started: SystemTime,
+    /// The run.
+    pub summary: &'a RunSummary,
+}
+
+/// Writes one HdrHistogram interval log of several runs (as
+/// [`RunSummary::write_hdr_log`] does for one): the log's base time is the
+/// earliest run's start, each run's intervals sit at their own time, and
+/// their tags are `PREFIXcorrected` and `PREFIXservice`.
+pub fn write_hdr_log_of_runs<W: Write>(runs: &[HdrLogRun<'_>], out: &mut W) -> io::Result<()> {
+    let Some(base) = runs.iter().map(|r| r.started).min() else {
+        return Ok(());
+    };
+    let comment = if runs.iter().all(|r| r.tag_prefix.is_empty()) {
+        "strata-loadgen: latency in nanoseconds; tags corrected and service"
+    } else {
+        "strata-loadgen: latency in nanoseconds; tags ENGINE.RUN.corrected and ENGINE.RUN.service"
+    };
+    let mut serializer = V2DeflateSerializer::new();
+    let mut builder = IntervalLogWriterBuilder::new();
+    builder
+        .add_comment(comment)
+        .with_start_time(base)
+        .with_base_time(base)
+        .with_max_value_divisor(1e6);
+    let mut writer = builder.begin_log_with(out, &mut serializer)?;
+    for run in runs {
+        let offset = run.started.duration_since(base).unwrap_or_default();
+        for i in &run.summary.intervals {
+            let start = offset + Duration::from_nanos(i.start_ns);
             let length = Duration::from_secs_f64(i.length_s);
-            for (tag, encoded) in [
-                ("corrected", &i.encoded.corrected),
-                ("service", &i.encoded.service),
-            ] {
-                let h: Histogram<u64> = deserializer
-                    .deserialize(&mut encoded.as_slice())
-                    .map_err(|e| io::Error::other(format!("interval histogram: {e:?}")))?;
+            let (corrected, service) = i.encoded.decode()?;
+            for (tag, h) in [("corrected", corrected), ("service", service)] {
+                let tag = format!("{}{tag}", run.tag_prefix);
                 writer
-                    .write_histogram(&h, start, length, Tag::new(tag))
+                    .write_histogram(&h, start, length, Tag::new(&tag))
                     .map_err(|e| io::Error::other(format!("{e:?}")))?;
             }
         }
-        Ok(())
     }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,65 +1,11 @@
 //! HBase's `Bytes` conversions that the shell shows or accepts: `toStringBinary` and its
-//! inverse `toBytesBinary`, `toBytes` of numbers, and the value formatters of `get`/`scan`
-//! (`'f:q:toLong'`, `FORMATTER => 'toString'`).
+//! inverse `toBytesBinary` (from [`crate::conventions`], which the other tools share),
+//! `toBytes` of numbers, and the value formatters of `get`/`scan` (`'f:q:toLong'`,
+//! `FORMATTER => 'toString'`).
 
 use std::fmt;
 
-/// Renders bytes as HBase's `Bytes.toStringBinary` does: bytes 0x20..=0x7E except `\` stay
-/// as they are, every other byte becomes `\xNN` with uppercase hex digits.
-pub fn to_string_binary(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len());
-    for &byte in bytes {
-        if (b' '..=b'~').contains(&byte) && byte != b'\\' {
-            out.push(char::from(byte));
-        } else {
-            out.push_str("\\x");
-            out.push(hex_digit_upper(byte >> 4));
-            out.push(hex_digit_upper(byte & 0x0F));
-        }
-    }
-    out
-}
-
-fn hex_digit_upper(nibble: u8) -> char {
-    char::from(
-        b"0123456789ABCDEF"
-            .get(usize::from(nibble))
-            .copied()
-            .unwrap_or(b'0'),
-    )
-}
-
-/// The inverse of [`to_string_binary`], as HBase's `Bytes.toBytesBinary`: `\xNN` becomes
-/// the byte `0xNN`, every other byte is kept.
-///
-/// Like HBase, other backslashes are kept (`\q` stays `\q`), and a `\x` not followed by two
-/// hex digits loses its backslash (`\xZZ` gives `xZZ`). Unlike HBase, lowercase hex digits
-/// are accepted, and a `\x` too close to the end of the input to hold two digits is treated
-/// as such an invalid escape (HBase throws an index exception).
-pub fn to_bytes_binary(input: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(input.len());
-    let mut index = 0;
-    while let Some(&byte) = input.get(index) {
-        if byte == b'\\' && input.get(index + 1) == Some(&b'x') {
-            let high = input
-                .get(index + 2)
-                .and_then(|digit| (*digit as char).to_digit(16));
-            let low = input
-                .get(index + 3)
-                .and_then(|digit| (*digit as char).to_digit(16));
-            if let (Some(high), Some(low)) = (high, low) {
-                out.push((high * 16 + low) as u8);
-                index += 4;
-            } else {
-                index += 1;
-            }
-        } else {
-            out.push(byte);
-            index += 1;
-        }
-    }
-    out
-}
+pub use crate::conventions::{to_bytes_binary, to_string_binary};
 
 /// `Bytes.toBytes(long)`: 8 bytes, big-endian.
 pub fn to_bytes_long(value: i64) -> [u8; 8] {
@@ -289,39 +235,6 @@ pub(crate) fn shortest_decimal(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
-
-    #[test]
-    fn to_string_binary_escapes_like_hbase() {
-        assert_eq!(to_string_binary(b"Tom"), "Tom");
-        assert_eq!(to_string_binary(b"a b~"), "a b~");
-        assert_eq!(to_string_binary(b"a\\b"), "a\\x5Cb");
-        assert_eq!(
-            to_string_binary(&[0, 0x1F, 0x7F, 0x80, 0xFF]),
-            "\\x00\\x1F\\x7F\\x80\\xFF"
-        );
-        assert_eq!(to_string_binary("é".as_bytes()), "\\xC3\\xA9");
-        assert_eq!(to_string_binary(&[]), "");
-    }
-
-    #[test]
-    fn to_bytes_binary_reverses_and_drops_bogus_backslashes() {
-        assert_eq!(to_bytes_binary(b"key\\x03\\x3F\\xcd"), b"key\x03\x3f\xcd");
-        assert_eq!(to_bytes_binary(b"\\x5C"), b"\\");
-        assert_eq!(to_bytes_binary(b"a\\qb"), b"a\\qb");
-        assert_eq!(to_bytes_binary(b"a\\xZZ"), b"axZZ");
-        assert_eq!(to_bytes_binary(b"end\\x4"), b"endx4");
-        assert_eq!(to_bytes_binary(b"end\\"), b"end\\");
-    }
-
-    proptest! {
-        #[test]
-        fn binary_round_trip(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
-            let text = to_string_binary(&bytes);
-            prop_assert!(text.bytes().all(|byte| (b' '..=b'~').contains(&byte)));
-            prop_assert_eq!(to_bytes_binary(text.as_bytes()), bytes);
-        }
-    }
 
     #[test]
     fn formatters_read_like_java() {

@@ -164,6 +164,42 @@ pub enum Command {
         /// Its bytes.
         span: Span,
     },
+    /// `snapshot 't', 'name'`: a snapshot of the table (flushed first when enabled).
+    Snapshot {
+        /// The table.
+        table: String,
+        /// The snapshot's name.
+        name: String,
+    },
+    /// `list_snapshots ['regex']`: snapshots whose name matches (all by default).
+    ListSnapshots {
+        /// The regular expression, as given.
+        pattern: Option<String>,
+    },
+    /// `clone_snapshot 'name', 't'`: a new table from the snapshot.
+    CloneSnapshot {
+        /// The snapshot.
+        name: String,
+        /// The table to create.
+        table: String,
+    },
+    /// `restore_snapshot 'name'`: the snapshot's table (disabled) back as the snapshot held it.
+    RestoreSnapshot {
+        /// The snapshot.
+        name: String,
+    },
+    /// `delete_snapshot 'name'`.
+    DeleteSnapshot {
+        /// The snapshot.
+        name: String,
+    },
+    /// `backup 'DIR'` (strata's own; HBase has no shell command for it): a consistent copy
+    /// of the whole database in the new directory `DIR`, on the machine the database is on
+    /// (`strata::Db::checkpoint`).
+    Backup {
+        /// The directory to create, as given.
+        dir: String,
+    },
     /// `version`.
     Version,
     /// `help ['command' | 'group']`.
@@ -220,6 +256,12 @@ impl Command {
             Command::DescribeNamespace { .. } => "describe_namespace",
             Command::DropNamespace { .. } => "drop_namespace",
             Command::ListNamespaceTables { .. } => "list_namespace_tables",
+            Command::Snapshot { .. } => "snapshot",
+            Command::ListSnapshots { .. } => "list_snapshots",
+            Command::CloneSnapshot { .. } => "clone_snapshot",
+            Command::RestoreSnapshot { .. } => "restore_snapshot",
+            Command::DeleteSnapshot { .. } => "delete_snapshot",
+            Command::Backup { .. } => "backup",
             Command::Version => "version",
             Command::Help { .. } => "help",
             Command::Exit => "exit",
@@ -529,46 +571,13 @@ pub enum Ttl {
     Seconds(u32),
 }
 
-/// `BLOOMFILTER` types strata builds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BloomFilter {
-    /// `NONE`.
-    None,
-    /// `ROW`: keyed by row.
-    Row,
-    /// `ROWCOL`: keyed by row and column.
-    RowCol,
-}
+/// `BLOOMFILTER` types strata builds: the engine's, named as HBase names them
+/// ([`crate::conventions::bloom_type`]).
+pub use strata::BloomType as BloomFilter;
 
-impl BloomFilter {
-    /// The HBase name.
-    pub fn name(self) -> &'static str {
-        match self {
-            BloomFilter::None => "NONE",
-            BloomFilter::Row => "ROW",
-            BloomFilter::RowCol => "ROWCOL",
-        }
-    }
-}
-
-/// `COMPRESSION` algorithms strata implements.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compression {
-    /// `NONE`.
-    None,
-    /// `ZSTD`.
-    Zstd,
-}
-
-impl Compression {
-    /// The HBase name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Compression::None => "NONE",
-            Compression::Zstd => "ZSTD",
-        }
-    }
-}
+/// `COMPRESSION` algorithms strata implements, by HBase's names
+/// ([`crate::conventions::CompressionName`]).
+pub use crate::conventions::CompressionName as Compression;
 
 /// Most regions a pre-split may ask for (`NUMREGIONS`, `SALT_BUCKETS`, `SPLITS`).
 pub const MAX_PRESPLIT_REGIONS: u32 = 65_536;

@@ -1,7 +1,7 @@
 //! Help texts: one per command, and the command groups `help` lists.
 
 /// The command groups `help` lists, as HBase groups them: (group name, commands).
-pub const COMMAND_GROUPS: [(&str, &[&str]); 5] = [
+pub const COMMAND_GROUPS: [(&str, &[&str]); 6] = [
     ("general", &["exit", "help", "status", "version", "whoami"]),
     (
         "ddl",
@@ -47,8 +47,19 @@ pub const COMMAND_GROUPS: [(&str, &[&str]); 5] = [
         ],
     ),
     (
+        "snapshots",
+        &[
+            "clone_snapshot",
+            "delete_snapshot",
+            "list_snapshots",
+            "restore_snapshot",
+            "snapshot",
+        ],
+    ),
+    (
         "tools",
         &[
+            "backup",
             "compact",
             "flush",
             "get_splits",
@@ -120,6 +131,24 @@ pub fn help_text(command: &str) -> Option<&'static str> {
         "merge_region" => {
             "Merge adjacent regions into one holding the files of all (names or ids, as list_regions prints them). strata merges only adjacent regions; 'force' is accepted and changes nothing.\n\n  strata> merge_region 'ENCODED_REGIONNAME', 'ENCODED_REGIONNAME'\n  strata> merge_region 't1,a,12', 't1,m,13', true\n  strata> merge_region ['12', '13', '14']\n"
         }
+        "snapshot" => {
+            "Take a snapshot of a table under a name unique in the database. An enabled table is flushed first; nothing is copied, and the files the snapshot names stay on disk until it is deleted.\n\n  strata> snapshot 'sourceTable', 'snapshotName'\n"
+        }
+        "list_snapshots" => {
+            "List the snapshots (all, or those whose name matches the regular expression), with their table and creation time.\n\n  strata> list_snapshots\n  strata> list_snapshots 'abc.*'\n"
+        }
+        "clone_snapshot" => {
+            "Create a new table from a snapshot: its schema, regions and cells, sharing its files. The new table is independent of the snapshot and of the table it was taken of.\n\n  strata> clone_snapshot 'snapshotName', 'tableName'\n  strata> clone_snapshot 'snapshotName', 'namespace:tableName'\n"
+        }
+        "restore_snapshot" => {
+            "Restore a snapshot: the table it was taken of gets the snapshot's schema and cells back, and loses what was written since. The table must be disabled first (and stays disabled); a table dropped since is created again.\n\n  strata> disable 'tableName'\n  strata> restore_snapshot 'snapshotName'\n  strata> enable 'tableName'\n"
+        }
+        "delete_snapshot" => {
+            "Delete a snapshot; its files are deleted once no table and no other snapshot uses them.\n\n  strata> delete_snapshot 'snapshotName'\n"
+        }
+        "backup" => {
+            "Make a consistent copy of the whole database in a new directory while it keeps taking writes (strata's own command). The copy holds every write acknowledged before the command started; open it as a database to restore. Through `strata shell --connect` the directory is on the server's machine.\n\n  strata> backup '/backups/2026-11-27'\n"
+        }
         "normalize" => {
             "Run the region normalizer over every table now: adjacent regions whose sizes add up to less than the table's average region size merge. Prints true.\n\n  strata> normalize\n"
         }
@@ -151,7 +180,7 @@ pub fn help_text(command: &str) -> Option<&'static str> {
             "List the tables of a namespace.\n\n  strata> list_namespace_tables 'ns1'\n  strata> list_namespace_tables 'default'\n"
         }
         "help" => {
-            "Show the list of commands, the help of one command, or of a group (general, ddl, namespace, dml, tools).\n\n  strata> help\n  strata> help 'get'\n  strata> help 'dml'\n"
+            "Show the list of commands, the help of one command, or of a group (general, ddl, namespace, dml, snapshots, tools).\n\n  strata> help\n  strata> help 'get'\n  strata> help 'dml'\n"
         }
         "exit" | "quit" => "Leave the shell.\n\n  strata> exit\n",
         _ => return None,
@@ -163,7 +192,7 @@ const CREATE: &str = "\
 Create a table: a name, one or more column families, and optional table options.
 A family is a name or a hash with NAME and any of VERSIONS, TTL (seconds, 'FOREVER'
 or '1 DAY 2 HOURS'), BLOOMFILTER (NONE, ROW, ROWCOL), BLOCKSIZE (bytes), COMPRESSION
-(NONE, ZSTD), IN_MEMORY, BLOCKCACHE.
+(NONE, ZSTD, LZ4, SNAPPY, GZ), IN_MEMORY, BLOCKCACHE.
 
   strata> create 't1', 'f1', 'f2'
   strata> create 't1', {NAME => 'f1', VERSIONS => 3, TTL => 86400, BLOOMFILTER => 'ROWCOL'}

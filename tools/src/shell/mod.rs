@@ -61,7 +61,8 @@
 //! get_counter, append, truncate, truncate_preserve, disable, enable, is_enabled,
 //! is_disabled, drop, alter, flush, compact, major_compact, split, list_regions, get_splits,
 //! get_table, list_namespace, create_namespace, describe_namespace, drop_namespace,
-//! list_namespace_tables, whoami, status, version, help, exit (quit), with HBase 2.x's
+//! list_namespace_tables, snapshot, list_snapshots, clone_snapshot, restore_snapshot,
+//! delete_snapshot, backup (strata's own), whoami, status, version, help, exit (quit), with HBase 2.x's
 //! argument forms; see [`Command`] and
 //! [`help_text`]. Argument errors use HBase's messages where it has one
 //! (`wrong number of arguments (given 1, expected 2+)`, `Table must have at least one column
@@ -120,7 +121,8 @@ pub use help::{COMMAND_GROUPS, group_help, help_overview, help_text};
 pub use parser::{MAX_NESTING_DEPTH, needs_more_input, parse_calls};
 pub use render::{
     CellKind, TableLayout, TimestampFormat, cell_text, column_text, counter_line, descriptor_text,
-    format_timestamp, format_ttl, list_result_line, region_table, row_count_line, took_line,
+    format_timestamp, format_ttl, list_result_line, region_table, row_count_line, ruby_time_text,
+    took_line,
 };
 pub use source::SourceText;
 pub use span::{Position, Span};

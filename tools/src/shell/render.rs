@@ -74,6 +74,20 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
     (year, month, day)
 }
 
+/// A time as Ruby's `Time#to_s` prints it in UTC (`2023-11-14 22:13:20 +0000`): HBase's
+/// `list_snapshots` prints creation times so (strata uses UTC, as for ISO timestamps).
+pub fn ruby_time_text(millis: i64) -> String {
+    let days = millis.div_euclid(MILLIS_PER_DAY);
+    let seconds_of_day = millis.rem_euclid(MILLIS_PER_DAY) / 1000;
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} +0000",
+        seconds_of_day / 3600,
+        seconds_of_day / 60 % 60,
+        seconds_of_day % 60
+    )
+}
+
 /// `Took 0.0123 seconds`, printed after every command.
 pub fn took_line(elapsed: Duration) -> String {
     format!("Took {:.4} seconds", elapsed.as_secs_f64())

@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use strata::{
-    BloomType, CheckAndMutate, Compression, Db, Durability, FamilyDescriptor, RowResult, Table,
+    CheckAndMutate, Compression, Db, Durability, FamilyDescriptor, RowResult, Table,
     TableDescriptor,
 };
 
@@ -37,13 +37,12 @@ use super::hbase::{
     self, Bytes, Call, ColumnDescriptor, Failure, Mutation, Outcome, TCell, TColumn,
     THRIFT_SERVER_TYPE_ONE, TIncrement, TRegionInfo, TRowResult, TScan,
 };
-use crate::exec::schema::ZSTD_LEVEL;
+use crate::conventions::{
+    BLOOM_FILTER_NAMES, CompressionName, TTL_FOREVER_SECONDS, bloom_type, to_string_binary,
+};
 
 /// HBase's `LATEST_TIMESTAMP`: "now" for a write, "everything" as a read's upper bound.
 const LATEST_TIMESTAMP: i64 = i64::MAX;
-
-/// HBase's `HConstants.FOREVER`: a family's time to live when cells never expire, seconds.
-const TTL_FOREVER_SECONDS: i32 = i32::MAX;
 
 /// The `version` of every `TRegionInfo` (HBase's `HREGION_VERSION`).
 const REGION_INFO_VERSION: i8 = 1;
@@ -218,6 +217,10 @@ fn engine_failure(error: strata::Error) -> Failure {
         strata::Error::UnknownFamily { table, family } => Failure::Io(format!(
             "org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException: column family \
              {family} does not exist in table {table}"
+        )),
+        strata::Error::FamilyDropped { family_id } => Failure::Io(format!(
+            "org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException: column family \
+             {family_id} (by id) was dropped while the write was prepared"
         )),
         strata::Error::NotACounter { len, .. } => Failure::Io(format!(
             "org.apache.hadoop.hbase.DoNotRetryIOException: Field is not a long, it's {len} \
@@ -943,6 +946,13 @@ impl Gateway {
     }
 
     /// `mutateRow(s)(Ts)`: every row's puts (in one commit), then every row's deletes.
+    ///
+    /// Several rows of one region, none both put and deleted, are applied as one
+    /// multi-row mutation (`Table::mutate_rows`): all or nothing, visible together. HBase's
+    /// Thrift1 `mutateRows` promises nothing across rows, so this only strengthens it, and
+    /// the result is the same as HBase's order (puts, then deletes) gives, since a delete
+    /// hides only cells of its own row. Rows of several regions, or a row with both, take
+    /// HBase's path: per row, puts first.
     fn mutate_rows(
         &self,
         table: &[u8],
@@ -953,10 +963,23 @@ impl Gateway {
         let durability = self.table_durability(&table)?;
         let mut puts = Vec::with_capacity(rows.len());
         let mut deletes = Vec::new();
+        let mut together = Vec::with_capacity(rows.len());
+        let mut put_and_deleted = false;
         for (row, mutations) in rows {
             let writes = Self::row_writes(&row, mutations, timestamp, durability)?;
+            put_and_deleted |= writes.put.is_some() && writes.delete.is_some();
+            together.extend(writes.put.iter().cloned().map(strata::Mutation::Put));
+            together.extend(writes.delete.iter().cloned().map(strata::Mutation::Delete));
             puts.extend(writes.put);
             deletes.extend(writes.delete);
+        }
+        if together.len() > 1 && !put_and_deleted {
+            match table.mutate_rows(&together) {
+                Ok(()) => return Ok(Outcome::Void),
+                // Refused whole: nothing was written, HBase's path follows.
+                Err(strata::Error::RowsSpanRegions { .. }) => {}
+                Err(e) => return Err(engine_failure(e)),
+            }
         }
         match puts.as_slice() {
             [] => {}
@@ -1265,7 +1288,7 @@ impl Gateway {
         let not_found = || {
             Failure::Io(format!(
                 "Cannot find row in hbase:meta, row={}",
-                crate::shell::to_string_binary(meta_row)
+                to_string_binary(meta_row)
             ))
         };
         let first = meta_row
@@ -1358,32 +1381,27 @@ fn family_descriptor(column: ColumnDescriptor) -> Result<FamilyDescriptor, Failu
             ))
         })?;
     let compression = column.compression.unwrap_or_else(|| "NONE".to_owned());
-    let compression = match compression.to_ascii_uppercase().as_str() {
-        "NONE" => Compression::None,
-        "ZSTD" => Compression::Zstd { level: ZSTD_LEVEL },
-        other => {
-            return Err(Failure::IllegalArgument(format!(
-                "compression {other} is not available in strata (NONE or ZSTD)"
-            )));
-        }
-    };
+    let compression = CompressionName::from_name(&compression).ok_or_else(|| {
+        Failure::IllegalArgument(format!(
+            "compression {} is not available in strata ({})",
+            compression.to_ascii_uppercase(),
+            one_of(CompressionName::NAMES)
+        ))
+    })?;
     let bloom = column
         .bloom_filter_type
         .unwrap_or_else(|| "NONE".to_owned());
-    let bloom = match bloom.to_ascii_uppercase().as_str() {
-        "NONE" => BloomType::None,
-        "ROW" => BloomType::Row,
-        "ROWCOL" => BloomType::RowCol,
-        other => {
-            return Err(Failure::IllegalArgument(format!(
-                "bloom filter type {other} is not available in strata (NONE, ROW or ROWCOL)"
-            )));
-        }
-    };
+    let bloom = bloom_type(&bloom).ok_or_else(|| {
+        Failure::IllegalArgument(format!(
+            "bloom filter type {} is not available in strata ({})",
+            bloom.to_ascii_uppercase(),
+            one_of(BLOOM_FILTER_NAMES)
+        ))
+    })?;
     let ttl_seconds = column.time_to_live.unwrap_or(TTL_FOREVER_SECONDS);
     let mut descriptor = FamilyDescriptor::new(family)
         .max_versions(versions)
-        .compression(compression)
+        .compression(compression.compression(Compression::None))
         .bloom(bloom)
         .in_memory(column.in_memory.unwrap_or(false))
         .block_cache(column.block_cache_enabled.unwrap_or(false));
@@ -1395,9 +1413,19 @@ fn family_descriptor(column: ColumnDescriptor) -> Result<FamilyDescriptor, Failu
     Ok(descriptor)
 }
 
+/// `A, B or C`: the choices an `IllegalArgument` message lists.
+fn one_of(names: &[&str]) -> String {
+    match names.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use strata::BloomType;
 
     #[test]
     fn columns_split_at_the_first_colon() {
@@ -1446,13 +1474,30 @@ mod tests {
         .unwrap();
         assert_eq!(with_ttl.get_ttl(), Some(Duration::from_secs(60)));
         assert_eq!(column_descriptor(&with_ttl).time_to_live, Some(60));
+        for (name, compression) in [
+            ("snappy", Compression::Snappy),
+            ("LZ4", Compression::Lz4),
+            ("GZ", Compression::Gz),
+        ] {
+            let family = family_descriptor(ColumnDescriptor {
+                name: Some(b"f".to_vec()),
+                compression: Some(name.into()),
+                ..ColumnDescriptor::default()
+            })
+            .unwrap();
+            assert_eq!(family.get_compression(), compression);
+            assert_eq!(
+                column_descriptor(&family).compression.as_deref(),
+                Some(compression.name())
+            );
+        }
         assert!(matches!(
             family_descriptor(ColumnDescriptor {
                 name: Some(b"f".to_vec()),
-                compression: Some("SNAPPY".into()),
+                compression: Some("LZO".into()),
                 ..ColumnDescriptor::default()
             }),
-            Err(Failure::IllegalArgument(message)) if message.contains("SNAPPY")
+            Err(Failure::IllegalArgument(message)) if message.contains("LZO")
         ));
         assert!(matches!(
             family_descriptor(ColumnDescriptor {

@@ -1,18 +1,17 @@
 //! The server: a listener, one thread per connection, and an orderly shutdown.
 //!
 //! Every accepted connection gets its own thread (up to [`ServerOptions::max_connections`];
-//! a connection beyond that is closed at once), so no client waits for another's call. A
-//! connection's thread owns its [`Session`] (its scanners): they close when the connection
-//! ends, whatever the reason. A malformed or oversized message closes that connection only,
+//! a connection beyond that is closed at once), so no client waits for another's call
+//! (`crate::net::Listener`). A connection's thread owns its [`Session`] (its scanners): they
+//! close when the connection ends, whatever the reason. A malformed or oversized message closes that connection only,
 //! after an `Exception` reply when its header could be read. [`ServerHandle::shutdown`] stops
 //! the listener, shuts every connection's socket down and [`ThriftServer::run`] returns once
 //! every connection thread has finished; the caller then closes the database.
 
-use std::collections::HashMap;
 use std::io::{self, Write};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use strata::{Db, Durability};
@@ -23,9 +22,9 @@ use super::hbase::{
     self, Failure, Incoming, application_error, encode_application_exception, encode_reply,
 };
 use super::transport::{
-    ConnectionReader, DETECTION_BYTES, Transport, Wait, WireFormat, detect_wire_format, read_frame,
-    write_message,
+    DETECTION_BYTES, Transport, WireFormat, detect_wire_format, read_frame, write_message,
 };
+use crate::net::{Connection, ConnectionReader, Listener, ListenerHandle, Service, Wait};
 
 /// Default largest message (and frame) a connection may send or be sent: 64 MiB.
 pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 64 * 1024 * 1024;
@@ -42,8 +41,6 @@ pub const DEFAULT_MESSAGE_STALL_TIMEOUT: Duration = Duration::from_secs(60);
 const TICK: Duration = Duration::from_millis(250);
 /// Longest a reply may take to be written before the connection is given up.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(60);
-/// Pause after a failed `accept` (out of descriptors, say) before the next one.
-const ACCEPT_RETRY_PAUSE: Duration = Duration::from_millis(100);
 
 /// Which transport or protocol the server accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,9 +100,7 @@ impl Default for ServerOptions {
     }
 }
 
-/// Where the server reports what happens to connections (the library prints nothing itself;
-/// `strata thrift` prints these lines on stderr).
-pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
+pub use crate::net::LogSink;
 
 /// A snapshot of the server's counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -126,60 +121,38 @@ pub struct ServerStats {
     pub scanners_expired: u64,
 }
 
-/// What the listener and every connection share.
+/// What every connection shares: the gateway and the settings.
 struct Shared {
     gateway: Gateway,
     options: ServerOptions,
     counters: Arc<Counters>,
-    shutting_down: AtomicBool,
-    /// A clone of every open connection's socket, to shut them down. A connection's thread
-    /// removes its entry as its last act, so an empty map means every connection ended.
-    connections: Mutex<HashMap<u64, TcpStream>>,
-    /// Signalled whenever a connection ends.
-    connection_ended: Condvar,
-    log: LogSink,
-    local_addr: SocketAddr,
 }
 
-impl Shared {
-    fn log(&self, line: &str) {
-        (self.log)(line);
-    }
+impl Service for Shared {
+    type Error = ConnectionError;
 
-    fn lock_connections(&self) -> std::sync::MutexGuard<'_, HashMap<u64, TcpStream>> {
-        self.connections
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Waits until every connection thread has ended.
-    fn wait_for_connections(&self) {
-        let mut connections = self.lock_connections();
-        while !connections.is_empty() {
-            connections = self
-                .connection_ended
-                .wait(connections)
-                .unwrap_or_else(PoisonError::into_inner);
-        }
+    fn serve(&self, stream: TcpStream, connection: &Connection) -> Result<(), ConnectionError> {
+        serve_connection(self, connection, stream)
     }
 }
 
 /// A Thrift1 server over one database.
 pub struct ThriftServer {
-    listener: TcpListener,
+    listener: Listener,
     shared: Arc<Shared>,
 }
 
 /// Controls a running server from another thread.
 #[derive(Clone)]
 pub struct ServerHandle {
+    listener: ListenerHandle,
     shared: Arc<Shared>,
 }
 
 impl std::fmt::Debug for ServerHandle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerHandle")
-            .field("local_addr", &self.shared.local_addr)
+            .field("local_addr", &self.listener.local_addr())
             .finish()
     }
 }
@@ -188,30 +161,23 @@ impl ServerHandle {
     /// Stops accepting, disconnects every client and makes [`ThriftServer::run`] return once
     /// every connection thread has finished. Calls in progress finish first.
     pub fn shutdown(&self) {
-        if self.shared.shutting_down.swap(true, Ordering::SeqCst) {
-            return;
-        }
-        for stream in self.shared.lock_connections().values() {
-            // A connection that already closed has nothing to shut down.
-            let _ = stream.shutdown(Shutdown::Both);
-        }
-        // Wake the listener's blocking accept with a connection of our own.
-        let _ = TcpStream::connect_timeout(&wake_address(self.shared.local_addr), TICK);
+        self.listener.shutdown();
     }
 
     /// The address the server listens on.
     pub fn local_addr(&self) -> SocketAddr {
-        self.shared.local_addr
+        self.listener.local_addr()
     }
 
     /// The server's counters now.
     pub fn stats(&self) -> ServerStats {
         let counters = &self.shared.counters;
+        let connections = self.listener.stats();
         ServerStats {
-            open_connections: counters.open_connections.load(Ordering::SeqCst),
+            open_connections: connections.open,
             open_scanners: counters.open_scanners.load(Ordering::SeqCst),
-            connections_accepted: counters.connections_accepted.load(Ordering::SeqCst),
-            connections_refused: counters.connections_refused.load(Ordering::SeqCst),
+            connections_accepted: connections.accepted,
+            connections_refused: connections.refused,
             calls: counters.calls.load(Ordering::SeqCst),
             malformed_messages: counters.malformed_messages.load(Ordering::SeqCst),
             scanners_expired: counters.scanners_expired.load(Ordering::SeqCst),
@@ -219,21 +185,10 @@ impl ServerHandle {
     }
 }
 
-/// The address to connect to to reach a listener bound to `local`: loopback for a wildcard.
-fn wake_address(local: SocketAddr) -> SocketAddr {
-    let ip = match local.ip() {
-        IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
-        IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
-        ip => ip,
-    };
-    SocketAddr::new(ip, local.port())
-}
-
 impl ThriftServer {
     /// Binds the listener. Nothing is served until [`ThriftServer::run`].
     pub fn bind(db: Db, options: ServerOptions, log: LogSink) -> io::Result<ThriftServer> {
-        let listener = TcpListener::bind(options.bind)?;
-        let local_addr = listener.local_addr()?;
+        let listener = Listener::bind(options.bind, "thrift-conn", options.max_connections, log)?;
         let counters = Arc::new(Counters::default());
         let max_reply_bytes = usize::try_from(options.max_message_bytes / 2).unwrap_or(usize::MAX);
         let gateway = Gateway::new(
@@ -250,135 +205,32 @@ impl ThriftServer {
                 gateway,
                 options,
                 counters,
-                shutting_down: AtomicBool::new(false),
-                connections: Mutex::new(HashMap::new()),
-                connection_ended: Condvar::new(),
-                log,
-                local_addr,
             }),
         })
     }
 
     /// The address the server listens on (with the port chosen when bound to port 0).
     pub fn local_addr(&self) -> SocketAddr {
-        self.shared.local_addr
+        self.listener.local_addr()
     }
 
     /// A handle to stop the server and read its counters.
     pub fn handle(&self) -> ServerHandle {
         ServerHandle {
+            listener: self.listener.handle(),
             shared: self.shared.clone(),
         }
     }
 
     /// Serves until [`ServerHandle::shutdown`]; returns when every connection has ended.
     pub fn run(self) -> io::Result<()> {
-        let mut next_connection_id = 0u64;
-        for accepted in self.listener.incoming() {
-            if self.shared.shutting_down.load(Ordering::SeqCst) {
-                break;
-            }
-            let stream = match accepted {
-                Ok(stream) => stream,
-                Err(error) => {
-                    self.shared.log(&format!("accept failed: {error}"));
-                    std::thread::sleep(ACCEPT_RETRY_PAUSE);
-                    continue;
-                }
-            };
-            next_connection_id += 1;
-            self.start_connection(stream, next_connection_id);
-        }
-        drop(self.listener);
-        // Connections accepted just before the flag was set may have registered after the
-        // shutdown pass: shut them down too, then wait for every thread.
-        for stream in self.shared.lock_connections().values() {
-            let _ = stream.shutdown(Shutdown::Both);
-        }
-        self.shared.wait_for_connections();
-        Ok(())
-    }
-
-    fn start_connection(&self, stream: TcpStream, id: u64) {
-        let shared = &self.shared;
-        let peer = stream
-            .peer_addr()
-            .map_or_else(|_| "an unknown peer".to_owned(), |peer| peer.to_string());
-        let open = shared.counters.open_connections.load(Ordering::SeqCst);
-        if open >= shared.options.max_connections {
-            shared
-                .counters
-                .connections_refused
-                .fetch_add(1, Ordering::SeqCst);
-            shared.log(&format!(
-                "refused a connection from {peer}: {open} connections are open, the most \
-                 allowed (--max-connections)"
-            ));
-            return;
-        }
-        let registered = stream.try_clone().map(|clone| {
-            shared.lock_connections().insert(id, clone);
-        });
-        if let Err(error) = registered {
-            shared.log(&format!("dropped a connection from {peer}: {error}"));
-            return;
-        }
-        shared
-            .counters
-            .connections_accepted
-            .fetch_add(1, Ordering::SeqCst);
-        let guard = ConnectionGuard::new(shared.clone(), id);
-        let thread_shared = shared.clone();
-        // The thread is detached: it deregisters itself (the guard) as it ends, and `run`
-        // waits for the registry to empty.
-        let spawned = std::thread::Builder::new()
-            .name(format!("thrift-conn-{id}"))
-            .spawn(move || {
-                let _guard = guard;
-                let served = serve_connection(&thread_shared, stream);
-                if let Err(error) = served
-                    && !thread_shared.shutting_down.load(Ordering::SeqCst)
-                {
-                    thread_shared.log(&format!("connection {id} from {peer} closed: {error}"));
-                }
-            });
-        if let Err(error) = spawned {
-            // The closure (and with it the guard) was dropped: the connection is deregistered.
-            shared.log(&format!("could not start a connection thread: {error}"));
-        }
-    }
-}
-
-/// Counts a connection as open and registered while its thread runs (also when it panics).
-struct ConnectionGuard {
-    shared: Arc<Shared>,
-    id: u64,
-}
-
-impl ConnectionGuard {
-    fn new(shared: Arc<Shared>, id: u64) -> ConnectionGuard {
-        shared
-            .counters
-            .open_connections
-            .fetch_add(1, Ordering::SeqCst);
-        ConnectionGuard { shared, id }
-    }
-}
-
-impl Drop for ConnectionGuard {
-    fn drop(&mut self) {
-        self.shared
-            .counters
-            .open_connections
-            .fetch_sub(1, Ordering::SeqCst);
-        self.shared.lock_connections().remove(&self.id);
-        self.shared.connection_ended.notify_all();
+        self.listener.run(self.shared)
     }
 }
 
 /// Why a connection ended early.
 #[derive(Debug)]
-enum ConnectionError {
+pub(crate) enum ConnectionError {
     /// The socket failed (reset, timed out writing).
     Io(io::Error),
     /// The client sent a message that could not be decoded, or was too large.
@@ -414,7 +266,11 @@ enum Received {
 }
 
 /// Serves one connection until it closes, the server shuts down or a message is malformed.
-fn serve_connection(shared: &Shared, stream: TcpStream) -> Result<(), ConnectionError> {
+fn serve_connection(
+    shared: &Shared,
+    connection: &Connection,
+    stream: TcpStream,
+) -> Result<(), ConnectionError> {
     stream.set_nodelay(true)?;
     stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
     let mut writer = stream.try_clone()?;
@@ -425,7 +281,7 @@ fn serve_connection(shared: &Shared, stream: TcpStream) -> Result<(), Connection
         shared
             .gateway
             .expire_idle_scanners(&mut session, Instant::now());
-        if shared.shutting_down.load(Ordering::SeqCst) {
+        if connection.is_shutting_down() {
             return Ok(());
         }
         match reader.wait_for_message()? {

@@ -1,7 +1,10 @@
 //! Shared by the Thrift gateway's tests: a server in this process on a free loopback port, and
 //! clients of it.
 
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "each of the three test crates that include this module uses a different part of it"
+)]
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};

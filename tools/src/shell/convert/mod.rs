@@ -74,6 +74,9 @@ pub(crate) fn convert(call: &Call, source: &str) -> Result<Converted, ShellError
             single_namespace(&mut context)
         }
         "whoami" => context.arity(Arity::Exactly(0)).map(|()| Command::Whoami),
+        "backup" => backup(&mut context),
+        "snapshot" | "list_snapshots" | "clone_snapshot" | "restore_snapshot"
+        | "delete_snapshot" => snapshot_command(&mut context),
         "status" => status(&mut context),
         "help" => help(&mut context),
         "version" => context.arity(Arity::Exactly(0)).map(|()| Command::Version),
@@ -97,7 +100,7 @@ fn canonical_name(name: &str) -> Option<&'static str> {
 }
 
 /// Every command the shell knows, by canonical name.
-pub(crate) const COMMAND_NAMES: [&str; 42] = [
+pub(crate) const COMMAND_NAMES: [&str; 48] = [
     "create",
     "list",
     "exists",
@@ -136,6 +139,12 @@ pub(crate) const COMMAND_NAMES: [&str; 42] = [
     "drop_namespace",
     "list_namespace_tables",
     "whoami",
+    "snapshot",
+    "list_snapshots",
+    "clone_snapshot",
+    "restore_snapshot",
+    "delete_snapshot",
+    "backup",
     "status",
     "version",
     "help",
@@ -143,7 +152,7 @@ pub(crate) const COMMAND_NAMES: [&str; 42] = [
 ];
 
 /// HBase shell commands strata shell does not provide (cluster, security, replication,
-/// snapshot administration, namespace properties). Naming one gives a clearer error than "undefined
+/// the snapshot commands beyond the five it has, namespace properties). Naming one gives a clearer error than "undefined
 /// method".
 const HBASE_ONLY_COMMANDS: &[&str] = &[
     "processlist",
@@ -182,13 +191,8 @@ const HBASE_ONLY_COMMANDS: &[&str] = &[
     "list_peers",
     "enable_peer",
     "disable_peer",
-    "snapshot",
-    "clone_snapshot",
-    "restore_snapshot",
-    "delete_snapshot",
     "delete_all_snapshot",
     "delete_table_snapshots",
-    "list_snapshots",
     "list_table_snapshots",
     "update_config",
     "update_all_config",
@@ -298,6 +302,55 @@ fn single_namespace(context: &mut Context<'_>) -> Result<Command, ShellError> {
         "drop_namespace" => Command::DropNamespace { namespace },
         _ => Command::ListNamespaceTables { namespace },
     })
+}
+
+/// The snapshot commands: `snapshot 't', 'name'`, `list_snapshots ['regex']`,
+/// `clone_snapshot 'name', 't'`, `restore_snapshot 'name'`, `delete_snapshot 'name'`.
+fn snapshot_command(context: &mut Context<'_>) -> Result<Command, ShellError> {
+    let name_at = |context: &Context<'_>, index| context.utf8(context.arg(index), "snapshot name");
+    Ok(match context.command {
+        "snapshot" => {
+            context.arity(Arity::Exactly(2))?;
+            Command::Snapshot {
+                table: context.table(context.arg(0))?,
+                name: name_at(context, 1)?,
+            }
+        }
+        "list_snapshots" => {
+            context.arity(Arity::Between(0, 1))?;
+            let pattern = match context.args().first() {
+                Some(value) => Some(context.utf8(value, "regular expression")?),
+                None => None,
+            };
+            Command::ListSnapshots { pattern }
+        }
+        "clone_snapshot" => {
+            context.arity(Arity::Exactly(2))?;
+            Command::CloneSnapshot {
+                name: name_at(context, 0)?,
+                table: context.table(context.arg(1))?,
+            }
+        }
+        "restore_snapshot" => {
+            context.arity(Arity::Exactly(1))?;
+            Command::RestoreSnapshot {
+                name: name_at(context, 0)?,
+            }
+        }
+        _ => {
+            context.arity(Arity::Exactly(1))?;
+            Command::DeleteSnapshot {
+                name: name_at(context, 0)?,
+            }
+        }
+    })
+}
+
+/// `backup 'DIR'`: the directory, as given.
+fn backup(context: &mut Context<'_>) -> Result<Command, ShellError> {
+    context.arity(Arity::Exactly(1))?;
+    let dir = context.utf8(context.arg(0), "backup directory")?;
+    Ok(Command::Backup { dir })
 }
 
 fn help(context: &mut Context<'_>) -> Result<Command, ShellError> {
@@ -517,6 +570,6 @@ mod tests {
         }
         assert_eq!(canonical_name("desc"), Some("describe"));
         assert_eq!(canonical_name("quit"), Some("exit"));
-        assert_eq!(canonical_name("snapshot"), None);
+        assert_eq!(canonical_name("list_table_snapshots"), None);
     }
 }

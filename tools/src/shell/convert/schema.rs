@@ -1,12 +1,13 @@
 //! `create` and `alter`: column family specifications, pre-splits and table options.
 
 use super::policy;
+use crate::conventions::{BLOOM_FILTER_NAMES, TTL_FOREVER_SECONDS, bloom_type};
 use crate::shell::args::{Context, OptionPolicy, Options};
 use crate::shell::ast::{Value, ValueKind};
 use crate::shell::bytes::{to_bytes_binary, to_string_binary};
 use crate::shell::command::{
-    Alter, AlterChange, BloomFilter, Compression, CreateTable, Durability, FamilySpec,
-    MAX_PRESPLIT_REGIONS, PreSplit, SplitAlgorithm, TableOptionKey, TableOptions, Ttl,
+    Alter, AlterChange, Compression, CreateTable, Durability, FamilySpec, MAX_PRESPLIT_REGIONS,
+    PreSplit, SplitAlgorithm, TableOptionKey, TableOptions, Ttl,
 };
 use crate::shell::error::{ArgumentErrorKind, ArgumentScope, Arity, ShellError, Warning};
 
@@ -190,21 +191,16 @@ fn family_spec(
     }
     if let Some(value) = hash.take("BLOOMFILTER") {
         let text = context.utf8(value, "BLOOMFILTER")?.to_ascii_uppercase();
-        family.bloom_filter = Some(match text.as_str() {
-            "NONE" => BloomFilter::None,
-            "ROW" => BloomFilter::Row,
-            "ROWCOL" => BloomFilter::RowCol,
-            _ => {
-                return Err(context.error(
-                    ArgumentErrorKind::UnsupportedChoice {
-                        what: "BloomFilter type",
-                        value: text,
-                        choices: &["NONE", "ROW", "ROWCOL"],
-                    },
-                    value.span,
-                ));
-            }
-        });
+        family.bloom_filter = Some(bloom_type(&text).ok_or_else(|| {
+            context.error(
+                ArgumentErrorKind::UnsupportedChoice {
+                    what: "BloomFilter type",
+                    value: text,
+                    choices: BLOOM_FILTER_NAMES,
+                },
+                value.span,
+            )
+        })?);
     }
     if let Some(value) = hash.take("BLOCKSIZE") {
         let size = context.lenient_u64(value, "BLOCKSIZE")?;
@@ -222,20 +218,16 @@ fn family_spec(
     }
     if let Some(value) = hash.take("COMPRESSION") {
         let text = context.utf8(value, "COMPRESSION")?.to_ascii_uppercase();
-        family.compression = Some(match text.as_str() {
-            "NONE" => Compression::None,
-            "ZSTD" => Compression::Zstd,
-            _ => {
-                return Err(context.error(
-                    ArgumentErrorKind::UnsupportedChoice {
-                        what: "Compression",
-                        value: text,
-                        choices: &["NONE", "ZSTD"],
-                    },
-                    value.span,
-                ));
-            }
-        });
+        family.compression = Some(Compression::from_name(&text).ok_or_else(|| {
+            context.error(
+                ArgumentErrorKind::UnsupportedChoice {
+                    what: "Compression",
+                    value: text,
+                    choices: Compression::NAMES,
+                },
+                value.span,
+            )
+        })?);
     }
     if let Some(value) = hash.take("IN_MEMORY") {
         family.in_memory = Some(context.lenient_bool(value, "IN_MEMORY")?);
@@ -274,11 +266,13 @@ fn ttl(context: &Context<'_>, value: &Value) -> Result<Ttl, ShellError> {
         }
         other => return Err(context.wrong_type(value, "TTL", "an Integer or a String", other)),
     };
-    if seconds == i64::from(i32::MAX) {
+    if seconds == i64::from(TTL_FOREVER_SECONDS) {
         return Ok(Ttl::Forever);
     }
     match u32::try_from(seconds) {
-        Ok(seconds) if seconds > 0 && seconds < i32::MAX as u32 => Ok(Ttl::Seconds(seconds)),
+        Ok(seconds) if seconds > 0 && seconds < TTL_FOREVER_SECONDS as u32 => {
+            Ok(Ttl::Seconds(seconds))
+        }
         _ => Err(context.error(
             ArgumentErrorKind::OutOfRange {
                 what: "TTL".to_owned(),

@@ -1,0 +1,164 @@
+//! Resolving rows lent from cached blocks: a row that one file alone holds
+//! wholly inside its cached block (a scan's row lent by
+//! [`MergedRows`](crate::iter::rows::MergedRows), a row of a block run, a
+//! direct get's row of a lone file) is resolved from the block's cells into
+//! a sink, with the cell gate's selection of the block where the plan has
+//! a gate. The selections are computed once per block and kept for the
+//! last few blocks a store read.
+
+use smallvec::SmallVec;
+use strata_filters::Bitmap;
+
+use super::cell_gate::{BlockSelection, CellGate, RowVerdict};
+use super::resolve::{QueryRules, Resolver};
+use super::sink::RowSink;
+use crate::iter::block_row::{BlockRef, BlockRow, HeldBlock};
+use crate::schema::FamilyPlan;
+
+/// Blocks a store scan keeps the cell gate's selections of: one per file
+/// cursor a row can come from in the usual overlapping-levels states
+/// (memstore flushes aside, up to about four levels hold a row's range).
+/// The blocks stay pinned in the cache while held.
+const HELD_SELECTIONS: usize = 4;
+
+/// The cell gate's selections of the blocks a store scan read last, newest
+/// last (each block is held, so its identity is stable). Several, because
+/// rows of overlapping files (two levels after random writes) alternate
+/// between their cursors' blocks: with one entry, every alternation ran the
+/// kernels over a whole block again, once per row.
+pub(super) type HeldSelections = SmallVec<[(HeldBlock, BlockSelection); HELD_SELECTIONS]>;
+
+/// What the plan's cell gate computes over `block` (`None` without a gate),
+/// once per block, held in `held`.
+pub(super) fn gate_selection<'h>(
+    gate: Option<&CellGate>,
+    family: &[u8],
+    held: &'h mut HeldSelections,
+    block: BlockRef<'_>,
+) -> Option<&'h BlockSelection> {
+    let gate = gate?;
+    let at = match held.iter().position(|(block_held, _)| block_held.is(block)) {
+        Some(at) => at,
+        None => {
+            if held.len() == HELD_SELECTIONS {
+                held.remove(0);
+            }
+            held.push((block.hold(), gate.block_selection(family, block)));
+            held.len() - 1
+        }
+    };
+    held.get(at).map(|(_, selection)| selection)
+}
+
+/// True when no cell of `row` is in the gate's selection `bits`: the row
+/// returns nothing, whatever its versions and markers. Also the first
+/// selected cell after the row (`None`: none in the block).
+pub(super) fn none_selected(bits: &Bitmap, row: &BlockRow<'_>) -> Option<Option<usize>> {
+    let cells = row.cell_indexes();
+    let next = next_set_bit(bits, cells.start);
+    next.is_none_or(|i| i >= cells.end).then_some(next)
+}
+
+/// The first cell of `block` at or after cell `from` that the cell gate's
+/// selection passes (`None`: none); `Some(from)` without a selection.
+pub(super) fn next_passing_cell(
+    gate: Option<&CellGate>,
+    family: &[u8],
+    held: &mut HeldSelections,
+    block: BlockRef<'_>,
+    from: usize,
+) -> Option<usize> {
+    match gate_selection(gate, family, held, block).and_then(|s| s.cells.as_ref()) {
+        Some(bits) => next_set_bit(bits, from),
+        None => Some(from),
+    }
+}
+
+/// The cell gate, its selection of the row's block, and the row's verdict
+/// of its column tests, for [`resolve_block_row`].
+pub(super) type GateOnBlock<'g> = (&'g CellGate, &'g BlockSelection, &'g mut RowVerdict);
+
+/// Resolves a block row's cells of `family` into `sink`: those visible at
+/// `read_point` that version resolution returns and the cell gate's
+/// selection (if any) passes; the gate's column tests note each of them. A
+/// row of one cell (every row of a compacted store with one version per
+/// column) is resolved without building a resolver.
+#[inline]
+pub(super) fn resolve_block_row<S: RowSink>(
+    row: &BlockRow<'_>,
+    read_point: u64,
+    family: &FamilyPlan,
+    query: QueryRules,
+    qualifier_buffer: &mut Vec<u8>,
+    mut gate: Option<GateOnBlock<'_>>,
+    sink: &mut S,
+) {
+    let lone = row.cell_count() == 1 && !query.raw;
+    let mut resolver = (!lone).then(|| {
+        Resolver::new(
+            family.columns.as_ref(),
+            family.rules,
+            query,
+            std::mem::take(qualifier_buffer),
+        )
+    });
+    for block_cell in row.cells() {
+        let cell = block_cell.cell();
+        let returned = cell.sequence <= read_point
+            && match resolver.as_mut() {
+                Some(resolver) => resolver.push(cell),
+                None => {
+                    Resolver::lone_cell_returned(family.columns.as_ref(), family.rules, query, cell)
+                }
+            };
+        if !returned {
+            continue;
+        }
+        if let Some((gate, selection, verdict)) = gate.as_mut() {
+            let index = block_cell.index();
+            gate.note_block_cell(&family.name, selection, index, cell, verdict);
+            if selection
+                .cells
+                .as_ref()
+                .is_some_and(|bits| !bits.get(index))
+            {
+                continue;
+            }
+        }
+        sink.push_block_cell(&family.name, &block_cell);
+    }
+    if let Some(resolver) = resolver {
+        *qualifier_buffer = resolver.into_buffer();
+    }
+}
+
+/// The first set bit of `bits` at or after `from`.
+pub(super) fn next_set_bit(bits: &Bitmap, from: usize) -> Option<usize> {
+    let words = bits.words();
+    let mut index = from / 64;
+    let mut word = words.get(index)? & (u64::MAX << (from % 64));
+    loop {
+        if word != 0 {
+            let bit = index * 64 + word.trailing_zeros() as usize;
+            return (bit < bits.len()).then_some(bit);
+        }
+        index += 1;
+        word = *words.get(index)?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_set_bit_finds_the_first_one_at_or_after() {
+        let bits = Bitmap::from_bools((0..200).map(|i| i == 3 || i == 64 || i == 130 || i == 199));
+        let want = |from: usize| (from..200).find(|&i| bits.get(i));
+        for from in 0..205 {
+            assert_eq!(next_set_bit(&bits, from), want(from), "from {from}");
+        }
+        assert_eq!(next_set_bit(&Bitmap::zeros(0), 0), None);
+        assert_eq!(next_set_bit(&Bitmap::zeros(64), 0), None);
+    }
+}
