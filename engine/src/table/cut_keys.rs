@@ -24,30 +24,20 @@ impl Table {
             if below_range || above_range {
                 continue;
             }
-            let largest = region
-                .stores()
-                .iter()
-                .flat_map(|s| {
-                    s.version()
-                        .files()
-                        .map(|(_, f)| f.clone())
-                        .collect::<Vec<_>>()
-                })
-                .max_by_key(|f| f.meta().size);
-            let Some(file) = largest else { continue };
-            let count = file.block_count();
-            let low = file.seek_block(start.max(region.start()))?.unwrap_or(count);
-            // The range's upper bound within the region (empty: none).
-            let upper = match (end.is_empty(), region.end().is_empty()) {
+            let Some(file) = region.largest_file() else {
+                continue;
+            };
+            // The range's part within the region (an empty bound: none).
+            let low_key = start.max(region.start());
+            let high_key = match (end.is_empty(), region.end().is_empty()) {
                 (true, _) => region.end(),
                 (false, true) => end,
                 (false, false) => end.min(region.end()),
             };
-            let high = if upper.is_empty() {
-                count
-            } else {
-                file.seek_block(upper)?.map_or(count, |o| o + 1).min(count)
-            };
+            let std::ops::Range {
+                start: low,
+                end: high,
+            } = file.blocks_in(low_key, high_key)?;
             let blocks = high.saturating_sub(low);
             // `pieces` evenly spaced blocks of this region's part of the range.
             for i in 1..pieces.min(blocks) {
