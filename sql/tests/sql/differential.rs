@@ -25,7 +25,7 @@ fn word() -> impl Strategy<Value = String> {
     .prop_map(|c| c.into_iter().collect())
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 enum Column {
     Id,
     Name,
@@ -44,7 +44,7 @@ enum Pred {
     Or(Box<Pred>, Box<Pred>),
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 enum Literal {
     Text(String),
     Int(i64),
@@ -203,6 +203,50 @@ fn eval(p: &Pred, id: &str, row: &Row) -> Option<bool> {
     }
 }
 
+/// Whether `p` has a conjunction of equality tests on one nullable column with no value in
+/// common (`n IN (-1) AND n IN (3)`) under a negation.
+///
+/// DataFusion 55's expression simplifier folds such a conjunction to `false`, but where the
+/// column is NULL the conjunction is NULL; under a NOT the difference shows (NOT NULL keeps no
+/// row, NOT false keeps every row), so DataFusion returns rows SQL's three-valued logic does
+/// not. Upstream fixed this in apache/datafusion#24258, after 55. Until strata's DataFusion
+/// has the fix, the comparison leaves these predicates out, and
+/// `negated_disjoint_in_lists_show_datafusion_55s_known_answer` pins what DataFusion returns,
+/// so an upgrade that fixes it is noticed (docs/sql.md, "Known differences").
+fn negates_disjoint_equalities(p: &Pred, negated: bool) -> bool {
+    fn equalities<'a>(p: &'a Pred, out: &mut Vec<(&'a Column, Vec<&'a Literal>)>) {
+        match p {
+            Pred::And(a, b) => {
+                equalities(a, out);
+                equalities(b, out);
+            }
+            Pred::In(c, ls) => out.push((c, ls.iter().collect())),
+            Pred::Compare(c, "=", l) => out.push((c, vec![l])),
+            _ => {}
+        }
+    }
+    match p {
+        Pred::Not(a) => negates_disjoint_equalities(a, true),
+        Pred::Or(a, b) => {
+            negates_disjoint_equalities(a, negated) || negates_disjoint_equalities(b, negated)
+        }
+        Pred::And(a, b) => {
+            let mut tests = Vec::new();
+            equalities(p, &mut tests);
+            let disjoint = tests.iter().enumerate().any(|(i, (c, ls))| {
+                **c != Column::Id
+                    && tests[i + 1..]
+                        .iter()
+                        .any(|(d, ms)| c == d && !ls.iter().any(|l| ms.contains(l)))
+            });
+            (negated && disjoint)
+                || negates_disjoint_equalities(a, negated)
+                || negates_disjoint_equalities(b, negated)
+        }
+        _ => false,
+    }
+}
+
 fn rows_strategy() -> impl Strategy<Value = BTreeMap<String, Row>> {
     prop::collection::btree_map(
         word(),
@@ -266,7 +310,10 @@ fn random_predicates_agree_with_rust() {
                      STORED AS STRATA LOCATION '{name}' OPTIONS ('mapping' ':key,f:name,f:n#b')"
                 ))
                 .unwrap();
-                for p in &predicates {
+                for p in predicates
+                    .iter()
+                    .filter(|p| !negates_disjoint_equalities(p, false))
+                {
                     let query = format!("SELECT id FROM {name} WHERE {} ORDER BY id", sql(p));
                     let got: Vec<String> =
                         f.rows(&query).into_iter().map(|r| r[0].clone()).collect();
@@ -288,4 +335,32 @@ fn random_predicates_agree_with_rust() {
             },
         )
         .unwrap();
+}
+
+#[test]
+fn negated_disjoint_in_lists_show_datafusion_55s_known_answer() {
+    let f = Fixture::new(1);
+    let table =
+        f.db.create_table(TableDescriptor::new("items").family(FamilyDescriptor::new("f")))
+            .unwrap();
+    table.put(&Put::new("a").add("f", "name", "x")).unwrap();
+    table
+        .put(&Put::new("b").add("f", "n", 5i64.to_be_bytes()))
+        .unwrap();
+    f.run(
+        "CREATE EXTERNAL TABLE items (id VARCHAR NOT NULL, name VARCHAR, n BIGINT) \
+         STORED AS STRATA LOCATION 'items' OPTIONS ('mapping' ':key,f:name,f:n#b')",
+    )
+    .unwrap();
+    let query = "SELECT id FROM items WHERE NOT ((n IN (-1)) AND (n IN (3))) ORDER BY id";
+    let predicate = Pred::Not(Box::new(Pred::And(
+        Box::new(Pred::In(Column::N, vec![Literal::Int(-1)])),
+        Box::new(Pred::In(Column::N, vec![Literal::Int(3)])),
+    )));
+    assert!(negates_disjoint_equalities(&predicate, false));
+    let got: Vec<String> = f.rows(query).into_iter().map(|r| r[0].clone()).collect();
+    // SQL's answer is ["b"]: for "a", n is NULL and NOT (NULL AND NULL) is NULL. DataFusion 55
+    // answers ["a", "b"]. When this fails with ["b"], DataFusion has the fix: drop the
+    // exclusion in `random_predicates_agree_with_rust` and this test.
+    assert_eq!(got, ["a", "b"], "{}", f.explain(query));
 }
