@@ -39,7 +39,7 @@ use strata_tools::server::client::{AdminClient, RemoteSession, SessionRequest};
 use strata_tools::server::events::{MAX_RECENT_EVENTS, RecentEvents};
 use strata_tools::server::http::{DEFAULT_HTTP_PORT, DEFAULT_MAX_HTTP_CONNECTIONS, HttpOptions};
 use strata_tools::server::logging::{self, LogFormat};
-use strata_tools::server::wire::Settings;
+use strata_tools::server::wire::{Language, Settings, SqlFormat};
 use strata_tools::server::{self as service, Server};
 use strata_tools::session::{self, Session};
 use strata_tools::shell::{TableLayout, TimestampFormat};
@@ -696,6 +696,8 @@ fn connected_shell(
         user: (&UserIdentity::current()).into(),
         echo: false,
         reply_timeout: None,
+        language: Language::Shell,
+        sql_format: SqlFormat::Table,
     };
     let mut client = AdminClient::connect(address, request).map_err(|error| error.to_string())?;
     if interactive {

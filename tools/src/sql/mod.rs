@@ -40,6 +40,10 @@ pub struct SqlArgs {
     /// holds which key ranges); --data then only defines the tables and mappings.
     #[arg(long)]
     pub cluster: Option<PathBuf>,
+    /// Run the statements on the `strata server` whose admin port is HOST:PORT, over the
+    /// database it serves (its tables and mappings), instead of opening a directory.
+    #[arg(long, value_name = "HOST:PORT", conflicts_with_all = ["data", "cluster", "partitions"])]
+    pub connect: Option<String>,
 }
 
 /// Most lines of history kept.
@@ -131,6 +135,11 @@ impl SqlShell {
         self.failures
     }
 
+    /// Counts a failure found outside [`SqlShell::run_text`] (input that is not text).
+    pub fn count_failure(&mut self) {
+        self.failures += 1;
+    }
+
     /// Runs every statement of `text`, printing results to `out` and errors to `errors`.
     pub fn run_text(
         &mut self,
@@ -176,58 +185,10 @@ impl SqlShell {
     /// The interactive prompt: reads statements (ended by `;`) with line editing and
     /// history until end of input or `\q`.
     pub fn run_interactive(&mut self, banner: &str) -> Result<(), String> {
-        let config = rustyline::Config::builder()
-            .max_history_size(MAX_HISTORY_LINES)
-            .map_err(|error| error.to_string())?
-            .auto_add_history(false)
-            .build();
-        let mut editor: rustyline::DefaultEditor =
-            rustyline::Editor::with_config(config).map_err(|error| error.to_string())?;
-        let history =
-            std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".strata_sql_history"));
-        if let Some(path) = &history {
-            // A missing history file is normal the first time.
-            let _ = editor.load_history(path);
-        }
-        println!("{banner}");
-        let mut statement = String::new();
-        let outcome = loop {
-            let prompt = if statement.is_empty() {
-                "sql> "
-            } else {
-                "  -> "
-            };
-            match editor.readline(prompt) {
-                Ok(line) => {
-                    if statement.is_empty() && line.trim() == "\\q" {
-                        break Ok(());
-                    }
-                    if !statement.is_empty() {
-                        statement.push('\n');
-                    }
-                    statement.push_str(&line);
-                    if !statement.trim_end().ends_with(';') {
-                        continue;
-                    }
-                    // A statement missing from the history is not worth stopping for.
-                    let _ = editor.add_history_entry(statement.as_str());
-                    let text = std::mem::take(&mut statement);
-                    if let Err(error) =
-                        self.run_text(&text, &mut io::stdout().lock(), &mut io::stderr().lock())
-                    {
-                        break Err(format!("writing output: {error}"));
-                    }
-                }
-                Err(ReadlineError::Interrupted) => statement.clear(),
-                Err(ReadlineError::Eof) => break Ok(()),
-                Err(error) => break Err(error.to_string()),
-            }
-        };
-        if let Some(path) = &history {
-            // Losing history is not worth failing the session for.
-            let _ = editor.save_history(path);
-        }
-        outcome
+        prompt(banner, |text| {
+            self.run_text(text, &mut io::stdout().lock(), &mut io::stderr().lock())
+                .map_err(|error| format!("writing output: {error}"))
+        })
     }
 
     /// Closes the database.
@@ -236,9 +197,128 @@ impl SqlShell {
     }
 }
 
-/// `strata sql`: the statements of `-e`, or a script on standard input, or the prompt.
+/// The prompt: reads statements (ended by `;`) with line editing and history
+/// (`~/.strata_sql_history`) until end of input or `\q`, and gives each to `run`.
+fn prompt(banner: &str, mut run: impl FnMut(&str) -> Result<(), String>) -> Result<(), String> {
+    let config = rustyline::Config::builder()
+        .max_history_size(MAX_HISTORY_LINES)
+        .map_err(|error| error.to_string())?
+        .auto_add_history(false)
+        .build();
+    let mut editor: rustyline::DefaultEditor =
+        rustyline::Editor::with_config(config).map_err(|error| error.to_string())?;
+    let history =
+        std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".strata_sql_history"));
+    if let Some(path) = &history {
+        // A missing history file is normal the first time.
+        let _ = editor.load_history(path);
+    }
+    println!("{banner}");
+    let mut statement = String::new();
+    let outcome = loop {
+        let prompt = if statement.is_empty() {
+            "sql> "
+        } else {
+            "  -> "
+        };
+        match editor.readline(prompt) {
+            Ok(line) => {
+                if statement.is_empty() && line.trim() == "\\q" {
+                    break Ok(());
+                }
+                if !statement.is_empty() {
+                    statement.push('\n');
+                }
+                statement.push_str(&line);
+                if !statement.trim_end().ends_with(';') {
+                    continue;
+                }
+                // A statement missing from the history is not worth stopping for.
+                let _ = editor.add_history_entry(statement.as_str());
+                let text = std::mem::take(&mut statement);
+                if let Err(error) = run(&text) {
+                    break Err(error);
+                }
+            }
+            Err(ReadlineError::Interrupted) => statement.clear(),
+            Err(ReadlineError::Eof) => break Ok(()),
+            Err(error) => break Err(error.to_string()),
+        }
+    };
+    if let Some(path) = &history {
+        // Losing history is not worth failing the session for.
+        let _ = editor.save_history(path);
+    }
+    outcome
+}
+
+/// The statements of `-e`, else standard input read whole.
+fn script(execute: Option<String>) -> Result<String, String> {
+    use std::io::Read;
+    match execute {
+        Some(text) => Ok(text),
+        None => {
+            let mut text = String::new();
+            io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|error| format!("reading standard input: {error}"))?;
+            Ok(text)
+        }
+    }
+}
+
+/// `strata sql --connect`: the statements run in an SQL session on a server's admin port.
+fn run_connected(address: &str, args: SqlArgs) -> Result<std::process::ExitCode, String> {
+    use crate::server::client::{AdminClient, SessionRequest};
+    use crate::server::wire::{Language, Settings, Timestamps};
+    use std::io::IsTerminal;
+    let request = SessionRequest {
+        settings: Settings {
+            timestamps: Timestamps::Millis,
+            width: 0,
+        },
+        user: (&crate::exec::UserIdentity::current()).into(),
+        echo: false,
+        reply_timeout: None,
+        language: Language::Sql,
+        sql_format: args.format.into(),
+    };
+    let mut client = AdminClient::connect(address, request).map_err(|error| error.to_string())?;
+    let interactive = args.execute.is_none() && io::stdin().is_terminal();
+    if interactive {
+        let banner = format!(
+            "strata sql {} (DataFusion) on {} ({}), data in {}\nEnd statements with ';'. \\q quits.",
+            env!("CARGO_PKG_VERSION"),
+            address,
+            client.welcome().server,
+            client.welcome().data
+        );
+        prompt(&banner, |text| {
+            client
+                .run(text.as_bytes(), &mut io::stdout().lock())
+                .map(|_| ())
+                .map_err(|error| error.to_string())
+        })?;
+        return Ok(std::process::ExitCode::SUCCESS);
+    }
+    let text = script(args.execute)?;
+    client
+        .run(text.as_bytes(), &mut io::stdout().lock())
+        .map_err(|error| error.to_string())?;
+    Ok(if client.failures() > 0 {
+        std::process::ExitCode::from(1)
+    } else {
+        std::process::ExitCode::SUCCESS
+    })
+}
+
+/// `strata sql`: the statements of `-e`, or a script on standard input, or the prompt; on
+/// the database directory, or with `--connect` on a server.
 pub fn run(args: SqlArgs) -> Result<std::process::ExitCode, String> {
-    use std::io::{IsTerminal, Read};
+    use std::io::IsTerminal;
+    if let Some(address) = args.connect.clone() {
+        return run_connected(&address, args);
+    }
     let mut shell = SqlShell::open(
         &args.data,
         args.format,
@@ -255,16 +335,7 @@ pub fn run(args: SqlArgs) -> Result<std::process::ExitCode, String> {
         shell.timing = true;
         shell.run_interactive(&banner)
     } else {
-        let text = match args.execute {
-            Some(text) => text,
-            None => {
-                let mut text = String::new();
-                io::stdin()
-                    .read_to_string(&mut text)
-                    .map_err(|error| format!("reading standard input: {error}"))?;
-                text
-            }
-        };
+        let text = script(args.execute)?;
         shell
             .run_text(&text, &mut io::stdout().lock(), &mut io::stderr().lock())
             .map_err(|error| format!("writing output: {error}"))
