@@ -13,6 +13,7 @@
 //! * [`net`]: serving TCP connections (bounded thread per connection, orderly shutdown).
 //! * [`conventions`]: HBase's conventions the shell, the gateway and the disk tools share
 //!   (`Bytes.toStringBinary`, family option names, `FOREVER`).
+//! * [`sql`]: `strata sql`, SQL over strata tables (strata-sql, DataFusion).
 //!
 //! The `strata` binary (`src/bin/strata.rs`) parses the command line and calls these.
 //! `docs/shell.md` describes the commands, their output and the differences from HBase.
@@ -28,4 +29,5 @@ pub mod net;
 pub mod server;
 pub mod session;
 pub mod shell;
+pub mod sql;
 pub mod thrift;

@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 
 use server_support::*;
 use strata::{Db, FamilyDescriptor, Put, Scan, TableDescriptor};
-use strata_tools::server::client::{AdminClient, ClientError};
+use strata_tools::server::client::{AdminClient, ClientError, SessionRequest};
 use strata_tools::server::wire::{
-    self, Hello, PROTOCOL_VERSION, Reply, Request, Settings, Timestamps,
+    self, Hello, Language, PROTOCOL_VERSION, Reply, Request, Settings, SqlFormat, Timestamps,
 };
 use strata_tools::thrift::client::Client;
 use strata_tools::thrift::hbase::{BatchMutation, Call, MutateRowsArgs, Mutation, Response};
@@ -366,6 +366,8 @@ fn hello(protocol: u32) -> Hello {
         },
         user: None,
         echo: false,
+        language: Language::Shell,
+        sql_format: SqlFormat::Table,
     }
 }
 
@@ -496,6 +498,77 @@ fn bad_admin_requests_get_a_clear_error_and_close_only_their_own_connection() {
     assert!(out.contains(" ok column=f:q"), "{out}");
     assert!(!out.contains("half") && !out.contains("big"), "{out}");
     assert_eq!(server.handle.snapshot().admin.malformed_requests, 6);
+}
+
+#[test]
+fn sql_sessions_query_the_served_database_beside_shells_and_report_errors_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::open(dir.path());
+    let mut shell = server.shell();
+    TestServer::run(
+        &mut shell,
+        "create 'scores', 'grade'\nput 'scores', 'Tom', 'grade:', '1'\n",
+    );
+    let address = server.addresses.admin.to_string();
+    let sql_request = SessionRequest {
+        language: Language::Sql,
+        sql_format: SqlFormat::Csv,
+        ..session_request(false)
+    };
+    let mut sql = AdminClient::connect(&address, sql_request.clone()).unwrap();
+    assert_eq!(sql.welcome().language, Language::Sql);
+    let query = "SELECT CAST(row AS VARCHAR) AS student, CAST(value AS VARCHAR) AS grade \
+                 FROM scores ORDER BY student;";
+    let run = |sql: &mut AdminClient, text: &str| {
+        let (mut out, mut errors) = (Vec::new(), Vec::new());
+        sql.run_with_errors(text.as_bytes(), &mut out, &mut errors)
+            .unwrap();
+        (
+            String::from_utf8(out).unwrap(),
+            String::from_utf8(errors).unwrap(),
+        )
+    };
+    assert_eq!(
+        run(&mut sql, query),
+        ("student,grade\nTom,1\n".into(), String::new())
+    );
+
+    // A write through the shell is seen by the next query: one live database.
+    TestServer::run(&mut shell, "put 'scores', 'Ann', 'grade:', '2'\n");
+    let (out, _) = run(&mut sql, query);
+    assert_eq!(out, "student,grade\nAnn,2\nTom,1\n");
+
+    // A failed statement's message goes apart, and the statements after it still run.
+    let (out, errors) = run(
+        &mut sql,
+        "SELECT * FROM nowhere; SELECT count(*) AS n FROM scores;",
+    );
+    assert_eq!(out, "n\n2\n");
+    assert!(
+        errors.starts_with("Error: ") && errors.contains("nowhere"),
+        "{errors}"
+    );
+    assert_eq!(sql.failures(), 1);
+    let (_, errors) = run(&mut sql, "SELEC 1;");
+    assert!(errors.contains("Error: "), "{errors}");
+    assert_eq!(sql.failures(), 2);
+
+    // A mapping created in one SQL session is stored with the table: another sees it.
+    run(
+        &mut sql,
+        "CREATE EXTERNAL TABLE grades (student VARCHAR NOT NULL, grade VARCHAR) \
+         STORED AS STRATA LOCATION 'scores' OPTIONS ('mapping' ':key,grade:');",
+    );
+    let mut other = AdminClient::connect(&address, sql_request).unwrap();
+    let (out, errors) = run(
+        &mut other,
+        "SELECT grade FROM grades WHERE student = 'Ann';",
+    );
+    assert_eq!((out.as_str(), errors.as_str()), ("grade\n2\n", ""));
+
+    // The shell session is unaffected by the SQL sessions beside it.
+    assert!(TestServer::run(&mut shell, "count 'scores'\n").contains("2 row(s)"));
+    assert_eq!(shell.failures(), 0);
 }
 
 #[test]

@@ -306,6 +306,20 @@ impl HFileReader {
         Ok(last(self.leaf(j)?, row).map(|k| self.top.ordinal_base(j) as usize + k))
     }
 
+    /// The data blocks that can hold rows in `[start, end)` (an empty `end` has no upper
+    /// bound), as ordinals `low..high`, from the index alone: `low` is the first block ending
+    /// at or after `start`, `high` is one past the block that can hold `end`.
+    pub(crate) fn blocks_in(&self, start: &[u8], end: &[u8]) -> Result<std::ops::Range<usize>> {
+        let count = self.block_count();
+        let low = self.seek_block(start)?.unwrap_or(count);
+        let high = if end.is_empty() {
+            count
+        } else {
+            self.seek_block(end)?.map_or(count, |o| o + 1).min(count)
+        };
+        Ok(low..high.max(low))
+    }
+
     /// First and last row of data block `ordinal`, from the index.
     pub(crate) fn block_bounds(&self, ordinal: usize) -> Result<(Vec<u8>, Vec<u8>)> {
         let (index, position) = self.index_entry(ordinal)?;

@@ -155,32 +155,10 @@ fn install(table: &TableInner, region: &Arc<Region>, daughters: &[Arc<Region>]) 
 /// the region's first row there so that neither daughter starts empty;
 /// `None` when the data cannot be cut (empty, or a single row).
 pub(crate) fn middle_key(region: &Region) -> Result<Option<Vec<u8>>> {
-    let Some(file) = region
-        .stores()
-        .iter()
-        .flat_map(|s| {
-            s.version()
-                .files()
-                .map(|(_, f)| f.clone())
-                .collect::<Vec<_>>()
-        })
-        .max_by_key(|f| f.meta().size)
-    else {
+    let Some(file) = region.largest_file() else {
         return Ok(None);
     };
-    let count = file.block_count();
-    let lo = if region.start().is_empty() {
-        0
-    } else {
-        file.seek_block(region.start())?.unwrap_or(count)
-    };
-    let hi = if region.end().is_empty() {
-        count
-    } else {
-        file.seek_block(region.end())?
-            .map_or(count, |o| o + 1)
-            .min(count)
-    };
+    let std::ops::Range { start: lo, end: hi } = file.blocks_in(region.start(), region.end())?;
     // The region's first row in this file: a split key must be above it,
     // or the lower daughter would be empty (HBase refuses such a
     // midkey too).

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use parking_lot::RwLock;
 
+use crate::hfile::reader::HFileReader;
 use crate::store::{Store, StoreVersion};
 pub(crate) use schedule::{CompactionSlot, RegionSchedule};
 
@@ -225,6 +226,21 @@ impl Region {
     /// Every store, sorted by family name.
     pub(crate) fn stores(&self) -> Vec<Arc<Store>> {
         self.stores.read().clone()
+    }
+
+    /// The largest file (in bytes) of any of the region's stores: the one whose block index
+    /// best shows where the region's data lies (split points, cut keys).
+    pub(crate) fn largest_file(&self) -> Option<Arc<HFileReader>> {
+        self.stores
+            .read()
+            .iter()
+            .flat_map(|s| {
+                s.version()
+                    .files()
+                    .map(|(_, f)| f.clone())
+                    .collect::<Vec<_>>()
+            })
+            .max_by_key(|f| f.meta().size)
     }
 
     /// Adds an empty store for a new family.

@@ -449,6 +449,7 @@ impl Table {
 mod admin;
 mod atomic;
 mod bulk;
+mod cut_keys;
 mod ingest;
 mod mutation;
 mod reader;

@@ -11,6 +11,9 @@
 //!                 [--build-only] [--files DIR] [--copy] [--backfill]
 //! strata thrift [--data DIR] [--bind 127.0.0.1] [--port 9090] [--transport auto|buffered|framed]
 //!               [--protocol auto|binary|compact] [--durability async|sync|fsync|skip|table]
+//! strata sql [--data DIR] [-e 'stmt; stmt'] [--format table|csv|json] [--partitions N]
+//!            [--cluster cluster.json]
+//! strata sql-worker [--data DIR] [--listen 127.0.0.1:0]
 //! strata server [--data DIR] [--bind 127.0.0.1] [--thrift-port 9090] [--admin-port 16000]
 //!               [--http-port 16030] [--log-format text|json] [--log-level LEVEL] [Thrift flags]
 //! strata backup [--data DIR | --connect HOST:PORT] --out BACKUP
@@ -36,7 +39,7 @@ use strata_tools::server::client::{AdminClient, RemoteSession, SessionRequest};
 use strata_tools::server::events::{MAX_RECENT_EVENTS, RecentEvents};
 use strata_tools::server::http::{DEFAULT_HTTP_PORT, DEFAULT_MAX_HTTP_CONNECTIONS, HttpOptions};
 use strata_tools::server::logging::{self, LogFormat};
-use strata_tools::server::wire::Settings;
+use strata_tools::server::wire::{Language, Settings, SqlFormat};
 use strata_tools::server::{self as service, Server};
 use strata_tools::session::{self, Session};
 use strata_tools::shell::{TableLayout, TimestampFormat};
@@ -123,6 +126,12 @@ enum Tool {
     /// Serve HBase's Thrift1 interface (what `hbase thrift start` serves) over the database,
     /// for happybase and the other HBase Thrift clients. Stops on SIGINT or SIGTERM.
     Thrift(ThriftArgs),
+    /// SQL over the database's tables (DataFusion): interactive on a terminal, a script from
+    /// standard input otherwise, or the statements given with -e.
+    Sql(strata_tools::sql::SqlArgs),
+    /// Serve the database's tables to SQL queries planned by `strata sql --cluster` in
+    /// another process (datafusion-distributed over Arrow Flight). Stops on SIGINT or SIGTERM.
+    SqlWorker(strata_tools::sql::worker::SqlWorkerArgs),
     /// Serve the database: HBase's Thrift1 gateway, the admin port `strata shell --connect`
     /// talks to, and HTTP (status page at /, metrics at /metrics and /prometheus). Prints the
     /// bound addresses on one line of standard output, logs to standard error, and stops
@@ -465,6 +474,8 @@ fn main() -> ExitCode {
         Tool::Thrift(args) => thrift(args),
         Tool::Server(args) => server(args),
         Tool::Bulkload(args) => bulkload(args),
+        Tool::Sql(args) => strata_tools::sql::run(args),
+        Tool::SqlWorker(args) => strata_tools::sql::worker::run(args),
         Tool::Backup { data, connect, out } => {
             backup_statement(&out).and_then(|statement| match connect {
                 Some(address) => {
@@ -695,6 +706,8 @@ fn connected_shell(
         user: (&UserIdentity::current()).into(),
         echo: false,
         reply_timeout: None,
+        language: Language::Shell,
+        sql_format: SqlFormat::Table,
     };
     let mut client = AdminClient::connect(address, request).map_err(|error| error.to_string())?;
     if interactive {

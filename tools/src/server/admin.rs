@@ -18,8 +18,8 @@ use std::time::Duration;
 use strata::{Clock, Db};
 
 use super::wire::{
-    self, DEFAULT_MAX_REQUEST_BYTES, Done, Hello, OutputFrames, PROTOCOL_VERSION, Reply, Request,
-    Welcome, WireError,
+    self, DEFAULT_MAX_REQUEST_BYTES, Done, Hello, Language, OutputFrames, PROTOCOL_VERSION, Reply,
+    Request, Welcome, WireError,
 };
 use crate::exec::{ExecOptions, Executor, UserIdentity};
 use crate::net::{Connection, ConnectionReader, Service, Wait};
@@ -315,15 +315,11 @@ impl Service for AdminService {
             client = hello.client.as_str(),
             "shell connected"
         );
+        if hello.language == Language::Sql {
+            return self.serve_sql(&hello, &mut reader, &mut writer, connection);
+        }
         let mut session = self.session(&hello, connection);
-        wire::write_reply(
-            &mut writer,
-            &Reply::Welcome(Welcome {
-                protocol: PROTOCOL_VERSION,
-                server: format!("strata {}", env!("CARGO_PKG_VERSION")),
-                data: self.db.path().display().to_string(),
-            }),
-        )?;
+        self.welcome(&mut writer, Language::Shell)?;
         let served = self.serve_session(&mut session, &mut reader, &mut writer, connection);
         tracing::info!(
             target: "strata::server::admin",
@@ -347,6 +343,93 @@ impl Service for AdminService {
 }
 
 impl AdminService {
+    fn welcome(&self, writer: &mut TcpStream, language: Language) -> Result<(), AdminError> {
+        wire::write_reply(
+            writer,
+            &Reply::Welcome(Welcome {
+                protocol: PROTOCOL_VERSION,
+                server: format!("strata {}", env!("CARGO_PKG_VERSION")),
+                data: self.db.path().display().to_string(),
+                language,
+            }),
+        )?;
+        Ok(())
+    }
+
+    /// Serves an SQL session (`strata sql --connect`): each `Run` is SQL text run by a
+    /// strata-sql context over the server's database, results printed in the hello's format
+    /// as `Output`, failed statements' messages as `ErrorOutput`; the statements after a
+    /// failed one still run, as in a local `strata sql`. The context sees the tables and
+    /// mappings of the database as they are when each statement is planned.
+    fn serve_sql(
+        &self,
+        hello: &Hello,
+        reader: &mut ConnectionReader,
+        writer: &mut TcpStream,
+        connection: &Connection,
+    ) -> Result<(), AdminError> {
+        let context =
+            strata_sql::SqlContext::with_config(self.db.clone(), crate::sql::session_config(0))
+                .map_err(|error| {
+                    self.refuse_request(writer, format!("cannot start SQL: {error}"))
+                })?;
+        let mut shell = crate::sql::SqlShell::new(context, hello.sql_format.into())
+            .map_err(|error| self.refuse_request(writer, error))?;
+        self.welcome(writer, Language::Sql)?;
+        tracing::info!(
+            target: "strata::server::admin",
+            connection = connection.id,
+            peer = connection.peer.as_str(),
+            "sql session opened"
+        );
+        while let Some(request) = self.next_request(reader, writer, connection)? {
+            match request {
+                Request::Run(source) => {
+                    self.counters.requests.fetch_add(1, Ordering::Relaxed);
+                    let before = shell.failures();
+                    let mut errors = Vec::new();
+                    let mut output = OutputFrames::new(writer);
+                    match std::str::from_utf8(&source) {
+                        Ok(text) => shell.run_text(text, &mut output, &mut errors)?,
+                        Err(error) => {
+                            shell.count_failure();
+                            writeln!(errors, "Error: the statements are not UTF-8: {error}")?;
+                        }
+                    }
+                    output.finish()?;
+                    if !errors.is_empty() {
+                        wire::write_reply(writer, &Reply::ErrorOutput(errors))?;
+                    }
+                    let failed = shell.failures() - before;
+                    self.counters
+                        .failed_statements
+                        .fetch_add(failed, Ordering::Relaxed);
+                }
+                // Terminal settings shape shell output only.
+                Request::Settings(_) => {}
+                Request::Hello(_) => {
+                    return Err(self.refuse_request(writer, "a second hello".into()));
+                }
+            }
+            wire::write_reply(
+                writer,
+                &Reply::Done(Done {
+                    failures: shell.failures(),
+                    exit: false,
+                }),
+            )?;
+            writer.flush()?;
+        }
+        tracing::info!(
+            target: "strata::server::admin",
+            connection = connection.id,
+            peer = connection.peer.as_str(),
+            failures = shell.failures(),
+            "sql session closed"
+        );
+        Ok(())
+    }
+
     /// Serves a session's requests until the client leaves, runs `exit` or the server stops.
     fn serve_session(
         &self,

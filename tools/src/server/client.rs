@@ -10,7 +10,8 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
 use super::wire::{
-    self, Done, Hello, PROTOCOL_VERSION, Reply, Request, Settings, User, Welcome, WireError,
+    self, Done, Hello, Language, PROTOCOL_VERSION, Reply, Request, Settings, SqlFormat, User,
+    Welcome, WireError,
 };
 use crate::session::{Flow, InteractiveError, Runner, invalid_line_report};
 
@@ -80,6 +81,10 @@ pub struct SessionRequest {
     /// Longest to wait for each frame of a reply; `None` waits as long as the statement
     /// runs (a major compaction may take hours).
     pub reply_timeout: Option<Duration>,
+    /// What the session runs: shell statements or SQL.
+    pub language: Language,
+    /// How an SQL session prints results.
+    pub sql_format: SqlFormat,
 }
 
 /// A shell session on a server.
@@ -138,20 +143,30 @@ impl AdminClient {
                 protocol: 0,
                 server: String::new(),
                 data: String::new(),
+                language: Language::Shell,
             },
             settings: request.settings,
             failures: 0,
         };
         client.send(&Request::Hello(Hello {
             protocol: PROTOCOL_VERSION,
-            client: format!("strata shell {}", env!("CARGO_PKG_VERSION")),
+            client: format!("strata {}", env!("CARGO_PKG_VERSION")),
             settings: request.settings,
             user: Some(request.user),
             echo: request.echo,
+            language: request.language,
+            sql_format: request.sql_format,
         }))?;
         match client.receive()? {
             Reply::Welcome(welcome) => client.welcome = welcome,
             other => return Err(unexpected(&other)),
+        }
+        if client.welcome.language != request.language {
+            // A server from before SQL sessions would run SQL as shell statements.
+            return Err(ClientError::Server(format!(
+                "{} serves no {:?} sessions (it is older than this client)",
+                client.welcome.server, request.language
+            )));
         }
         Ok(client)
     }
@@ -179,12 +194,22 @@ impl AdminClient {
         }
     }
 
-    /// Waits for the `Done` that ends a request, copying `Output` to `out`.
-    fn finish_request(&mut self, out: &mut dyn Write) -> Result<Done, ClientError> {
+    /// Waits for the `Done` that ends a request, copying `Output` to `out` and
+    /// `ErrorOutput` to `errors`.
+    fn finish_request(
+        &mut self,
+        out: &mut dyn Write,
+        errors: &mut dyn Write,
+    ) -> Result<Done, ClientError> {
         loop {
             match self.receive()? {
                 Reply::Output(bytes) => {
                     out.write_all(&bytes).map_err(ClientError::Output)?;
+                }
+                Reply::ErrorOutput(bytes) => {
+                    out.flush().map_err(ClientError::Output)?;
+                    errors.write_all(&bytes).map_err(ClientError::Output)?;
+                    errors.flush().map_err(ClientError::Output)?;
                 }
                 Reply::Done(done) => {
                     out.flush().map_err(ClientError::Output)?;
@@ -197,10 +222,21 @@ impl AdminClient {
     }
 
     /// Runs the statements of `source` (bytes, as a script is read) on the server, copying
-    /// their output to `out` as it arrives.
+    /// their output to `out` as it arrives (error messages, which SQL sessions send apart,
+    /// to standard error).
     pub fn run(&mut self, source: &[u8], out: &mut dyn Write) -> Result<Flow, ClientError> {
+        self.run_with_errors(source, out, &mut io::stderr().lock())
+    }
+
+    /// As [`AdminClient::run`], with error messages copied to `errors`.
+    pub fn run_with_errors(
+        &mut self,
+        source: &[u8],
+        out: &mut dyn Write,
+        errors: &mut dyn Write,
+    ) -> Result<Flow, ClientError> {
         self.send(&Request::Run(source.to_vec()))?;
-        let done = self.finish_request(out)?;
+        let done = self.finish_request(out, errors)?;
         Ok(if done.exit {
             Flow::Exit
         } else {
@@ -214,7 +250,7 @@ impl AdminClient {
             return Ok(());
         }
         self.send(&Request::Settings(settings))?;
-        self.finish_request(&mut io::sink())?;
+        self.finish_request(&mut io::sink(), &mut io::sink())?;
         self.settings = settings;
         Ok(())
     }
@@ -223,7 +259,7 @@ impl AdminClient {
 fn unexpected(reply: &Reply) -> ClientError {
     let what = match reply {
         Reply::Welcome(_) => "a second welcome",
-        Reply::Output(_) => "output outside a statement",
+        Reply::Output(_) | Reply::ErrorOutput(_) => "output outside a statement",
         Reply::Done(_) => "an end of statement before any was run",
         Reply::Error(_) => "an error",
     };

@@ -14,6 +14,7 @@
 //!                                  <-- Welcome {protocol, server, data}
 //! Run (statement source bytes)     -->
 //!                                  <-- Output (bytes) ... Output
+//!                                  <-- ErrorOutput (bytes)   (SQL sessions' error messages)
 //!                                  <-- Done {failures, exit}
 //! Settings {timestamps, width}     -->
 //!                                  <-- Done {failures, exit: false}
@@ -55,6 +56,51 @@ mod kind {
     pub const OUTPUT: u8 = b'O';
     pub const DONE: u8 = b'D';
     pub const ERROR: u8 = b'E';
+    pub const ERROR_OUTPUT: u8 = b'e';
+}
+
+/// What a session runs: HBase shell statements, or SQL (`strata sql --connect`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Language {
+    /// The HBase shell's statements.
+    #[default]
+    Shell,
+    /// SQL statements, run by strata-sql over the server's database.
+    Sql,
+}
+
+/// How an SQL session prints results ([`crate::sql::OutputFormat`] on the wire).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SqlFormat {
+    /// An aligned table and `N row(s)`.
+    #[default]
+    Table,
+    /// Comma-separated values with a header line.
+    Csv,
+    /// A JSON array of objects.
+    Json,
+}
+
+impl From<crate::sql::OutputFormat> for SqlFormat {
+    fn from(format: crate::sql::OutputFormat) -> SqlFormat {
+        match format {
+            crate::sql::OutputFormat::Table => SqlFormat::Table,
+            crate::sql::OutputFormat::Csv => SqlFormat::Csv,
+            crate::sql::OutputFormat::Json => SqlFormat::Json,
+        }
+    }
+}
+
+impl From<SqlFormat> for crate::sql::OutputFormat {
+    fn from(format: SqlFormat) -> crate::sql::OutputFormat {
+        match format {
+            SqlFormat::Table => crate::sql::OutputFormat::Table,
+            SqlFormat::Csv => crate::sql::OutputFormat::Csv,
+            SqlFormat::Json => crate::sql::OutputFormat::Json,
+        }
+    }
 }
 
 /// How a session prints: what `--timestamps` and the terminal's width decide.
@@ -143,6 +189,12 @@ pub struct Hello {
     /// Echo each statement's source before its output, prefixed `strata> ` (transcripts).
     #[serde(default)]
     pub echo: bool,
+    /// What the session runs (absent: the shell's statements).
+    #[serde(default)]
+    pub language: Language,
+    /// How an SQL session prints results.
+    #[serde(default)]
+    pub sql_format: SqlFormat,
 }
 
 fn default_settings() -> Settings {
@@ -161,6 +213,10 @@ pub struct Welcome {
     pub server: String,
     /// The database directory the server serves (for the interactive banner).
     pub data: String,
+    /// What the session runs, as the server understood the hello (a server older than SQL
+    /// sessions leaves it out, and the client then knows it would run SQL as shell input).
+    #[serde(default)]
+    pub language: Language,
 }
 
 /// The end of a `Run` (or the answer to `Settings`).
@@ -200,6 +256,9 @@ pub enum Reply {
     Done(Done),
     /// The request could not be served; the connection ends after this frame.
     Error(String),
+    /// Part of a statement's error messages, for the client's standard error (SQL sessions:
+    /// a failed statement's `Error: ...`).
+    ErrorOutput(Vec<u8>),
 }
 
 /// Why a frame could not be read.
@@ -350,6 +409,7 @@ pub fn write_reply(sink: &mut dyn Write, reply: &Reply) -> io::Result<()> {
     match reply {
         Reply::Welcome(welcome) => write_json(sink, kind::WELCOME, welcome),
         Reply::Output(bytes) => write_frame(sink, kind::OUTPUT, bytes),
+        Reply::ErrorOutput(bytes) => write_frame(sink, kind::ERROR_OUTPUT, bytes),
         Reply::Done(done) => write_json(sink, kind::DONE, done),
         Reply::Error(message) => write_json(
             sink,
@@ -367,6 +427,7 @@ pub fn read_reply(source: &mut dyn Read) -> Result<Reply, WireError> {
     match frame_kind {
         kind::WELCOME => parse_json("welcome", &body).map(Reply::Welcome),
         kind::OUTPUT => Ok(Reply::Output(body)),
+        kind::ERROR_OUTPUT => Ok(Reply::ErrorOutput(body)),
         kind::DONE => parse_json("done", &body).map(Reply::Done),
         kind::ERROR => {
             parse_json::<ErrorBody>("error", &body).map(|error| Reply::Error(error.message))
@@ -456,6 +517,8 @@ mod tests {
                 groups: vec!["g".into()],
             }),
             echo: true,
+            language: Language::Sql,
+            sql_format: SqlFormat::Csv,
         }));
         round_trip_request(Request::Run(b"put 't', \"\xff\"".to_vec()));
         round_trip_request(Request::Settings(default_settings()));
@@ -464,8 +527,10 @@ mod tests {
                 protocol: 1,
                 server: "s".into(),
                 data: "/d".into(),
+                language: Language::Sql,
             }),
             Reply::Output(vec![0, 1, 2]),
+            Reply::ErrorOutput(b"Error: no table t\n".to_vec()),
             Reply::Done(Done {
                 failures: 3,
                 exit: true,

@@ -17,7 +17,7 @@ use strata_tools::server::client::{AdminClient, SessionRequest};
 use strata_tools::server::events::RecentEvents;
 use strata_tools::server::http::HttpOptions;
 use strata_tools::server::snapshot::Addresses;
-use strata_tools::server::wire::{Settings, Timestamps, User};
+use strata_tools::server::wire::{Language, Settings, SqlFormat, Timestamps, User};
 use strata_tools::server::{Server, ServerHandle, ServerOptions};
 
 /// How long a test waits for any one reply.
@@ -126,6 +126,8 @@ pub fn session_request(echo: bool) -> SessionRequest {
         },
         echo,
         reply_timeout: Some(REPLY_TIMEOUT),
+        language: Language::Shell,
+        sql_format: SqlFormat::Table,
     }
 }
 

@@ -1,0 +1,265 @@
+//! Three `strata sql-worker` processes on loopback, each holding a third of two tables' key
+//! ranges, answer a word count, a filtered aggregate and a key-range query exactly as one
+//! process over all the data does; a worker that is gone fails the query with an error
+//! naming it. Every process is stopped at the end, and every wait is bounded.
+
+#![cfg(test)]
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use strata::{Db, FamilyDescriptor, Put, TableDescriptor};
+
+/// Longest wait for a worker to say where it listens, or for a query to finish.
+const DEADLINE: Duration = Duration::from_secs(120);
+
+fn strata() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_strata"))
+}
+
+/// A running worker, stopped when dropped.
+struct Worker {
+    child: Child,
+    url: String,
+}
+
+impl Worker {
+    fn start(data: &Path) -> Worker {
+        let mut child = strata()
+            .args(["sql-worker", "--listen", "127.0.0.1:0", "--data"])
+            .arg(data)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = rx
+            .recv_timeout(DEADLINE)
+            .expect("the worker says where it listens");
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_owned();
+        Worker { child, url }
+    }
+
+    /// Stops the worker with SIGTERM (a clean close) and waits for it.
+    fn stop(mut self) {
+        let pid = self.child.id() as libc::pid_t;
+        // SAFETY: kill(2) on our own child's pid, which has not been waited for yet.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let status = wait_bounded(&mut self.child);
+        assert!(status.success(), "the worker exited with {status}");
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn wait_bounded(child: &mut Child) -> std::process::ExitStatus {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if started.elapsed() > DEADLINE {
+            let _ = child.kill();
+            panic!("a process ran past {DEADLINE:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Runs `strata sql` with `args`; exit code, stdout, stderr.
+fn sql(args: &[&str]) -> (i32, String, String) {
+    let mut child = strata()
+        .arg("sql")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut text).unwrap();
+        text
+    });
+    let err = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut text).unwrap();
+        text
+    });
+    let status = wait_bounded(&mut child);
+    (
+        status.code().unwrap_or(-1),
+        out.join().unwrap(),
+        err.join().unwrap(),
+    )
+}
+
+const SHARD_BOUNDS: [&str; 2] = ["k0100", "k0200"];
+
+/// The rows of shard `shard` (0, 1, 2) of the key range, or all of them.
+fn in_shard(key: &str, shard: Option<usize>) -> bool {
+    match shard {
+        None => true,
+        Some(0) => key < SHARD_BOUNDS[0],
+        Some(1) => key >= SHARD_BOUNDS[0] && key < SHARD_BOUNDS[1],
+        Some(_) => key >= SHARD_BOUNDS[1],
+    }
+}
+
+const WORDS: [&str; 7] = [
+    "storage", "region", "scan", "flush", "kernel", "bloom", "merge",
+];
+
+/// Creates the tables and loads the rows of `shard` (`None`: every row; `Some(9)`: none).
+fn load(dir: &Path, shard: Option<usize>) {
+    let db = Db::open_default(dir).unwrap();
+    let docs = db
+        .create_table(TableDescriptor::new("docs").family(FamilyDescriptor::new("t")))
+        .unwrap();
+    let sales = db
+        .create_table(TableDescriptor::new("sales").family(FamilyDescriptor::new("s")))
+        .unwrap();
+    for i in 0..300usize {
+        let key = format!("k{i:04}");
+        if !in_shard(&key, shard) || shard == Some(9) {
+            continue;
+        }
+        let line: Vec<&str> = (0..(i % 5 + 1))
+            .map(|j| WORDS[(i * 3 + j) % WORDS.len()])
+            .collect();
+        docs.put(&Put::new(&key).add("t", "line", line.join(" ")))
+            .unwrap();
+        sales
+            .put(
+                &Put::new(&key)
+                    .add("s", "region", ["north", "south", "east", "west"][i % 4])
+                    .add("s", "amount", ((i * 37 % 101) as i64).to_be_bytes()),
+            )
+            .unwrap();
+    }
+    db.close().unwrap();
+}
+
+const MAPPING: &str = "CREATE EXTERNAL TABLE sales_by (id VARCHAR NOT NULL, region VARCHAR NOT NULL, amount BIGINT NOT NULL) \
+                       STORED AS STRATA LOCATION 'sales' OPTIONS ('mapping' ':key,s:region,s:amount#b')";
+
+const QUERIES: [&str; 3] = [
+    "SELECT word, count(*) AS n FROM (SELECT unnest(string_to_array(CAST(value AS VARCHAR), ' ')) AS word FROM docs) \
+     GROUP BY word ORDER BY n DESC, word",
+    "SELECT region, count(*) AS n, sum(amount) AS total FROM sales_by WHERE amount > 50 GROUP BY region ORDER BY region",
+    "SELECT count(*) AS n, min(id) AS first, max(id) AS last FROM sales_by WHERE id >= 'k0150' AND id < 'k0250'",
+];
+
+#[test]
+fn three_workers_answer_as_one_process_does() {
+    let root = tempfile::tempdir().unwrap();
+    let (single, catalog) = (root.path().join("single"), root.path().join("catalog"));
+    load(&single, None);
+    load(&catalog, Some(9));
+    for data in [&single, &catalog] {
+        let (code, _, err) = sql(&["--data", data.to_str().unwrap(), "-e", MAPPING]);
+        assert_eq!(code, 0, "{err}");
+    }
+    let mut workers = Vec::new();
+    for shard in 0..3 {
+        let dir = root.path().join(format!("shard{shard}"));
+        load(&dir, Some(shard));
+        workers.push(Worker::start(&dir));
+    }
+    let bounds = ["", SHARD_BOUNDS[0], SHARD_BOUNDS[1], ""];
+    let map = format!(
+        "{{\"workers\": [{}]}}",
+        workers
+            .iter()
+            .enumerate()
+            .map(|(i, w)| format!(
+                "{{\"url\": \"{}\", \"shards\": [{{\"table\": \"docs\", \"start\": \"{}\", \"end\": \"{}\"}}, \
+                 {{\"table\": \"sales\", \"start\": \"{}\", \"end\": \"{}\"}}]}}",
+                w.url, bounds[i], bounds[i + 1], bounds[i], bounds[i + 1]
+            ))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let cluster = root.path().join("cluster.json");
+    std::fs::write(&cluster, map).unwrap();
+    let (single, catalog, cluster) = (
+        single.to_str().unwrap(),
+        catalog.to_str().unwrap(),
+        cluster.to_str().unwrap(),
+    );
+    for query in QUERIES {
+        let (code, one, err) = sql(&["--data", single, "--format", "csv", "-e", query]);
+        assert_eq!(code, 0, "{err}");
+        assert!(one.lines().count() > 1, "{query}: {one}");
+        let (code, three, err) = sql(&[
+            "--data",
+            catalog,
+            "--cluster",
+            cluster,
+            "--format",
+            "csv",
+            "-e",
+            query,
+        ]);
+        assert_eq!(code, 0, "{query}: {err}");
+        assert_eq!(three, one, "{query}");
+    }
+    // The plan shows the scans placed on the workers.
+    let (_, plan, _) = sql(&[
+        "--data",
+        catalog,
+        "--cluster",
+        cluster,
+        "--format",
+        "csv",
+        "-e",
+        &format!("EXPLAIN {}", QUERIES[1]),
+    ]);
+    for worker in &workers {
+        assert!(plan.contains(&worker.url), "{plan}");
+    }
+    // A worker that is gone: the query fails, naming it, and prints no answer.
+    let mut gone = workers.remove(1);
+    gone.child.kill().unwrap();
+    gone.child.wait().unwrap();
+    let (code, out, err) = sql(&[
+        "--data",
+        catalog,
+        "--cluster",
+        cluster,
+        "--format",
+        "csv",
+        "-e",
+        QUERIES[1],
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.is_empty(), "{out}");
+    let port = gone.url.rsplit(':').next().unwrap();
+    assert!(
+        err.contains(port),
+        "the error names the worker {}: {err}",
+        gone.url
+    );
+    for worker in workers {
+        worker.stop();
+    }
+}
