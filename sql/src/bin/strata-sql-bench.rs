@@ -153,7 +153,7 @@ fn by_hand(db: &Db, query: &str, rows: u64, partitions: usize) -> Result<String>
             format!("{n} {qty}")
         }
         "group by" => {
-            let mut groups: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+            let mut groups: BTreeMap<Vec<u8>, (i64, i64)> = BTreeMap::new();
             let scan = Scan::new().column("d", "amount").column("d", "cat");
             let mut parallel =
                 table.scan_parallel(&scan, partitions, strata::ScanOrder::AsReady)?;
@@ -170,13 +170,13 @@ fn by_hand(db: &Db, query: &str, rows: u64, partitions: usize) -> Result<String>
                         g.1 += amount;
                     }
                     None => {
-                        groups.insert(String::from_utf8_lossy(cat).into_owned(), (1, amount));
+                        groups.insert(cat.to_vec(), (1, amount));
                     }
                 }
             }
             groups
                 .iter()
-                .map(|(c, (n, s))| format!("{c} {n} {s}"))
+                .map(|(c, (n, s))| format!("{} {n} {s}", String::from_utf8_lossy(c)))
                 .collect::<Vec<_>>()
                 .join(",")
         }
