@@ -170,26 +170,30 @@ fn a_served_directory_refuses_a_second_server_and_a_local_shell_with_a_hint() {
     );
 }
 
+/// Runs `strata server` on `data` with every port free (0) unless `flags` say otherwise,
+/// expects it to refuse to start (exit status 2) and returns what it printed on stderr.
+fn refused_server(data: &Path, flags: &[&str]) -> String {
+    let mut ports = vec!["--thrift-port", "0", "--http-port", "0"];
+    if !flags.contains(&"--admin-port") {
+        ports.extend(["--admin-port", "0"]);
+    }
+    let output = strata()
+        .args(["server", "--data"])
+        .arg(data)
+        .args(ports)
+        .args(flags)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
 #[test]
 fn a_port_in_use_is_refused_naming_the_flag() {
     let dir = tempfile::tempdir().unwrap();
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port().to_string();
-    let output = strata()
-        .args(["server", "--data"])
-        .arg(dir.path().join("db"))
-        .args([
-            "--thrift-port",
-            "0",
-            "--admin-port",
-            &port,
-            "--http-port",
-            "0",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    let error = String::from_utf8_lossy(&output.stderr);
+    let error = refused_server(&dir.path().join("db"), &["--admin-port", &port]);
     assert!(
         error.contains("for the admin port (--admin-port"),
         "{error}"
@@ -204,23 +208,10 @@ fn a_port_in_use_is_refused_naming_the_flag() {
 #[test]
 fn a_background_write_budget_beyond_bytes_per_second_is_refused_naming_the_flag() {
     let dir = tempfile::tempdir().unwrap();
-    let output = strata()
-        .args(["server", "--data"])
-        .arg(dir.path().join("db"))
-        .args([
-            "--thrift-port",
-            "0",
-            "--admin-port",
-            "0",
-            "--http-port",
-            "0",
-            "--background-write-mib-per-sec",
-            "18446744073709551615",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    let error = String::from_utf8_lossy(&output.stderr);
+    let error = refused_server(
+        &dir.path().join("db"),
+        &["--background-write-mib-per-sec", "18446744073709551615"],
+    );
     assert!(
         error.contains("--background-write-mib-per-sec 18446744073709551615 does not fit"),
         "{error}"
