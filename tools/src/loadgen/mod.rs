@@ -529,13 +529,21 @@ fn work(shared: &Shared, worker: usize, session: &mut Session) {
             .rate
             .map(|r| Schedule::new(r, spec.threads, worker, phase.start_ns, spec.arrival));
         loop {
-            if shared.stop.load(Ordering::Relaxed) {
-                return;
-            }
             let intended = match &mut schedule {
                 Some(s) => s.next(&mut rng),
                 None => shared.now_ns(),
             };
+            if shared.stop.load(Ordering::Relaxed) {
+                count_unrun(
+                    shared,
+                    worker,
+                    intended,
+                    phase.end_ns,
+                    schedule.as_mut(),
+                    &mut rng,
+                );
+                return;
+            }
             if intended >= phase.end_ns {
                 break;
             }
@@ -550,6 +558,14 @@ fn work(shared: &Shared, worker: usize, session: &mut Session) {
                     Dispatch::Drop => break None,
                 }
                 if shared.stop.load(Ordering::Relaxed) {
+                    count_unrun(
+                        shared,
+                        worker,
+                        intended,
+                        phase.end_ns,
+                        schedule.as_mut(),
+                        &mut rng,
+                    );
                     return;
                 }
             };
@@ -565,6 +581,11 @@ fn work(shared: &Shared, worker: usize, session: &mut Session) {
                 execute(shared, session, kind, &mut rng, &mut buffers)
             };
             let finished = shared.now_ns();
+            if phase.warmup && finished >= phase.end_ns {
+                // A warm-up operation that ran late would land in the measured phase's
+                // interval (intervals are closed by wall time): it is not counted.
+                continue;
+            }
             let (corrected, service) = latencies(intended, started, finished);
             if let Ok(mut slot) = shared.slots[worker].lock() {
                 slot.ops += 1;
@@ -588,6 +609,30 @@ fn work(shared: &Shared, worker: usize, session: &mut Session) {
                 }
             }
         }
+    }
+}
+
+/// At a stop, the operations of the current phase that were due (intended before the
+/// phase's end and before now) but never started, beginning with `intended`, are counted as
+/// dropped: every scheduled operation either ran or is counted, however far behind a busy
+/// machine left the workers.
+fn count_unrun(
+    shared: &Shared,
+    worker: usize,
+    mut intended: u64,
+    end_ns: u64,
+    schedule: Option<&mut Schedule>,
+    rng: &mut SmallRng,
+) {
+    let Some(schedule) = schedule else { return };
+    let due_before = end_ns.min(shared.now_ns());
+    let mut unrun = 0;
+    while intended < due_before {
+        unrun += 1;
+        intended = schedule.next(rng);
+    }
+    if let Ok(mut slot) = shared.slots[worker].lock() {
+        slot.dropped += unrun;
     }
 }
 
