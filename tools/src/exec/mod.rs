@@ -180,7 +180,13 @@ impl Executor {
                     .to_owned(),
             )),
             Command::Snapshot { table, name } => self.snapshot(table, name),
-            Command::ListSnapshots { pattern } => self.list_snapshots(pattern.as_deref(), out),
+            Command::ListSnapshots { pattern } => {
+                self.list_snapshots(None, pattern.as_deref(), out)
+            }
+            Command::ListTableSnapshots {
+                table_pattern,
+                pattern,
+            } => self.list_snapshots(Some(table_pattern), pattern.as_deref(), out),
             Command::CloneSnapshot { name, table } => self.clone_snapshot(name, table),
             Command::RestoreSnapshot { name } => self.restore_snapshot(name),
             Command::DeleteSnapshot { name } => self.delete_snapshot(name),

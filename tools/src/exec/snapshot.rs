@@ -1,5 +1,5 @@
-//! HBase's snapshot commands: snapshot, list_snapshots, clone_snapshot, restore_snapshot,
-//! delete_snapshot (`strata::Db::snapshot` and the rest). Like HBase's, they print nothing
+//! HBase's snapshot commands: snapshot, list_snapshots, list_table_snapshots, clone_snapshot,
+//! restore_snapshot, delete_snapshot (`strata::Db::snapshot` and the rest). Like HBase's, they print nothing
 //! but `list_snapshots`, whose table is HBase's (`SNAPSHOT  TABLE + CREATION TIME`, the
 //! creation time as Ruby prints a `Time`).
 
@@ -17,13 +17,23 @@ impl Executor {
         Ok(Reply::Done)
     }
 
-    /// `list_snapshots ['regex']`: one row per snapshot, then the count; returns the names.
+    /// `list_snapshots ['regex']` and `list_table_snapshots 'tableRegex'[, 'regex']`: one row
+    /// per snapshot (of a table matching `table_pattern`, when given), then the count; returns
+    /// the names.
     pub(super) fn list_snapshots(
         &mut self,
+        table_pattern: Option<&str>,
         pattern: Option<&str>,
         out: &mut dyn Write,
     ) -> Result<Reply, CommandError> {
-        let all = self.db.list_snapshots();
+        let mut all = self.db.list_snapshots();
+        if let Some(table_pattern) = table_pattern {
+            let tables = Executor::matching(
+                all.iter().map(|s| s.table.clone()).collect(),
+                Some(table_pattern),
+            )?;
+            all.retain(|s| tables.contains(&s.table));
+        }
         let names = Executor::matching(all.iter().map(|s| s.name.clone()).collect(), pattern)?;
         let snapshots: Vec<&strata::SnapshotInfo> =
             all.iter().filter(|s| names.contains(&s.name)).collect();

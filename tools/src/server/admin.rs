@@ -248,6 +248,7 @@ fn log_statement(connection: u64, peer: &str, report: &StatementReport<'_>) {
             | "get_splits"
             | "normalizer_enabled"
             | "list_snapshots"
+            | "list_table_snapshots"
     );
     if administrative && !read_only {
         tracing::info!(

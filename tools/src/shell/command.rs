@@ -176,6 +176,14 @@ pub enum Command {
         /// The regular expression, as given.
         pattern: Option<String>,
     },
+    /// `list_table_snapshots 'tableRegex'[, 'snapshotRegex']`: snapshots of the tables whose
+    /// name matches, with names that match (all by default).
+    ListTableSnapshots {
+        /// The tables' regular expression, as given.
+        table_pattern: String,
+        /// The snapshots' regular expression, as given.
+        pattern: Option<String>,
+    },
     /// `clone_snapshot 'name', 't'`: a new table from the snapshot.
     CloneSnapshot {
         /// The snapshot.
@@ -258,6 +266,7 @@ impl Command {
             Command::ListNamespaceTables { .. } => "list_namespace_tables",
             Command::Snapshot { .. } => "snapshot",
             Command::ListSnapshots { .. } => "list_snapshots",
+            Command::ListTableSnapshots { .. } => "list_table_snapshots",
             Command::CloneSnapshot { .. } => "clone_snapshot",
             Command::RestoreSnapshot { .. } => "restore_snapshot",
             Command::DeleteSnapshot { .. } => "delete_snapshot",

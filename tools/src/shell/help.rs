@@ -52,6 +52,7 @@ pub const COMMAND_GROUPS: [(&str, &[&str]); 6] = [
             "clone_snapshot",
             "delete_snapshot",
             "list_snapshots",
+            "list_table_snapshots",
             "restore_snapshot",
             "snapshot",
         ],
@@ -136,6 +137,9 @@ pub fn help_text(command: &str) -> Option<&'static str> {
         }
         "list_snapshots" => {
             "List the snapshots (all, or those whose name matches the regular expression), with their table and creation time.\n\n  strata> list_snapshots\n  strata> list_snapshots 'abc.*'\n"
+        }
+        "list_table_snapshots" => {
+            "List the snapshots of the tables whose name matches the first regular expression (and whose own name matches the second, when given), with their table and creation time.\n\n  strata> list_table_snapshots 'tableName'\n  strata> list_table_snapshots 'tableName.*', 'snapshotName.*'\n"
         }
         "clone_snapshot" => {
             "Create a new table from a snapshot: its schema, regions and cells, sharing its files. The new table is independent of the snapshot and of the table it was taken of.\n\n  strata> clone_snapshot 'snapshotName', 'tableName'\n  strata> clone_snapshot 'snapshotName', 'namespace:tableName'\n"

@@ -75,7 +75,11 @@ pub(crate) fn convert(call: &Call, source: &str) -> Result<Converted, ShellError
         }
         "whoami" => context.arity(Arity::Exactly(0)).map(|()| Command::Whoami),
         "backup" => backup(&mut context),
-        "snapshot" | "list_snapshots" | "clone_snapshot" | "restore_snapshot"
+        "snapshot"
+        | "list_snapshots"
+        | "list_table_snapshots"
+        | "clone_snapshot"
+        | "restore_snapshot"
         | "delete_snapshot" => snapshot_command(&mut context),
         "status" => status(&mut context),
         "help" => help(&mut context),
@@ -100,7 +104,7 @@ fn canonical_name(name: &str) -> Option<&'static str> {
 }
 
 /// Every command the shell knows, by canonical name.
-pub(crate) const COMMAND_NAMES: [&str; 48] = [
+pub(crate) const COMMAND_NAMES: [&str; 49] = [
     "create",
     "list",
     "exists",
@@ -141,6 +145,7 @@ pub(crate) const COMMAND_NAMES: [&str; 48] = [
     "whoami",
     "snapshot",
     "list_snapshots",
+    "list_table_snapshots",
     "clone_snapshot",
     "restore_snapshot",
     "delete_snapshot",
@@ -152,7 +157,7 @@ pub(crate) const COMMAND_NAMES: [&str; 48] = [
 ];
 
 /// HBase shell commands strata shell does not provide (cluster, security, replication,
-/// the snapshot commands beyond the five it has, namespace properties). Naming one gives a clearer error than "undefined
+/// the snapshot commands beyond the six it has, namespace properties). Naming one gives a clearer error than "undefined
 /// method".
 const HBASE_ONLY_COMMANDS: &[&str] = &[
     "processlist",
@@ -193,7 +198,6 @@ const HBASE_ONLY_COMMANDS: &[&str] = &[
     "disable_peer",
     "delete_all_snapshot",
     "delete_table_snapshots",
-    "list_table_snapshots",
     "update_config",
     "update_all_config",
     "set_quota",
@@ -305,7 +309,7 @@ fn single_namespace(context: &mut Context<'_>) -> Result<Command, ShellError> {
 }
 
 /// The snapshot commands: `snapshot 't', 'name'`, `list_snapshots ['regex']`,
-/// `clone_snapshot 'name', 't'`, `restore_snapshot 'name'`, `delete_snapshot 'name'`.
+/// `list_table_snapshots 'tableRegex'[, 'snapshotRegex']`, `clone_snapshot 'name', 't'`, `restore_snapshot 'name'`, `delete_snapshot 'name'`.
 fn snapshot_command(context: &mut Context<'_>) -> Result<Command, ShellError> {
     let name_at = |context: &Context<'_>, index| context.utf8(context.arg(index), "snapshot name");
     Ok(match context.command {
@@ -323,6 +327,18 @@ fn snapshot_command(context: &mut Context<'_>) -> Result<Command, ShellError> {
                 None => None,
             };
             Command::ListSnapshots { pattern }
+        }
+        "list_table_snapshots" => {
+            context.arity(Arity::Between(1, 2))?;
+            let table_pattern = context.utf8(context.arg(0), "regular expression")?;
+            let pattern = match context.args().get(1) {
+                Some(value) => Some(context.utf8(value, "regular expression")?),
+                None => None,
+            };
+            Command::ListTableSnapshots {
+                table_pattern,
+                pattern,
+            }
         }
         "clone_snapshot" => {
             context.arity(Arity::Exactly(2))?;
