@@ -533,31 +533,32 @@ fn work(shared: &Shared, worker: usize, session: &mut Session) {
                 Some(s) => s.next(&mut rng),
                 None => shared.now_ns(),
             };
-            if shared.stop.load(Ordering::Relaxed) {
-                count_unrun(
-                    shared,
-                    worker,
-                    intended,
-                    phase.end_ns,
-                    schedule.as_mut(),
-                    &mut rng,
-                );
-                return;
-            }
             if intended >= phase.end_ns {
                 break;
             }
-            let started = loop {
+            let start = loop {
+                if shared.stop.load(Ordering::Relaxed) {
+                    break Start::Stopped;
+                }
                 let now = shared.now_ns();
                 match dispatch(intended, now, max_lag_ns) {
                     Dispatch::Wait(ns) if ns > SPIN_NS => {
                         std::thread::sleep(Duration::from_nanos(ns - SPIN_NS));
                     }
                     Dispatch::Wait(_) => std::hint::spin_loop(),
-                    Dispatch::Run { .. } => break Some(now),
-                    Dispatch::Drop => break None,
+                    Dispatch::Run { .. } => break Start::Run(now),
+                    Dispatch::Drop => break Start::Dropped,
                 }
-                if shared.stop.load(Ordering::Relaxed) {
+            };
+            let started = match start {
+                Start::Run(now) => now,
+                Start::Dropped => {
+                    if let Ok(mut slot) = shared.slots[worker].lock() {
+                        slot.dropped += 1;
+                    }
+                    continue;
+                }
+                Start::Stopped => {
                     count_unrun(
                         shared,
                         worker,
@@ -568,12 +569,6 @@ fn work(shared: &Shared, worker: usize, session: &mut Session) {
                     );
                     return;
                 }
-            };
-            let Some(started) = started else {
-                if let Ok(mut slot) = shared.slots[worker].lock() {
-                    slot.dropped += 1;
-                }
-                continue;
             };
             let kind = spec.mix.pick(rng.random::<f64>());
             let outcome = {
@@ -610,6 +605,16 @@ fn work(shared: &Shared, worker: usize, session: &mut Session) {
             }
         }
     }
+}
+
+/// What became of an operation waiting for its intended time.
+enum Start {
+    /// It starts now (ns since the run's start).
+    Run(u64),
+    /// It was more than `--max-lag` late: counted, not run.
+    Dropped,
+    /// The run stopped first.
+    Stopped,
 }
 
 /// At a stop, the operations of the current phase that were due (intended before the
