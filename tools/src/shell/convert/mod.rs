@@ -157,7 +157,7 @@ pub(crate) const COMMAND_NAMES: [&str; 49] = [
 ];
 
 /// HBase shell commands strata shell does not provide (cluster, security, replication,
-/// the snapshot commands beyond the six it has, namespace properties). Naming one gives a clearer error than "undefined
+/// the snapshot commands beyond the seven it has, namespace properties). Naming one gives a clearer error than "undefined
 /// method".
 const HBASE_ONLY_COMMANDS: &[&str] = &[
     "processlist",
@@ -586,6 +586,7 @@ mod tests {
         }
         assert_eq!(canonical_name("desc"), Some("describe"));
         assert_eq!(canonical_name("quit"), Some("exit"));
-        assert_eq!(canonical_name("list_table_snapshots"), None);
+        assert_eq!(canonical_name("processlist"), None);
+        assert_eq!(canonical_name("no_such_command"), None);
     }
 }
