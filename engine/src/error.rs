@@ -454,9 +454,9 @@ impl Error {
                 source.raw_os_error() == Some(libc::ENOSPC)
                     || source.kind() == std::io::ErrorKind::StorageFull
             }
-            Error::WritesStopped { cause } | Error::BackgroundFailed { source: cause } => {
-                cause.is_out_of_space()
-            }
+            Error::WritesStopped { cause }
+            | Error::WalFailed { cause }
+            | Error::BackgroundFailed { source: cause } => cause.is_out_of_space(),
             _ => false,
         }
     }

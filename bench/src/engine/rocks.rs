@@ -76,9 +76,12 @@ fn options(settings: &EngineSettings) -> Options {
     options.set_write_buffer_size(settings.memtable_bytes as usize);
     options.set_max_background_jobs(settings.background_threads as i32);
     let compression = match settings.compression {
+        CompressionChoice::None => DBCompressionType::None,
         CompressionChoice::Zstd => DBCompressionType::Zstd,
-        // `RocksDbEngine::open` refuses the codecs this build lacks.
-        _ => DBCompressionType::None,
+        CompressionChoice::Lz4 => DBCompressionType::Lz4,
+        CompressionChoice::Snappy => DBCompressionType::Snappy,
+        // HBase's GZ is zlib's deflate, RocksDB's `kZlibCompression`.
+        CompressionChoice::Gz => DBCompressionType::Zlib,
     };
     options.set_compression_type(compression);
     options.set_bottommost_compression_type(compression);
@@ -91,15 +94,6 @@ fn options(settings: &EngineSettings) -> Options {
 impl RocksDbEngine {
     /// Opens a new database in `dir`.
     pub fn open(dir: &Path, settings: &EngineSettings) -> Result<RocksDbEngine> {
-        if !matches!(
-            settings.compression,
-            CompressionChoice::None | CompressionChoice::Zstd
-        ) {
-            return Err(BenchError::Usage(format!(
-                "RocksDB is built with zstd only (bench/Cargo.toml): --compression {} runs strata alone",
-                settings.compression.name()
-            )));
-        }
         let options = options(settings);
         let db = DB::open_cf_descriptors(
             &options,

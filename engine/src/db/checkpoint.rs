@@ -100,9 +100,10 @@ impl Db {
             }
         }
         let io = &services.io;
-        io.create_dir_all(&staging)?;
-        let made = self
-            .fill(wal, &staging)
+        // From here on a failure removes the staging directory: it did not exist before.
+        let made = io
+            .create_dir_all(&staging)
+            .and_then(|()| self.fill(wal, &staging))
             .and_then(|report| install(io, &staging, &target).map(|()| report));
         match made {
             Ok(report) => Ok(CheckpointReport {
@@ -264,11 +265,14 @@ fn copy_file(io: &Io, from: &Path, to: &Path) -> Result<u64> {
 }
 
 /// Step 6: makes `staging` durable and renames it to `target`, which must
-/// still not exist.
+/// still not exist. When the rename cannot be made durable the copy is
+/// removed again: the caller gets an error, so nothing may be left.
 fn install(io: &Io, staging: &Path, target: &Path) -> Result<()> {
     io.sync_dir(staging)?;
     rename_no_replace(staging, target)?;
-    io.sync_dir(&parent_of(target))
+    io.sync_dir(&parent_of(target)).inspect_err(|_| {
+        let _ = std::fs::remove_dir_all(target);
+    })
 }
 
 /// Renames a directory, failing with [`Error::CheckpointTargetExists`] when

@@ -201,7 +201,7 @@ impl Shared {
 /// The shared write-ahead log.
 pub(crate) struct Wal {
     shared: Arc<Shared>,
-    thread: Mutex<Option<JoinHandle<()>>>,
+    thread: Mutex<Option<JoinHandle<Result<()>>>>,
 }
 
 impl Wal {
@@ -474,8 +474,9 @@ impl Wal {
         self.shared.release.lock()
     }
 
-    /// Writes and syncs what is pending, then stops the commit thread.
-    /// Calling it again does nothing.
+    /// Writes and syncs what is pending, then stops the commit thread, which
+    /// seals the last segment; an error of either is returned. Calling it
+    /// again does nothing.
     pub(crate) fn shutdown(&self) -> Result<()> {
         let mut thread = self.thread.lock();
         let Some(handle) = thread.take() else {
@@ -487,8 +488,14 @@ impl Wal {
             state.shutdown = true;
             self.shared.work.notify_one();
         }
-        let _ = handle.join();
-        synced
+        // A seal that failed is reported: a checkpoint's copy of the log, or a close, must
+        // not claim success over a write the disk refused.
+        let sealed = handle.join().unwrap_or_else(|_| {
+            Err(Error::InvariantBroken {
+                what: "the WAL commit thread panicked".into(),
+            })
+        });
+        synced.and(sealed)
     }
 }
 
@@ -627,14 +634,17 @@ struct Group {
     roll: bool,
 }
 
-fn commit_loop(shared: &Shared, segment: Segment) {
-    run_commit_loop(shared, segment);
+/// The commit thread. Returns how sealing the last segment at shutdown went (`Ok` when the
+/// log failed before: that failure was reported to the writers and to [`Wal::sync_all`]).
+fn commit_loop(shared: &Shared, segment: Segment) -> Result<()> {
+    let sealed = run_commit_loop(shared, segment);
     let mut state = shared.state.lock();
     state.stopped = true;
     shared.wake_everyone();
+    sealed
 }
 
-fn run_commit_loop(shared: &Shared, mut segment: Segment) {
+fn run_commit_loop(shared: &Shared, mut segment: Segment) -> Result<()> {
     let mut spare = Vec::new();
     // When the oldest unsynced async write happened, if any.
     let mut unsynced_since: Option<Instant> = None;
@@ -671,8 +681,7 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
                     drop(state);
                     // Nothing pending: make the segment durable and trim its
                     // preallocated tail (or remove it if it holds nothing).
-                    let _ = segment.seal(&shared.io, &shared.dir);
-                    return;
+                    return segment.seal(&shared.io, &shared.dir);
                 }
                 let deadline = [
                     state.filling_since.map(|t| t + ASYNC_WRITE_DELAY),
@@ -796,7 +805,7 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) {
         spare.clear();
         spare.shrink_to(KEPT_GROUP_CAPACITY_BYTES);
         if failed {
-            return;
+            return Ok(());
         }
     }
 }
