@@ -113,7 +113,7 @@ pub use cell::{
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use db::{
     BackgroundWork, CheckpointReport, Db, DbMetrics, DbStats, RecoveryReport, SnapshotInfo,
-    TableMetrics, VerifyReport,
+    SnapshotOptions, TableMetrics, VerifyReport,
 };
 pub use error::{CellKey, Error, Result};
 pub use hfile::cache::CacheStats;

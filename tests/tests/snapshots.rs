@@ -7,7 +7,8 @@
 use std::path::Path;
 
 use strata::{
-    Db, DbOptions, Delete, Error, FamilyDescriptor, PreSplit, Put, Scan, Table, TableDescriptor,
+    Db, DbOptions, Delete, Error, FamilyDescriptor, PreSplit, Put, Scan, SnapshotOptions, Table,
+    TableDescriptor,
 };
 
 fn descriptor(name: &str) -> TableDescriptor {
@@ -114,6 +115,29 @@ fn snapshot_compact_then_clone_gives_the_snapshots_cells() {
     assert_eq!(cells(&db.table("t").unwrap()), after);
     assert_eq!(cells(&db.table("c2").unwrap()), before);
     assert_eq!(cells(&db.clone_snapshot("s1", "c3").unwrap()), before);
+}
+
+/// HBase's `SKIP_FLUSH => true`: the snapshot is taken without flushing, so it holds what
+/// the regions had in files and not what only their memstores held; the table keeps those
+/// writes, and a normal snapshot taken next holds them.
+#[test]
+fn a_snapshot_that_skips_the_flush_holds_only_the_flushed_cells() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), DbOptions::default()).unwrap();
+    let t = filled(&db);
+    let files = hfile_count(dir.path());
+    db.snapshot_with("t", "quick", SnapshotOptions { skip_flush: true })
+        .unwrap();
+    assert_eq!(hfile_count(dir.path()), files, "nothing was flushed");
+    let flushed = vec![
+        ("a1".into(), "a".into(), "q".into(), 10, "x1".into()),
+        ("z1".into(), "b".into(), "q".into(), 10, "y1".into()),
+    ];
+    assert_eq!(cells(&db.clone_snapshot("quick", "c1").unwrap()), flushed);
+    let all = cells(&t);
+    assert_eq!(all.len(), 4, "the table keeps its unflushed writes");
+    db.snapshot("t", "full").unwrap();
+    assert_eq!(cells(&db.clone_snapshot("full", "c2").unwrap()), all);
 }
 
 #[test]

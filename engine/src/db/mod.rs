@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 pub use checkpoint::CheckpointReport;
 pub use report::{BackgroundWork, DbMetrics, DbStats, RecoveryReport, TableMetrics, VerifyReport};
-pub use snapshot::SnapshotInfo;
+pub use snapshot::{SnapshotInfo, SnapshotOptions};
 
 use crate::catalog::{Catalog, TableInner};
 use crate::core::Services;

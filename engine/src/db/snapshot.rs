@@ -38,6 +38,15 @@ pub struct SnapshotInfo {
     pub sequence: u64,
 }
 
+/// How [`Db::snapshot_with`] takes a snapshot (HBase's `snapshot` options).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SnapshotOptions {
+    /// Do not flush the table first (HBase's `SKIP_FLUSH => true`): the snapshot holds only
+    /// what its regions had flushed to files, which makes it immediate and leaves the
+    /// memstores alone; writes not flushed yet are not in it.
+    pub skip_flush: bool,
+}
+
 impl Db {
     /// Takes a snapshot of `table` named `name` (HBase's `snapshot 't', 'name'`). An enabled
     /// table is flushed first (HBase's online snapshot): the snapshot holds what the table
@@ -47,11 +56,17 @@ impl Db {
     /// Errors: [`Error::InvalidSnapshotName`], [`Error::SnapshotExists`] (names are unique
     /// across tables), [`Error::TableNotFound`].
     pub fn snapshot(&self, table: &str, name: &str) -> Result<()> {
+        self.snapshot_with(table, name, SnapshotOptions::default())
+    }
+
+    /// [`Db::snapshot`] with options: with [`SnapshotOptions::skip_flush`] the table is not
+    /// flushed, and the snapshot holds each region's cells up to its last flush.
+    pub fn snapshot_with(&self, table: &str, name: &str, options: SnapshotOptions) -> Result<()> {
         self.check_open()?;
         validate_snapshot_name(name)?;
         self.refuse_taken_name(self.inner.services.manifest().state(), name)?;
         let handle = self.table(table)?;
-        if handle.is_enabled() {
+        if handle.is_enabled() && !options.skip_flush {
             handle.flush()?;
         }
         let services = &self.inner.services;

@@ -179,7 +179,11 @@ impl Executor {
                 "table references are resolved by the shell session (strata_tools::session)"
                     .to_owned(),
             )),
-            Command::Snapshot { table, name } => self.snapshot(table, name),
+            Command::Snapshot {
+                table,
+                name,
+                skip_flush,
+            } => self.snapshot(table, name, *skip_flush),
             Command::ListSnapshots { pattern } => {
                 self.list_snapshots(None, pattern.as_deref(), out)
             }

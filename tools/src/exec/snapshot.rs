@@ -10,9 +10,14 @@ use super::{CommandError, Executor, Reply};
 use crate::shell::{list_result_line, row_count_line, ruby_time_text};
 
 impl Executor {
-    pub(super) fn snapshot(&mut self, table: &str, name: &str) -> Result<Reply, CommandError> {
+    pub(super) fn snapshot(
+        &mut self,
+        table: &str,
+        name: &str,
+        skip_flush: bool,
+    ) -> Result<Reply, CommandError> {
         self.db
-            .snapshot(table, name)
+            .snapshot_with(table, name, strata::SnapshotOptions { skip_flush })
             .map_err(|error| self.engine_error(table, error))?;
         Ok(Reply::Done)
     }

@@ -164,12 +164,15 @@ pub enum Command {
         /// Its bytes.
         span: Span,
     },
-    /// `snapshot 't', 'name'`: a snapshot of the table (flushed first when enabled).
+    /// `snapshot 't', 'name'[, {SKIP_FLUSH => true}]`: a snapshot of the table (flushed
+    /// first when enabled, unless `SKIP_FLUSH`).
     Snapshot {
         /// The table.
         table: String,
         /// The snapshot's name.
         name: String,
+        /// `SKIP_FLUSH => true`: only what the table's regions hold in files.
+        skip_flush: bool,
     },
     /// `list_snapshots ['regex']`: snapshots whose name matches (all by default).
     ListSnapshots {

@@ -133,7 +133,7 @@ pub fn help_text(command: &str) -> Option<&'static str> {
             "Merge adjacent regions into one holding the files of all (names or ids, as list_regions prints them). strata merges only adjacent regions; 'force' is accepted and changes nothing.\n\n  strata> merge_region 'ENCODED_REGIONNAME', 'ENCODED_REGIONNAME'\n  strata> merge_region 't1,a,12', 't1,m,13', true\n  strata> merge_region ['12', '13', '14']\n"
         }
         "snapshot" => {
-            "Take a snapshot of a table under a name unique in the database. An enabled table is flushed first; nothing is copied, and the files the snapshot names stay on disk until it is deleted.\n\n  strata> snapshot 'sourceTable', 'snapshotName'\n"
+            "Take a snapshot of a table under a name unique in the database. An enabled table is flushed first, unless SKIP_FLUSH is true (the snapshot then holds only what was already flushed); nothing is copied, and the files the snapshot names stay on disk until it is deleted.\n\n  strata> snapshot 'sourceTable', 'snapshotName'\n  strata> snapshot 'sourceTable', 'snapshotName', {SKIP_FLUSH => true}\n"
         }
         "list_snapshots" => {
             "List the snapshots (all, or those whose name matches the regular expression), with their table and creation time.\n\n  strata> list_snapshots\n  strata> list_snapshots 'abc.*'\n"

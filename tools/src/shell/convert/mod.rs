@@ -308,16 +308,37 @@ fn single_namespace(context: &mut Context<'_>) -> Result<Command, ShellError> {
     })
 }
 
-/// The snapshot commands: `snapshot 't', 'name'`, `list_snapshots ['regex']`,
+/// The snapshot commands: `snapshot 't', 'name'[, {SKIP_FLUSH => true}]`, `list_snapshots ['regex']`,
 /// `list_table_snapshots 'tableRegex'[, 'snapshotRegex']`, `clone_snapshot 'name', 't'`, `restore_snapshot 'name'`, `delete_snapshot 'name'`.
 fn snapshot_command(context: &mut Context<'_>) -> Result<Command, ShellError> {
     let name_at = |context: &Context<'_>, index| context.utf8(context.arg(index), "snapshot name");
     Ok(match context.command {
         "snapshot" => {
-            context.arity(Arity::Exactly(2))?;
+            context.arity(Arity::Between(2, 3))?;
+            let table = context.table(context.arg(0))?;
+            let name = name_at(context, 1)?;
+            let mut skip_flush = false;
+            if let Some(value) = context.args().get(2) {
+                if !matches!(value.kind, ValueKind::Hash(_)) {
+                    return Err(context.wrong_type(
+                        value,
+                        "snapshot options",
+                        "a Hash",
+                        &value.kind,
+                    ));
+                }
+                let mut hash = context.options(value)?;
+                if let Some(flag) = hash.take("SKIP_FLUSH") {
+                    skip_flush = context.lenient_bool(flag, "SKIP_FLUSH")?;
+                }
+                // A snapshot's TTL needs the snapshot cleaner HBase runs; strata keeps
+                // snapshots until they are deleted.
+                context.finish(hash, &policy(&[], &["TTL"]))?;
+            }
             Command::Snapshot {
-                table: context.table(context.arg(0))?,
-                name: name_at(context, 1)?,
+                table,
+                name,
+                skip_flush,
             }
         }
         "list_snapshots" => {
