@@ -110,6 +110,54 @@ fn operations_move_the_histograms_and_the_region_and_table_counters() {
     db.close().unwrap();
 }
 
+/// A split or merge starts the new regions' counters at zero; the table's totals keep the
+/// old regions' counts (a Prometheus counter must not go down: a drop reads as a reset).
+#[test]
+fn a_tables_counters_never_go_down_across_splits_and_merges() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open_default(dir.path()).unwrap();
+    let table = db.create_table(table_descriptor("grow")).unwrap();
+    for i in 0..100 {
+        table
+            .put(&Put::new(format!("row{i:03}")).add("f", "q", "v"))
+            .unwrap();
+    }
+    for i in 0..10 {
+        table.get(&Get::new(format!("row{i:03}"))).unwrap();
+    }
+    table.flush().unwrap();
+    let activity = |db: &Db| db.metrics().tables[0].activity;
+    let before = activity(&db);
+    assert_eq!(
+        (before.rows_written, before.gets, before.flushes),
+        (100, 10, 1)
+    );
+
+    table.split(Some(b"row050")).unwrap();
+    let split = db.metrics();
+    assert_eq!(split.tables[0].regions.len(), 2);
+    assert!(
+        split.tables[0]
+            .regions
+            .iter()
+            .all(|(_, region)| region.rows_written == 0),
+        "the daughters start at zero"
+    );
+    assert_eq!(split.tables[0].activity, before, "the parent's counts stay");
+
+    table.put(&Put::new("row070").add("f", "q", "w")).unwrap();
+    table.get(&Get::new("row010")).unwrap();
+    let after_split = activity(&db);
+    assert_eq!((after_split.rows_written, after_split.gets), (101, 11));
+
+    let ids: Vec<u64> = split.tables[0].regions.iter().map(|(id, _)| *id).collect();
+    table.merge_regions(ids[0], ids[1]).unwrap();
+    let merged = activity(&db);
+    assert_eq!((merged.rows_written, merged.gets), (101, 11), "{merged:?}");
+    assert!(merged.flushes >= after_split.flushes);
+    db.close().unwrap();
+}
+
 #[test]
 fn a_split_table_adds_up_its_regions_and_open_files_follow_the_hfiles() {
     let dir = tempfile::tempdir().unwrap();

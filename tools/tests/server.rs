@@ -759,6 +759,13 @@ fn metrics_are_served_in_the_prometheus_text_format_at_both_paths() {
         assert_eq!(value("strata_region_read_rows_total", &labels), 1.0);
         assert_eq!(value("strata_region_flushes_total", &labels), 1.0);
         assert_eq!(value("strata_table_regions", "{table=\"t\"}"), 1.0);
+        // The table's own counters (kept across splits: tests/tests/metrics.rs).
+        assert_eq!(
+            value("strata_table_written_rows_total", "{table=\"t\"}"),
+            2.0
+        );
+        assert_eq!(value("strata_table_gets_total", "{table=\"t\"}"), 1.0);
+        assert_eq!(value("strata_table_flushes_total", "{table=\"t\"}"), 1.0);
         assert_eq!(value("strata_flushes_total", ""), 1.0);
         assert!(value("strata_wal_frames_total", "") >= 2.0);
         assert_eq!(

@@ -10,7 +10,7 @@ use parking_lot::{RwLock, RwLockReadGuard};
 use crate::error::{Error, Result};
 use crate::hfile::reader::HFileReader;
 use crate::options::{FamilyDescriptor, TableDescriptor, canonical_table_name};
-use crate::region::Region;
+use crate::region::{Region, RegionActivity};
 use crate::schema::{FamilyPlan, all_family_plans};
 use crate::store::Store;
 
@@ -30,6 +30,10 @@ pub(crate) struct TableState {
     /// state afterwards, so a read finds a store here without taking the
     /// region's store lock.
     region_stores: Vec<Vec<Arc<Store>>>,
+    /// The counters of the regions this table had and no longer has (split or merged away,
+    /// replaced by a restore) since the database opened, so that the table's totals,
+    /// `retired_activity` plus its regions', never go down.
+    pub(crate) retired_activity: RegionActivity,
 }
 
 impl TableState {
@@ -48,7 +52,21 @@ impl TableState {
             regions,
             all_families,
             region_stores,
+            retired_activity: RegionActivity::default(),
         }
+    }
+
+    /// This state, counting `retired` (an earlier state's retired counters) and the counters
+    /// of `gone` (the regions leaving the table with this state) as retired.
+    pub(crate) fn retiring<'a>(
+        mut self,
+        retired: RegionActivity,
+        gone: impl IntoIterator<Item = &'a Arc<Region>>,
+    ) -> TableState {
+        self.retired_activity = std::iter::once(retired)
+            .chain(gone.into_iter().map(|region| region.activity_snapshot()))
+            .sum();
+        self
     }
 
     /// Whether any family expires cells (reads then need the clock).

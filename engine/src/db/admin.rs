@@ -166,9 +166,10 @@ impl Db {
                 }
             }
         }
-        table
-            .state
-            .replace(|_| TableState::new(descriptor, family_ids, old.regions.clone()));
+        table.state.replace(|_| {
+            TableState::new(descriptor, family_ids, old.regions.clone())
+                .retiring(old.retired_activity, [])
+        });
         // A snapshot or a clone may still name them.
         for store in removed {
             let version = store.version();

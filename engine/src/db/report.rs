@@ -93,9 +93,9 @@ pub struct DbMetrics {
 pub struct TableMetrics {
     /// The table's name.
     pub name: String,
-    /// Its regions' counters added up. A split or merge starts the counters
-    /// of the regions it makes at zero, so this total can go down; add up
-    /// the regions' rates instead to follow a table across splits.
+    /// Its counters since the database opened: its regions' added up, plus
+    /// those of the regions it had before splits, merges and restores (a
+    /// region they make starts at zero; the table's total never goes down).
     pub activity: RegionActivity,
     /// Its compaction debt in bytes (see [`DbMetrics::compaction_debt_bytes`]).
     pub compaction_debt_bytes: u64,
@@ -256,7 +256,8 @@ impl Db {
             .tables()
             .into_iter()
             .map(|table| {
-                let regions = table.state.read().regions.clone();
+                let state = table.state.read().clone();
+                let regions = &state.regions;
                 let compaction_debt_bytes = regions
                     .iter()
                     .flat_map(|region| region.stores())
@@ -268,7 +269,9 @@ impl Db {
                     .collect();
                 TableMetrics {
                     name: table.name.clone(),
-                    activity: regions.iter().map(|(_, activity)| *activity).sum(),
+                    activity: std::iter::once(state.retired_activity)
+                        .chain(regions.iter().map(|(_, activity)| *activity))
+                        .sum(),
                     compaction_debt_bytes,
                     regions,
                 }

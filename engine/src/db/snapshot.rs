@@ -229,9 +229,10 @@ impl Db {
         )?;
         drop(manifest);
         let old = table.state.read().clone();
-        table
-            .state
-            .replace(|_| TableState::new(record.descriptor, record.family_ids, built));
+        table.state.replace(|_| {
+            TableState::new(record.descriptor, record.family_ids, built)
+                .retiring(old.retired_activity, &old.regions)
+        });
         let mut old_files = Vec::new();
         for region in &old.regions {
             region.schedule.retire();

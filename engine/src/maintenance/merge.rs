@@ -162,6 +162,7 @@ fn install(table: &TableInner, first: &Arc<Region>, second: &Arc<Region>, merged
             regions.splice(at..=at + 1, [merged.clone()]);
         }
         TableState::new(state.descriptor.clone(), state.family_ids.clone(), regions)
+            .retiring(state.retired_activity, [first, second])
     });
     first.schedule.retire();
     second.schedule.retire();

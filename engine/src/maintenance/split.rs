@@ -145,7 +145,10 @@ fn install(table: &TableInner, region: &Arc<Region>, daughters: &[Arc<Region>]) 
         if let Some(at) = regions.iter().position(|r| Arc::ptr_eq(r, region)) {
             regions.splice(at..=at, daughters.iter().cloned());
         }
+        // The parent's counters move to the table's retired ones in the same swap, so the
+        // table's totals do not drop when the daughters start theirs at zero.
         TableState::new(state.descriptor.clone(), state.family_ids.clone(), regions)
+            .retiring(state.retired_activity, [region])
     });
     region.schedule.retire();
 }

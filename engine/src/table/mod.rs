@@ -168,6 +168,16 @@ impl Table {
         Ok(self.metadata()?.descriptor.clone())
     }
 
+    /// What the table has served and undergone since the database opened: its regions'
+    /// counters added up, plus those of the regions it had before splits, merges and
+    /// restores, so that no total ever goes down (a region those make starts at zero).
+    pub fn activity(&self) -> Result<RegionActivity> {
+        let state = self.metadata()?;
+        Ok(std::iter::once(state.retired_activity)
+            .chain(state.regions.iter().map(|r| r.activity_snapshot()))
+            .sum())
+    }
+
     /// The table's regions in key order.
     pub fn regions(&self) -> Result<Vec<RegionInfo>> {
         Ok(self

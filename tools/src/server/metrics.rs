@@ -597,10 +597,62 @@ fn table_families(snapshot: &StateSnapshot) -> Vec<Family> {
         Counter,
         "Bytes of files bulk loads installed into a region.",
     );
+    // Per table, the same counters as per region, but kept across splits and merges (a
+    // region those make starts at zero, so a sum over regions would go backwards).
+    let mut table_gets = Family::new(
+        "strata_table_gets",
+        Counter,
+        "Single-row reads of a table since the database opened, across splits and merges.",
+    );
+    let mut table_scans = Family::new(
+        "strata_table_scans",
+        Counter,
+        "Region scans of a table (a scan counts once per region it reads).",
+    );
+    let mut table_read_rows = Family::new(
+        "strata_table_read_rows",
+        Counter,
+        "Rows a table returned to gets and scans.",
+    );
+    let mut table_written_rows = Family::new(
+        "strata_table_written_rows",
+        Counter,
+        "Rows mutated in a table.",
+    );
+    let mut table_written_bytes = Family::new(
+        "strata_table_written_bytes",
+        Counter,
+        "Memstore bytes a table's mutations added.",
+    );
+    let mut table_flushes = Family::new(
+        "strata_table_flushes",
+        Counter,
+        "Region flushes of a table.",
+    );
+    let mut table_compactions = Family::new(
+        "strata_table_compactions",
+        Counter,
+        "Store compactions of a table.",
+    );
+    let mut table_stall_seconds = Family::new(
+        "strata_table_write_stall_seconds",
+        Counter,
+        "Seconds writers to a table spent stalled.",
+    );
     for table in &snapshot.tables {
         let table_label = || vec![("table", table.name.clone())];
         regions = regions.sample(table_label(), table.regions.len());
         enabled = enabled.sample(table_label(), table.enabled);
+        let activity = &table.activity;
+        table_gets = table_gets.sample(table_label(), activity.gets);
+        table_scans = table_scans.sample(table_label(), activity.scans);
+        table_read_rows = table_read_rows.sample(table_label(), activity.rows_read);
+        table_written_rows = table_written_rows.sample(table_label(), activity.rows_written);
+        table_written_bytes = table_written_bytes.sample(table_label(), activity.bytes_written);
+        table_flushes = table_flushes.sample(table_label(), activity.flushes);
+        table_compactions = table_compactions.sample(table_label(), activity.compactions);
+        table_stall_seconds =
+            table_stall_seconds.sample(table_label(), seconds_from_micros(activity.stall_micros));
         for region in &table.regions {
             let info = &region.info;
             let labels = || {
@@ -636,6 +688,14 @@ fn table_families(snapshot: &StateSnapshot) -> Vec<Family> {
     vec![
         regions,
         enabled,
+        table_gets,
+        table_scans,
+        table_read_rows,
+        table_written_rows,
+        table_written_bytes,
+        table_flushes,
+        table_compactions,
+        table_stall_seconds,
         memstore_bytes,
         memstore_cells,
         hfile_bytes,

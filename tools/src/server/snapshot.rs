@@ -14,7 +14,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use strata::{BackgroundWork, Db, DbMetrics, DbStats, RegionInfo};
+use strata::{BackgroundWork, Db, DbMetrics, DbStats, RegionActivity, RegionInfo};
 
 use crate::exec::region_name;
 use crate::net::ConnectionStats;
@@ -84,6 +84,9 @@ pub struct TableSnapshot {
     pub families: Vec<String>,
     /// Its regions in key order.
     pub regions: Vec<RegionSnapshot>,
+    /// Its counters since the database opened, across splits and merges
+    /// ([`strata::Table::activity`]).
+    pub activity: RegionActivity,
 }
 
 /// The WAL's files on disk.
@@ -154,6 +157,8 @@ pub struct TableRegions {
     pub families: Vec<String>,
     /// Its regions in key order.
     pub regions: Vec<RegionInfo>,
+    /// Its counters since the database opened ([`strata::Table::activity`]).
+    pub activity: RegionActivity,
 }
 
 /// The tables of `db` and their regions; a table dropped meanwhile is left out.
@@ -161,7 +166,9 @@ pub fn tables(db: &Db) -> Vec<TableRegions> {
     let mut tables = Vec::new();
     for name in db.list_tables() {
         let Ok(table) = db.table(&name) else { continue };
-        let (Ok(descriptor), Ok(regions)) = (table.descriptor(), table.regions()) else {
+        let (Ok(descriptor), Ok(regions), Ok(activity)) =
+            (table.descriptor(), table.regions(), table.activity())
+        else {
             continue;
         };
         let families = descriptor
@@ -174,6 +181,7 @@ pub fn tables(db: &Db) -> Vec<TableRegions> {
             enabled: table.is_enabled(),
             families,
             regions,
+            activity,
         });
     }
     tables
@@ -264,6 +272,7 @@ impl RegionWatch {
                 enabled: table.enabled,
                 families: table.families,
                 regions: region_snapshots,
+                activity: table.activity,
             });
         }
         self.regions = still_there;
@@ -274,8 +283,6 @@ impl RegionWatch {
 
 #[cfg(test)]
 mod tests {
-    use strata::RegionActivity;
-
     use super::*;
 
     fn region(id: u64, flushes: u64, compactions: u64) -> RegionInfo {
@@ -302,6 +309,7 @@ mod tests {
             enabled: true,
             families: vec!["f".to_owned()],
             regions,
+            activity: RegionActivity::default(),
         }]
     }
 
