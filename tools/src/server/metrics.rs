@@ -532,7 +532,7 @@ fn io_budget_families(budget: &strata::IoBudgetStats) -> Vec<Family> {
 
 /// Per-table and per-region families.
 fn table_families(snapshot: &StateSnapshot) -> Vec<Family> {
-    use Kind::{Counter, Gauge};
+    use Kind::Gauge;
     let mut regions = Family::new("strata_table_regions", Gauge, "Regions of a table.");
     let mut enabled = Family::new("strata_table_enabled", Gauge, "1 when a table is enabled.");
     let mut memstore_bytes = Family::new(
@@ -560,99 +560,15 @@ fn table_families(snapshot: &StateSnapshot) -> Vec<Family> {
         Gauge,
         "HFiles of a region per level (level 0 and the levels that hold files).",
     );
-    let mut gets = Family::new(
-        "strata_region_gets",
-        Counter,
-        "Single-row reads of a region (gets, get_many rows, the reads of increments and check-and-mutates).",
-    );
-    let mut scans = Family::new("strata_region_scans", Counter, "Scans that read a region.");
-    let mut read_rows = Family::new(
-        "strata_region_read_rows",
-        Counter,
-        "Rows a region returned to gets and scans.",
-    );
-    let mut written_rows = Family::new(
-        "strata_region_written_rows",
-        Counter,
-        "Rows mutated in a region.",
-    );
-    let mut written_bytes = Family::new(
-        "strata_region_written_bytes",
-        Counter,
-        "Memstore bytes a region's mutations added.",
-    );
-    let mut flushes = Family::new("strata_region_flushes", Counter, "Flushes of a region.");
-    let mut compactions = Family::new(
-        "strata_region_compactions",
-        Counter,
-        "Compactions of a region's stores.",
-    );
-    let mut stall_seconds = Family::new(
-        "strata_region_write_stall_seconds",
-        Counter,
-        "Seconds writers to a region spent stalled.",
-    );
-    let mut bulk_loaded_bytes = Family::new(
-        "strata_region_bulk_loaded_bytes",
-        Counter,
-        "Bytes of files bulk loads installed into a region.",
-    );
-    // Per table, the same counters as per region, but kept across splits and merges (a
-    // region those make starts at zero, so a sum over regions would go backwards).
-    let mut table_gets = Family::new(
-        "strata_table_gets",
-        Counter,
-        "Single-row reads of a table since the database opened, across splits and merges.",
-    );
-    let mut table_scans = Family::new(
-        "strata_table_scans",
-        Counter,
-        "Region scans of a table (a scan counts once per region it reads).",
-    );
-    let mut table_read_rows = Family::new(
-        "strata_table_read_rows",
-        Counter,
-        "Rows a table returned to gets and scans.",
-    );
-    let mut table_written_rows = Family::new(
-        "strata_table_written_rows",
-        Counter,
-        "Rows mutated in a table.",
-    );
-    let mut table_written_bytes = Family::new(
-        "strata_table_written_bytes",
-        Counter,
-        "Memstore bytes a table's mutations added.",
-    );
-    let mut table_flushes = Family::new(
-        "strata_table_flushes",
-        Counter,
-        "Region flushes of a table.",
-    );
-    let mut table_compactions = Family::new(
-        "strata_table_compactions",
-        Counter,
-        "Store compactions of a table.",
-    );
-    let mut table_stall_seconds = Family::new(
-        "strata_table_write_stall_seconds",
-        Counter,
-        "Seconds writers to a table spent stalled.",
-    );
+    let mut region_activity = ActivityFamilies::new(REGION_ACTIVITY);
+    // Per table the same counters, kept across splits and merges (a region those make starts
+    // at zero, so a sum over regions would go backwards).
+    let mut table_activity = ActivityFamilies::new(TABLE_ACTIVITY);
     for table in &snapshot.tables {
         let table_label = || vec![("table", table.name.clone())];
         regions = regions.sample(table_label(), table.regions.len());
         enabled = enabled.sample(table_label(), table.enabled);
-        let activity = &table.activity;
-        table_gets = table_gets.sample(table_label(), activity.gets);
-        table_scans = table_scans.sample(table_label(), activity.scans);
-        table_read_rows = table_read_rows.sample(table_label(), activity.rows_read);
-        table_written_rows = table_written_rows.sample(table_label(), activity.rows_written);
-        table_written_bytes = table_written_bytes.sample(table_label(), activity.bytes_written);
-        table_flushes = table_flushes.sample(table_label(), activity.flushes);
-        table_compactions = table_compactions.sample(table_label(), activity.compactions);
-        table_stall_seconds =
-            table_stall_seconds.sample(table_label(), seconds_from_micros(activity.stall_micros));
+        table_activity.sample(table_label, &table.activity);
         for region in &table.regions {
             let info = &region.info;
             let labels = || {
@@ -672,45 +588,117 @@ fn table_families(snapshot: &StateSnapshot) -> Vec<Family> {
                     hfiles = hfiles.sample(level_labels, *count);
                 }
             }
-            let activity = &info.activity;
-            gets = gets.sample(labels(), activity.gets);
-            scans = scans.sample(labels(), activity.scans);
-            read_rows = read_rows.sample(labels(), activity.rows_read);
-            written_rows = written_rows.sample(labels(), activity.rows_written);
-            written_bytes = written_bytes.sample(labels(), activity.bytes_written);
-            flushes = flushes.sample(labels(), activity.flushes);
-            compactions = compactions.sample(labels(), activity.compactions);
-            stall_seconds =
-                stall_seconds.sample(labels(), seconds_from_micros(activity.stall_micros));
-            bulk_loaded_bytes = bulk_loaded_bytes.sample(labels(), activity.bulk_loaded_bytes);
+            region_activity.sample(labels, &info.activity);
         }
     }
-    vec![
-        regions,
-        enabled,
-        table_gets,
-        table_scans,
-        table_read_rows,
-        table_written_rows,
-        table_written_bytes,
-        table_flushes,
-        table_compactions,
-        table_stall_seconds,
+    let mut families = vec![regions, enabled];
+    families.extend(table_activity.0);
+    families.extend([
         memstore_bytes,
         memstore_cells,
         hfile_bytes,
         hfile_cells,
         hfiles,
-        gets,
-        scans,
-        read_rows,
-        written_rows,
-        written_bytes,
-        flushes,
-        compactions,
-        stall_seconds,
-        bulk_loaded_bytes,
+    ]);
+    families.extend(region_activity.0);
+    families
+}
+
+/// Counters in a [`strata::RegionActivity`] that `/metrics` serves.
+const ACTIVITY_COUNTERS: usize = 9;
+
+/// Each activity counter's family name and help per region, in [`activity_values`]' order.
+const REGION_ACTIVITY: [(&str, &str); ACTIVITY_COUNTERS] = [
+    (
+        "strata_region_gets",
+        "Single-row reads of a region (gets, get_many rows, the reads of increments and check-and-mutates).",
+    ),
+    ("strata_region_scans", "Scans that read a region."),
+    (
+        "strata_region_read_rows",
+        "Rows a region returned to gets and scans.",
+    ),
+    ("strata_region_written_rows", "Rows mutated in a region."),
+    (
+        "strata_region_written_bytes",
+        "Memstore bytes a region's mutations added.",
+    ),
+    ("strata_region_flushes", "Flushes of a region."),
+    (
+        "strata_region_compactions",
+        "Compactions of a region's stores.",
+    ),
+    (
+        "strata_region_write_stall_seconds",
+        "Seconds writers to a region spent stalled.",
+    ),
+    (
+        "strata_region_bulk_loaded_bytes",
+        "Bytes of files bulk loads installed into a region.",
+    ),
+];
+
+/// The same per table, since the database opened, across splits and merges.
+const TABLE_ACTIVITY: [(&str, &str); ACTIVITY_COUNTERS] = [
+    (
+        "strata_table_gets",
+        "Single-row reads of a table since the database opened, across splits and merges.",
+    ),
+    (
+        "strata_table_scans",
+        "Region scans of a table (a scan counts once per region it reads).",
+    ),
+    (
+        "strata_table_read_rows",
+        "Rows a table returned to gets and scans.",
+    ),
+    ("strata_table_written_rows", "Rows mutated in a table."),
+    (
+        "strata_table_written_bytes",
+        "Memstore bytes a table's mutations added.",
+    ),
+    ("strata_table_flushes", "Region flushes of a table."),
+    ("strata_table_compactions", "Store compactions of a table."),
+    (
+        "strata_table_write_stall_seconds",
+        "Seconds writers to a table spent stalled.",
+    ),
+    (
+        "strata_table_bulk_loaded_bytes",
+        "Bytes of files bulk loads installed into a table.",
+    ),
+];
+
+/// A [`strata::RegionActivity`]'s counters as sample values, in the order of
+/// [`REGION_ACTIVITY`] and [`TABLE_ACTIVITY`].
+fn activity_values(activity: &strata::RegionActivity) -> [Value; ACTIVITY_COUNTERS] {
+    [
+        activity.gets.into(),
+        activity.scans.into(),
+        activity.rows_read.into(),
+        activity.rows_written.into(),
+        activity.bytes_written.into(),
+        activity.flushes.into(),
+        activity.compactions.into(),
+        seconds_from_micros(activity.stall_micros).into(),
+        activity.bulk_loaded_bytes.into(),
     ]
+}
+
+/// The counter families of [`strata::RegionActivity`] in one scope (per region or per table).
+struct ActivityFamilies([Family; ACTIVITY_COUNTERS]);
+
+impl ActivityFamilies {
+    fn new(names_and_help: [(&'static str, &'static str); ACTIVITY_COUNTERS]) -> ActivityFamilies {
+        ActivityFamilies(names_and_help.map(|(name, help)| Family::new(name, Kind::Counter, help)))
+    }
+
+    /// One sample of every counter, each with `labels()`.
+    fn sample(&mut self, labels: impl Fn() -> Labels, activity: &strata::RegionActivity) {
+        for (family, value) in self.0.iter_mut().zip(activity_values(activity)) {
+            family.samples.push((labels(), value));
+        }
+    }
 }
 
 /// The server's own families: connections per port, Thrift calls, admin requests, HTTP.
