@@ -69,6 +69,15 @@ impl TableState {
         self
     }
 
+    /// The table's counters since the database opened, given its current regions' counters
+    /// (`regions`, as the caller read them): theirs plus the retired ones.
+    pub(crate) fn total_activity(
+        &self,
+        regions: impl IntoIterator<Item = RegionActivity>,
+    ) -> RegionActivity {
+        std::iter::once(self.retired_activity).chain(regions).sum()
+    }
+
     /// Whether any family expires cells (reads then need the clock).
     pub(crate) fn has_ttl(&self) -> bool {
         self.all_families.iter().any(|f| f.rules.ttl_ms.is_some())

@@ -269,9 +269,7 @@ impl Db {
                     .collect();
                 TableMetrics {
                     name: table.name.clone(),
-                    activity: std::iter::once(state.retired_activity)
-                        .chain(regions.iter().map(|(_, activity)| *activity))
-                        .sum(),
+                    activity: state.total_activity(regions.iter().map(|(_, a)| *a)),
                     compaction_debt_bytes,
                     regions,
                 }

@@ -173,9 +173,7 @@ impl Table {
     /// restores, so that no total ever goes down (a region those make starts at zero).
     pub fn activity(&self) -> Result<RegionActivity> {
         let state = self.metadata()?;
-        Ok(std::iter::once(state.retired_activity)
-            .chain(state.regions.iter().map(|r| r.activity_snapshot()))
-            .sum())
+        Ok(state.total_activity(state.regions.iter().map(|r| r.activity_snapshot())))
     }
 
     /// The table's regions in key order.
