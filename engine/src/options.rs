@@ -550,6 +550,29 @@ pub struct FamilyDescriptor {
     compression: Compression,
     in_memory: bool,
     block_cache: bool,
+    major_compaction: MajorCompactionSchedule,
+}
+
+/// A family's own periodic major compaction, HBase's family `CONFIGURATION`
+/// keys `hbase.hregion.majorcompaction` and
+/// `hbase.hregion.majorcompaction.jitter`: what is `None` follows the
+/// database's [`DbOptions::major_compaction_period`] and
+/// [`DbOptions::major_compaction_jitter`]. The manifest stores it only when
+/// either is set, so older manifests read back unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct MajorCompactionSchedule {
+    /// The period in milliseconds; `Some(0)` turns it off for the family.
+    pub(crate) period_ms: Option<u64>,
+    /// The jitter's `f64` bits (bits, so that descriptors compare with `Eq`);
+    /// [`FamilyDescriptor::validate`] keeps it within `0.0..=1.0`.
+    pub(crate) jitter_bits: Option<u64>,
+}
+
+impl MajorCompactionSchedule {
+    /// Whether either setting is given (the manifest then stores them).
+    pub(crate) fn is_set(&self) -> bool {
+        self.period_ms.is_some() || self.jitter_bits.is_some()
+    }
 }
 
 /// Default HFile data block size in bytes: 14 KiB, the largest size
@@ -575,6 +598,7 @@ impl FamilyDescriptor {
             compression: Compression::None,
             in_memory: false,
             block_cache: true,
+            major_compaction: MajorCompactionSchedule::default(),
         }
     }
 
@@ -643,6 +667,24 @@ impl FamilyDescriptor {
         self
     }
 
+    /// This family's own periodic major compaction period, HBase's family
+    /// `CONFIGURATION => {'hbase.hregion.majorcompaction' => MS}`, in place of
+    /// [`DbOptions::major_compaction_period`]; zero turns periodic major
+    /// compaction off for this family alone. `None` follows the database.
+    pub fn major_compaction_period(mut self, period: Option<Duration>) -> Self {
+        self.major_compaction.period_ms =
+            period.map(|period| u64::try_from(period.as_millis()).unwrap_or(u64::MAX));
+        self
+    }
+
+    /// This family's own `hbase.hregion.majorcompaction.jitter` (0.0 to 1.0;
+    /// others are refused when the table is created or altered), in place of
+    /// [`DbOptions::major_compaction_jitter`]. `None` follows the database.
+    pub fn major_compaction_jitter(mut self, jitter: Option<f64>) -> Self {
+        self.major_compaction.jitter_bits = jitter.map(f64::to_bits);
+        self
+    }
+
     /// The family's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -696,6 +738,26 @@ impl FamilyDescriptor {
     pub fn is_block_cache_enabled(&self) -> bool {
         self.block_cache
     }
+    /// The family's own periodic major compaction period, if it has one.
+    pub fn get_major_compaction_period(&self) -> Option<Duration> {
+        self.major_compaction.period_ms.map(Duration::from_millis)
+    }
+    /// The family's own major compaction jitter, if it has one.
+    pub fn get_major_compaction_jitter(&self) -> Option<f64> {
+        self.major_compaction.jitter_bits.map(f64::from_bits)
+    }
+    /// Both major compaction settings (the manifest's form).
+    pub(crate) fn major_compaction_schedule(&self) -> MajorCompactionSchedule {
+        self.major_compaction
+    }
+    /// This family with `schedule` (as the manifest stored it).
+    pub(crate) fn with_major_compaction_schedule(
+        mut self,
+        schedule: MajorCompactionSchedule,
+    ) -> Self {
+        self.major_compaction = schedule;
+        self
+    }
 
     pub(crate) fn validate(&self) -> Result<()> {
         validate_family_name(self.name.as_bytes())?;
@@ -733,6 +795,17 @@ impl FamilyDescriptor {
             return Err(Error::InvalidOption {
                 name: "COMPRESSION",
                 reason: format!("zstd level {level} is outside 1..=22"),
+            });
+        }
+        if let Some(jitter) = self.get_major_compaction_jitter()
+            && !(0.0..=1.0).contains(&jitter)
+        {
+            return Err(Error::InvalidOption {
+                name: "hbase.hregion.majorcompaction.jitter",
+                reason: format!(
+                    "family '{}' has a major compaction jitter of {jitter}, outside 0.0..=1.0",
+                    self.name
+                ),
             });
         }
         Ok(())
@@ -789,6 +862,7 @@ impl FamilyDescriptor {
             compression,
             in_memory,
             block_cache,
+            major_compaction: MajorCompactionSchedule::default(),
         }
     }
 }

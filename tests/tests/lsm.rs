@@ -919,6 +919,88 @@ fn stores_are_major_compacted_once_their_period_passes() {
     assert_eq!(t.db.stats().compactions, 1);
 }
 
+/// HBase's family `CONFIGURATION => {'hbase.hregion.majorcompaction' => MS}`:
+/// a family's own period wins over the database's (here off), survives a
+/// reopen, and compacts that family's store alone.
+#[test]
+fn a_familys_own_major_compaction_period_compacts_that_family_alone() {
+    let real_now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let mut t = TestDb::new(real_now_ms);
+    let options = DbOptions {
+        major_compaction_period: Duration::ZERO,
+        ..checked_often(&t.clock)
+    };
+    t.reopen_with(options.clone());
+    let hour = Duration::from_secs(3600);
+    let table =
+        t.db.create_table(
+            TableDescriptor::new("t")
+                .family(
+                    FamilyDescriptor::new("daily")
+                        .major_compaction_period(Some(hour))
+                        .major_compaction_jitter(Some(0.0)),
+                )
+                .family(FamilyDescriptor::new("plain")),
+        )
+        .unwrap();
+    for round in 0..3 {
+        let row = format!("r{round}");
+        table
+            .put(&Put::new(row).add("daily", "q", "v").add("plain", "q", "v"))
+            .unwrap();
+        table.flush().unwrap();
+    }
+    let files = |table: &Table| -> usize {
+        table
+            .regions()
+            .unwrap()
+            .iter()
+            .map(|region| region.files_per_level.iter().sum::<usize>())
+            .sum()
+    };
+    assert_eq!(files(&table), 6);
+    let visible = rows(&table, &Scan::new().all_versions());
+    t.reopen_with(options);
+    let table = t.db.table("t").unwrap();
+    let descriptor = table.descriptor().unwrap();
+    let daily = &descriptor.families()[0];
+    assert_eq!(daily.get_major_compaction_period(), Some(hour));
+    assert_eq!(daily.get_major_compaction_jitter(), Some(0.0));
+    // 59 minutes: not yet due (no jitter).
+    t.clock.advance(59 * 60 * 1000);
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(files(&table), 6, "not due yet");
+    t.clock.advance(2 * 60 * 1000);
+    assert!(
+        eventually(|| files(&table) == 4),
+        "daily's three files became one"
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(files(&table), 4, "plain follows the database's period: off");
+    assert_eq!(t.db.stats().compactions, 1);
+    assert_eq!(rows(&table, &Scan::new().all_versions()), visible);
+}
+
+/// A family's jitter outside 0.0..=1.0 is refused when the table is created.
+#[test]
+fn a_familys_major_compaction_jitter_is_checked() {
+    let t = TestDb::new(1_000_000);
+    let err =
+        t.db.create_table(
+            TableDescriptor::new("t")
+                .family(FamilyDescriptor::new("f").major_compaction_jitter(Some(-0.1))),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidOption { name, .. } if *name == "hbase.hregion.majorcompaction.jitter"),
+        "{err:?}"
+    );
+    assert!(t.db.table("t").is_err(), "nothing was created");
+}
+
 #[test]
 fn major_compaction_jitter_is_checked() {
     let dir = tempfile::tempdir().unwrap();

@@ -52,11 +52,20 @@ pub(crate) fn expired_files(
 }
 
 /// The periodic major compaction period of one store in milliseconds, its
-/// jitter applied; `None` when periodic major compaction is off. The jitter
-/// factor is drawn from the region and family ids, so it is the same for a
-/// store every time and differs between stores.
-pub(crate) fn major_period_ms(options: &DbOptions, region_id: u64, family_id: u32) -> Option<i64> {
-    let period_ms = options.major_compaction_period.as_millis() as f64;
+/// jitter applied; `None` when periodic major compaction is off. The family's
+/// own period and jitter (HBase's family `CONFIGURATION`) win over the
+/// database's. The jitter factor is drawn from the region and family ids, so
+/// it is the same for a store every time and differs between stores.
+pub(crate) fn major_period_ms(
+    options: &DbOptions,
+    family: &FamilyDescriptor,
+    region_id: u64,
+    family_id: u32,
+) -> Option<i64> {
+    let period = family
+        .get_major_compaction_period()
+        .unwrap_or(options.major_compaction_period);
+    let period_ms = period.as_millis() as f64;
     if period_ms <= 0.0 {
         return None;
     }
@@ -65,7 +74,9 @@ pub(crate) fn major_period_ms(options: &DbOptions, region_id: u64, family_id: u3
     seed[8..].copy_from_slice(&family_id.to_le_bytes());
     // 53 random bits as a fraction in [0, 1).
     let unit = (xxh3_64(&seed) >> 11) as f64 / (1u64 << 53) as f64;
-    let jitter = options.major_compaction_jitter;
+    let jitter = family
+        .get_major_compaction_jitter()
+        .unwrap_or(options.major_compaction_jitter);
     let factor = 1.0 - jitter + 2.0 * jitter * unit;
     Some((period_ms * factor) as i64)
 }
@@ -78,7 +89,7 @@ fn major_due(
     family: &FamilyDescriptor,
     now_ms: i64,
 ) -> bool {
-    let Some(period_ms) = major_period_ms(options, region.id(), store.family_id()) else {
+    let Some(period_ms) = major_period_ms(options, family, region.id(), store.family_id()) else {
         return false;
     };
     let version = store.version();
@@ -147,26 +158,58 @@ mod tests {
             major_compaction_jitter: 0.5,
             ..DbOptions::default()
         };
+        let family = FamilyDescriptor::new("f");
         let periods: Vec<i64> = (0..200u64)
-            .map(|region| major_period_ms(&options, region, 1).unwrap())
+            .map(|region| major_period_ms(&options, &family, region, 1).unwrap())
             .collect();
         assert!(periods.iter().all(|p| (500_000..=1_500_000).contains(p)));
         let spread = periods.iter().max().unwrap() - periods.iter().min().unwrap();
         assert!(spread > 800_000, "jitter spreads the stores: {spread}");
         // The same store always gets the same period.
         assert_eq!(
-            major_period_ms(&options, 7, 1),
-            major_period_ms(&options, 7, 1)
+            major_period_ms(&options, &family, 7, 1),
+            major_period_ms(&options, &family, 7, 1)
         );
         let exact = DbOptions {
             major_compaction_jitter: 0.0,
             ..options.clone()
         };
-        assert_eq!(major_period_ms(&exact, 7, 1), Some(1_000_000));
+        assert_eq!(major_period_ms(&exact, &family, 7, 1), Some(1_000_000));
         let off = DbOptions {
             major_compaction_period: Duration::ZERO,
             ..options
         };
-        assert_eq!(major_period_ms(&off, 7, 1), None);
+        assert_eq!(major_period_ms(&off, &family, 7, 1), None);
+    }
+
+    /// A family's own period and jitter replace the database's, each on its
+    /// own; a zero period turns the family's periodic compaction off, and a
+    /// family period turns it on where the database's is off.
+    #[test]
+    fn a_familys_schedule_wins_over_the_databases() {
+        let options = DbOptions {
+            major_compaction_period: Duration::from_secs(1000),
+            major_compaction_jitter: 0.0,
+            ..DbOptions::default()
+        };
+        let day =
+            FamilyDescriptor::new("f").major_compaction_period(Some(Duration::from_secs(86_400)));
+        assert_eq!(major_period_ms(&options, &day, 7, 1), Some(86_400_000));
+        let off = FamilyDescriptor::new("f").major_compaction_period(Some(Duration::ZERO));
+        assert_eq!(major_period_ms(&options, &off, 7, 1), None);
+        let database_off = DbOptions {
+            major_compaction_period: Duration::ZERO,
+            ..options.clone()
+        };
+        assert_eq!(major_period_ms(&database_off, &day, 7, 1), Some(86_400_000));
+        let jittered = FamilyDescriptor::new("f").major_compaction_jitter(Some(0.5));
+        let periods: Vec<i64> = (0..200u64)
+            .map(|region| major_period_ms(&options, &jittered, region, 1).unwrap())
+            .collect();
+        assert!(periods.iter().all(|p| (500_000..=1_500_000).contains(p)));
+        assert!(
+            periods.iter().any(|p| *p != 1_000_000),
+            "the family's jitter applies"
+        );
     }
 }

@@ -107,7 +107,44 @@ fn family_retention_is_encoded_only_when_set() {
         KeepDeletedCells::True
     );
     let mut damaged = plain.clone();
-    damaged[18] = 0b100;
+    damaged[18] = 0b1000;
+    assert!(decode(&damaged).is_err());
+}
+
+/// A family's own major compaction period and jitter follow it only when
+/// either is set (bit 2 of the flag byte), each round-trips alone, and an
+/// unknown presence byte is refused.
+#[test]
+fn family_major_compaction_schedule_is_encoded_only_when_set() {
+    let encode = |family: FamilyDescriptor| {
+        let mut out = Vec::new();
+        super::wire::encode_descriptor(&mut out, &TableDescriptor::new("t").family(family));
+        out
+    };
+    let decode =
+        |bytes: &[u8]| super::wire::decode_descriptor(&mut crate::codec::Decoder::new(bytes));
+    let plain = encode(FamilyDescriptor::new("f"));
+    let period_only = FamilyDescriptor::new("f").major_compaction_period(Some(Duration::ZERO));
+    let jitter_only = FamilyDescriptor::new("f").major_compaction_jitter(Some(0.25));
+    let both = FamilyDescriptor::new("f")
+        .ttl(Duration::from_secs(5))
+        .keep_deleted_cells(KeepDeletedCells::Ttl)
+        .major_compaction_period(Some(Duration::from_secs(86_400)))
+        .major_compaction_jitter(Some(0.0));
+    for family in [&period_only, &jitter_only, &both] {
+        let bytes = encode(family.clone());
+        assert_eq!(bytes[18] & 0b100, 0b100);
+        assert_eq!(decode(&bytes).unwrap().families()[0], *family);
+    }
+    assert_eq!(plain[18], 0);
+    assert_eq!(encode(period_only.clone()).len(), plain.len() + 17);
+    let mut damaged = encode(period_only);
+    // The schedule (presence byte, period, jitter: 17 bytes) ends the family,
+    // ahead of the table's tail: pre-split kind (1), region size (8), flush
+    // size (8), durability (1) and value limit (8).
+    let presence = damaged.len() - 26 - 17;
+    assert_eq!(damaged[presence], 0b01);
+    damaged[presence] = 0b100;
     assert!(decode(&damaged).is_err());
 }
 

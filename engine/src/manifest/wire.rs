@@ -7,8 +7,8 @@ use super::state::{RegionRecord, StoreFile};
 use crate::codec::{DecodeError, Decoder, Encode};
 use crate::file_meta::FileMeta;
 use crate::options::{
-    BloomType, Compression, Durability, FamilyDescriptor, KeepDeletedCells, PreSplit, Retention,
-    TableDescriptor,
+    BloomType, Compression, Durability, FamilyDescriptor, KeepDeletedCells,
+    MajorCompactionSchedule, PreSplit, Retention, TableDescriptor,
 };
 
 /// Appends `items` as a list: their count (`u32`), then each as `item` writes it.
@@ -56,12 +56,18 @@ pub(super) fn encode_descriptor(out: &mut Vec<u8>, d: &TableDescriptor) {
             retention,
         ) = family.parts();
         let has_retention = retention != Retention::default();
+        let schedule = family.major_compaction_schedule();
         out.put_bytes32(name.as_bytes());
         out.put_u32(versions);
-        // Bit 0: has TTL; bit 1: retention follows the family (a byte that
-        // was 0/1 before MIN_VERSIONS existed, so older manifests read back
-        // and a family without retention encodes as it always did).
-        out.put_u8(u8::from(ttl_ms.is_some()) | (u8::from(has_retention) << 1));
+        // Bit 0: has TTL; bit 1: retention follows the family; bit 2: the
+        // family's major compaction schedule follows (a byte that was 0/1
+        // before MIN_VERSIONS existed, so older manifests read back and a
+        // family without either encodes as it always did).
+        out.put_u8(
+            u8::from(ttl_ms.is_some())
+                | (u8::from(has_retention) << 1)
+                | (u8::from(schedule.is_set()) << 2),
+        );
         out.put_u64(ttl_ms.unwrap_or(0));
         out.put_u8(bloom.code());
         out.put_u32(block_size);
@@ -71,6 +77,16 @@ pub(super) fn encode_descriptor(out: &mut Vec<u8>, d: &TableDescriptor) {
         if has_retention {
             out.put_u32(retention.min_versions);
             out.put_u8(retention.keep_deleted_cells.code());
+        }
+        if schedule.is_set() {
+            // Bit 0: a period follows; bit 1: a jitter follows. Both values
+            // are written either way, zero where absent.
+            out.put_u8(
+                u8::from(schedule.period_ms.is_some())
+                    | (u8::from(schedule.jitter_bits.is_some()) << 1),
+            );
+            out.put_u64(schedule.period_ms.unwrap_or(0));
+            out.put_u64(schedule.jitter_bits.unwrap_or(0));
         }
     }
     match d.get_pre_split() {
@@ -107,7 +123,7 @@ pub(super) fn decode_descriptor(d: &mut Decoder<'_>) -> Result<TableDescriptor, 
         let name = d.string32()?;
         let versions = d.u32()?;
         let flags = d.u8()?;
-        if flags > 0b11 {
+        if flags > 0b111 {
             return Err(DecodeError(format!("family flags byte is {flags}")));
         }
         let has_ttl = flags & 1 != 0;
@@ -125,17 +141,36 @@ pub(super) fn decode_descriptor(d: &mut Decoder<'_>) -> Result<TableDescriptor, 
         } else {
             Retention::default()
         };
-        descriptor = descriptor.family(FamilyDescriptor::from_parts(
-            name,
-            versions,
-            has_ttl.then_some(ttl),
-            bloom,
-            block_size,
-            compression,
-            in_memory,
-            block_cache,
-            retention,
-        ));
+        let schedule = if flags & 0b100 != 0 {
+            let present = d.u8()?;
+            if present > 0b11 {
+                return Err(DecodeError(format!(
+                    "major compaction presence byte is {present}"
+                )));
+            }
+            let period_ms = d.u64()?;
+            let jitter_bits = d.u64()?;
+            MajorCompactionSchedule {
+                period_ms: (present & 1 != 0).then_some(period_ms),
+                jitter_bits: (present & 0b10 != 0).then_some(jitter_bits),
+            }
+        } else {
+            MajorCompactionSchedule::default()
+        };
+        descriptor = descriptor.family(
+            FamilyDescriptor::from_parts(
+                name,
+                versions,
+                has_ttl.then_some(ttl),
+                bloom,
+                block_size,
+                compression,
+                in_memory,
+                block_cache,
+                retention,
+            )
+            .with_major_compaction_schedule(schedule),
+        );
     }
     let pre_split = match d.u8()? {
         0 => PreSplit::None,
