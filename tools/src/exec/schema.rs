@@ -8,7 +8,9 @@ use strata::{
     PreSplit, TableDescriptor,
 };
 
-use crate::shell::{self, FamilySpec, TableOptionKey, TableOptions, Ttl, descriptor_text};
+use crate::shell::{
+    self, FamilySetting, FamilySpec, TableOptionKey, TableOptions, Ttl, descriptor_text,
+};
 
 /// The engine's default durability, which `DURABILITY => 'USE_DEFAULT'` selects.
 const DEFAULT_DURABILITY: Durability = Durability::SyncWal;
@@ -52,6 +54,20 @@ pub fn apply_family_spec(family: FamilyDescriptor, spec: &FamilySpec) -> FamilyD
     }
     if let Some(mode) = spec.keep_deleted_cells {
         family = family.keep_deleted_cells(mode);
+    }
+    match spec.major_compaction_period_ms {
+        Some(FamilySetting::Value(ms)) => {
+            family = family.major_compaction_period(Some(Duration::from_millis(ms)));
+        }
+        Some(FamilySetting::Database) => family = family.major_compaction_period(None),
+        None => {}
+    }
+    match spec.major_compaction_jitter_millionths {
+        Some(FamilySetting::Value(millionths)) => {
+            family = family.major_compaction_jitter(Some(f64::from(millionths) / 1e6));
+        }
+        Some(FamilySetting::Database) => family = family.major_compaction_jitter(None),
+        None => {}
     }
     family
 }
@@ -131,8 +147,37 @@ pub fn with_split_keys(descriptor: &TableDescriptor, split_keys: Vec<Vec<u8>>) -
 
 /// A family as `describe` prints it, in HBase 2.x's attribute order. Attributes strata does
 /// not have print their fixed value (`DATA_BLOCK_ENCODING => 'NONE'`);
-/// `NEW_VERSION_BEHAVIOR => 'true'` says how strata's deletes work.
+/// `NEW_VERSION_BEHAVIOR => 'true'` says how strata's deletes work. The family's own major
+/// compaction settings follow as HBase prints a family's configuration:
+/// `, CONFIGURATION => {'hbase.hregion.majorcompaction' => '0'}` before the closing brace.
 pub fn family_text(family: &FamilyDescriptor) -> String {
+    let attributes = family_attributes_text(family);
+    let mut configuration = Vec::new();
+    if let Some(period) = family.get_major_compaction_period() {
+        configuration.push(format!(
+            "'{}' => '{}'",
+            shell::MAJOR_COMPACTION_KEY,
+            period.as_millis()
+        ));
+    }
+    if let Some(jitter) = family.get_major_compaction_jitter() {
+        configuration.push(format!(
+            "'{}' => '{jitter}'",
+            shell::MAJOR_COMPACTION_JITTER_KEY
+        ));
+    }
+    if configuration.is_empty() {
+        return attributes;
+    }
+    let open = attributes.strip_suffix('}').unwrap_or(&attributes);
+    format!(
+        "{open}, CONFIGURATION => {{{}}}}}",
+        configuration.join(", ")
+    )
+}
+
+/// The attributes of [`family_text`] without the family's configuration.
+fn family_attributes_text(family: &FamilyDescriptor) -> String {
     let ttl = match family.get_ttl() {
         None => Ttl::Forever,
         Some(ttl) => Ttl::Seconds(u32::try_from(ttl.as_secs()).unwrap_or(u32::MAX)),
@@ -237,6 +282,37 @@ mod tests {
         assert_eq!(
             table_text(&table),
             "t, {TABLE_ATTRIBUTES => {MAX_FILESIZE => '1073741824', DURABILITY => 'ASYNC_WAL'}}"
+        );
+    }
+
+    /// A family's own major compaction settings are set, kept across an `alter` that does not
+    /// name them, removed by `nil`, and printed as HBase prints a family's configuration.
+    #[test]
+    fn family_configuration_is_applied_and_described() {
+        let mut spec = FamilySpec::named("f");
+        spec.major_compaction_period_ms = Some(FamilySetting::Value(86_400_000));
+        spec.major_compaction_jitter_millionths = Some(FamilySetting::Value(250_000));
+        let family = family_descriptor(&spec);
+        assert_eq!(
+            family.get_major_compaction_period(),
+            Some(Duration::from_secs(86_400))
+        );
+        assert_eq!(family.get_major_compaction_jitter(), Some(0.25));
+        assert!(family_text(&family).ends_with(
+            "NEW_VERSION_BEHAVIOR => 'true', CONFIGURATION => \
+             {'hbase.hregion.majorcompaction' => '86400000', \
+             'hbase.hregion.majorcompaction.jitter' => '0.25'}}"
+        ));
+        let mut change = FamilySpec::named("f");
+        change.versions = Some(2);
+        let kept = apply_family_spec(family, &change);
+        assert_eq!(kept.get_major_compaction_jitter(), Some(0.25));
+        change.major_compaction_jitter_millionths = Some(FamilySetting::Database);
+        let removed = apply_family_spec(kept, &change);
+        assert_eq!(removed.get_major_compaction_jitter(), None);
+        assert!(
+            family_text(&removed)
+                .ends_with("CONFIGURATION => {'hbase.hregion.majorcompaction' => '86400000'}}")
         );
     }
 }

@@ -560,6 +560,28 @@ pub struct FamilySpec {
     pub min_versions: Option<u32>,
     /// `KEEP_DELETED_CELLS`.
     pub keep_deleted_cells: Option<KeepDeletedCells>,
+    /// `CONFIGURATION => {'hbase.hregion.majorcompaction' => MS}`: the family's own
+    /// periodic major compaction period in milliseconds (0: off for the family).
+    pub major_compaction_period_ms: Option<FamilySetting<u64>>,
+    /// `CONFIGURATION => {'hbase.hregion.majorcompaction.jitter' => J}`: the family's own
+    /// jitter, in millionths (0 to 1,000,000).
+    pub major_compaction_jitter_millionths: Option<FamilySetting<u32>>,
+}
+
+/// HBase's family configuration key for the periodic major compaction period (milliseconds).
+pub const MAJOR_COMPACTION_KEY: &str = "hbase.hregion.majorcompaction";
+/// HBase's family configuration key for the period's jitter (a fraction, 0.0 to 1.0).
+pub const MAJOR_COMPACTION_JITTER_KEY: &str = "hbase.hregion.majorcompaction.jitter";
+
+/// A family `CONFIGURATION` entry given to `create` or `alter`: a value of the family's own,
+/// or `nil`, which removes it (the database's setting applies again), as HBase's
+/// `setConfiguration(key, null)` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FamilySetting<T> {
+    /// The family's own value.
+    Value(T),
+    /// Removed: the database's setting applies.
+    Database,
 }
 
 impl FamilySpec {
@@ -576,6 +598,8 @@ impl FamilySpec {
             block_cache: None,
             min_versions: None,
             keep_deleted_cells: None,
+            major_compaction_period_ms: None,
+            major_compaction_jitter_millionths: None,
         }
     }
 }

@@ -109,9 +109,10 @@ pub use bytes::{
 pub use command::{
     Alter, AlterChange, Append, BloomFilter, CellColumn, ColumnSpec, Command, Compression, Count,
     CreateTable, DEFAULT_COUNT_INTERVAL_ROWS, Delete, DeleteAll, DeleteColumn, Durability,
-    FamilySpec, Get, GetCounter, Incr, KeepDeletedCells, ListRegions, MAX_PRESPLIT_REGIONS,
-    Maintenance, PreSplit, Put, RegionColumn, RowSelector, Scan, ScanSpec, Split, SplitAlgorithm,
-    StatusFormat, TableOptionKey, TableOptions, TimeFilter, Ttl, split_keys_from_file,
+    FamilySetting, FamilySpec, Get, GetCounter, Incr, KeepDeletedCells, ListRegions,
+    MAJOR_COMPACTION_JITTER_KEY, MAJOR_COMPACTION_KEY, MAX_PRESPLIT_REGIONS, Maintenance, PreSplit,
+    Put, RegionColumn, RowSelector, Scan, ScanSpec, Split, SplitAlgorithm, StatusFormat,
+    TableOptionKey, TableOptions, TimeFilter, Ttl, split_keys_from_file,
 };
 pub use error::{
     ArgumentError, ArgumentErrorKind, ArgumentScope, Arity, Expected, NameError, NameErrorKind,

@@ -6,8 +6,9 @@ use crate::shell::args::{Context, OptionPolicy, Options};
 use crate::shell::ast::{Value, ValueKind};
 use crate::shell::bytes::{to_bytes_binary, to_string_binary};
 use crate::shell::command::{
-    Alter, AlterChange, Compression, CreateTable, Durability, FamilySpec, KeepDeletedCells,
-    MAX_PRESPLIT_REGIONS, PreSplit, SplitAlgorithm, TableOptionKey, TableOptions, Ttl,
+    Alter, AlterChange, Compression, CreateTable, Durability, FamilySetting, FamilySpec,
+    KeepDeletedCells, MAJOR_COMPACTION_JITTER_KEY, MAJOR_COMPACTION_KEY, MAX_PRESPLIT_REGIONS,
+    PreSplit, SplitAlgorithm, TableOptionKey, TableOptions, Ttl,
 };
 use crate::shell::error::{ArgumentErrorKind, ArgumentScope, Arity, ShellError, Warning};
 
@@ -25,7 +26,6 @@ const FAMILY_IGNORED: &[&str] = &[
     "STORAGE_POLICY",
     "IN_MEMORY_COMPACTION",
     "COMPRESSION_COMPACT",
-    "CONFIGURATION",
     "METADATA",
     "NEW_VERSION_BEHAVIOR",
 ];
@@ -240,6 +240,9 @@ fn family_spec(
     if let Some(value) = hash.take("KEEP_DELETED_CELLS") {
         family.keep_deleted_cells = Some(keep_deleted_cells(context, value)?);
     }
+    if let Some(value) = hash.take("CONFIGURATION") {
+        family_configuration(context, value, &mut family)?;
+    }
     let family_policy = OptionPolicy {
         ignored: FAMILY_IGNORED,
         unsupported: FAMILY_UNSUPPORTED,
@@ -247,6 +250,60 @@ fn family_spec(
     };
     context.finish(std::mem::take(hash), &family_policy)?;
     Ok(family)
+}
+
+/// A family's `CONFIGURATION => {...}`: the two periodic major compaction keys strata acts on
+/// (values as strings or numbers, as HBase's `Configuration` reads them; `nil` removes the
+/// family's own value); any other key is reported as ignored.
+fn family_configuration(
+    context: &mut Context<'_>,
+    value: &Value,
+    family: &mut FamilySpec,
+) -> Result<(), ShellError> {
+    let mut configuration = context.options(value)?;
+    if let Some(value) = configuration.take(MAJOR_COMPACTION_KEY) {
+        family.major_compaction_period_ms = Some(match value.kind {
+            ValueKind::Nil => FamilySetting::Database,
+            _ => FamilySetting::Value(context.lenient_u64(value, MAJOR_COMPACTION_KEY)?),
+        });
+    }
+    if let Some(value) = configuration.take(MAJOR_COMPACTION_JITTER_KEY) {
+        family.major_compaction_jitter_millionths = Some(match value.kind {
+            ValueKind::Nil => FamilySetting::Database,
+            _ => FamilySetting::Value(jitter_millionths(context, value)?),
+        });
+    }
+    let policy = OptionPolicy {
+        ignored: &[],
+        unsupported: &[],
+        scope: ArgumentScope::Family(family.name.clone()),
+    };
+    context.finish(configuration, &policy)
+}
+
+/// A jitter from `0.5`, `'0.5'` or `1`, in millionths; outside 0.0..=1.0 is an error.
+fn jitter_millionths(context: &Context<'_>, value: &Value) -> Result<u32, ShellError> {
+    let number = match &value.kind {
+        ValueKind::Float(number) => Some(*number),
+        ValueKind::Int(number) => Some(*number as f64),
+        ValueKind::Str(bytes) => std::str::from_utf8(bytes)
+            .ok()
+            .and_then(|text| text.trim().parse::<f64>().ok()),
+        other => {
+            return Err(context.wrong_type(value, MAJOR_COMPACTION_JITTER_KEY, "a Float", other));
+        }
+    };
+    match number {
+        Some(jitter) if (0.0..=1.0).contains(&jitter) => Ok((jitter * 1e6).round() as u32),
+        _ => Err(context.error(
+            ArgumentErrorKind::OutOfRange {
+                what: MAJOR_COMPACTION_JITTER_KEY.to_owned(),
+                expected: "a number between 0.0 and 1.0",
+                value: value.kind.inspect(),
+            },
+            value.span,
+        )),
+    }
 }
 
 /// The names `KEEP_DELETED_CELLS` takes.
