@@ -858,16 +858,22 @@ fn wholly_expired_files_stay_in_a_family_with_min_versions() {
     assert_eq!(&got.cells[0].value[..], b"old");
 }
 
+/// The wall clock in milliseconds: the periodic major compaction tests start
+/// their manual clock there, because a file's age is measured from its
+/// modification time, which the file system sets from the real clock.
+fn real_now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
 /// HBase's `hbase.hregion.majorcompaction`: a store whose oldest file is older
 /// than the period (within the jitter) is major-compacted by the checker; the
 /// lone file that results is not rewritten again; a zero period turns it off.
 #[test]
 fn stores_are_major_compacted_once_their_period_passes() {
-    let real_now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64;
-    let mut t = TestDb::new(real_now_ms);
+    let mut t = TestDb::new(real_now_ms());
     let hour = Duration::from_secs(3600);
     let clock = t.clock.clone();
     let options = |period: Duration| DbOptions {
@@ -924,11 +930,7 @@ fn stores_are_major_compacted_once_their_period_passes() {
 /// reopen, and compacts that family's store alone.
 #[test]
 fn a_familys_own_major_compaction_period_compacts_that_family_alone() {
-    let real_now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64;
-    let mut t = TestDb::new(real_now_ms);
+    let mut t = TestDb::new(real_now_ms());
     let options = DbOptions {
         major_compaction_period: Duration::ZERO,
         ..checked_often(&t.clock)
