@@ -8,13 +8,17 @@
 # HAPPYBASE_HOST, HAPPYBASE_PORT and HAPPYBASE_TRANSPORT, and stops it with SIGTERM (which
 # must close the database cleanly). In a `strata server` run a shell connected to the admin
 # port (`strata shell --connect`) writes batches of rows into another table the whole time,
-# and at the end every one of them must be there. Exits non-zero if a test fails, the
-# writer fails, or the server does not stop cleanly. Every step is bounded in time.
+# and at the end every one of them must be there; and `strata-loadgen --thrift` drives a
+# third table through the same Thrift port (puts and gets at a fixed rate for a bounded
+# time), which must end without an error and with every row it wrote counted. Exits non-zero
+# if a test fails, a writer fails, or the server does not stop cleanly. Every step is
+# bounded in time.
 #
 # Environment: HAPPYBASE_RUNS="thrift:buffered thrift:framed server:buffered" (the default)
 # chooses the runs, each `thrift` or `server` with a transport; HAPPYBASE_WORK=DIR keeps the
 # venv and the download there (default: a temporary directory, removed at the end);
-# STRATA_BIN=PATH uses that binary instead of building one.
+# STRATA_BIN=PATH uses that binary instead of building one (and the `strata-loadgen` beside
+# it, or LOADGEN_BIN=PATH).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tools/lib/stop-server.sh
@@ -28,6 +32,9 @@ STOP_TIMEOUT=60
 # The concurrent writer of a `strata server` run: rows per batch, most batches.
 WRITER_BATCH_ROWS=50
 WRITER_MAX_BATCHES=2000
+# The load generator beside it: operations per second, and how long it runs (seconds).
+LOADGEN_RATE=500
+LOADGEN_SECONDS=20
 
 work=${HAPPYBASE_WORK:-}
 remove_work=0
@@ -38,10 +45,14 @@ fi
 mkdir -p "$work"
 server_pid=""
 writer_pid=""
+loadgen_pid=""
 data_dir=""
 cleanup() {
     if [[ -n "$writer_pid" ]] && kill -0 "$writer_pid" 2>/dev/null; then
         kill -KILL "$writer_pid" 2>/dev/null || true
+    fi
+    if [[ -n "$loadgen_pid" ]] && kill -0 "$loadgen_pid" 2>/dev/null; then
+        kill -KILL "$loadgen_pid" 2>/dev/null || true
     fi
     if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
         kill -KILL "$server_pid" 2>/dev/null || true
@@ -74,10 +85,15 @@ cp tools/thrift/conftest.py "$suite/conftest.py"
 
 if [[ -z "${STRATA_BIN:-}" ]]; then
     echo "== building strata"
-    cargo build --quiet -p strata-tools --bin strata
+    cargo build --quiet -p strata-tools --bin strata --bin strata-loadgen
     target_dir=$(cargo metadata --format-version 1 --no-deps |
         python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
     STRATA_BIN="$target_dir/debug/strata"
+fi
+LOADGEN_BIN=${LOADGEN_BIN:-$(dirname "$STRATA_BIN")/strata-loadgen}
+if [[ ! -x "$LOADGEN_BIN" ]]; then
+    echo "no strata-loadgen at $LOADGEN_BIN (build it, or give LOADGEN_BIN)"
+    exit 1
 fi
 
 # Writes batches of rows into table `background_load` through the admin port until
@@ -147,9 +163,22 @@ for run in $RUNS; do
         mkdir -p "$writer_dir"
         background_writer "$writer_dir" "$admin" &
         writer_pid=$!
+        timeout $((LOADGEN_SECONDS + 120)) "$LOADGEN_BIN" --thrift "127.0.0.1:$port" \
+            --thrift-transport "$transport" --table loadgen_load --create --records 1000 \
+            --rate "$LOADGEN_RATE" --mix get=0.5,put=0.5 --distribution uniform --threads 2 \
+            --warmup 0s --duration "${LOADGEN_SECONDS}s" --view lines \
+            --json "$writer_dir/loadgen.json" >"$writer_dir/loadgen.out" 2>&1 &
+        loadgen_pid=$!
+        # The suite starts once the load generator has made and preloaded its table, so the
+        # whole suite runs inside its timed phase (it runs longer than the suite takes).
+        for _ in $(seq 1 $((START_TIMEOUT * 10))); do
+            grep -q "preloaded" "$writer_dir/loadgen.out" 2>/dev/null && break
+            kill -0 "$loadgen_pid" 2>/dev/null || break
+            sleep 0.1
+        done
     fi
     echo "== happybase's tests, $transport transport, strata $mode on 127.0.0.1:$port" \
-        "${admin:+(a shell on $admin writes meanwhile)}"
+        "${admin:+(a shell on $admin and strata-loadgen on its Thrift port write meanwhile)}"
     status=0
     HAPPYBASE_HOST=127.0.0.1 HAPPYBASE_PORT="$port" HAPPYBASE_TRANSPORT="$transport" \
         timeout "$PYTEST_TIMEOUT" "$work/venv/bin/python" -m pytest -q -p no:cacheprovider \
@@ -172,6 +201,28 @@ for run in $RUNS; do
             failures=$((failures + 1))
         else
             echo "meanwhile a shell wrote $expected rows in $batches batches through the admin port"
+        fi
+        loadgen_status=0
+        wait "$loadgen_pid" || loadgen_status=$?
+        loadgen_pid=""
+        # The rows the load generator says the table has at the end (1,000 preloaded and
+        # one per put), and its error count, against what the table holds.
+        read -r loadgen_rows loadgen_errors < <(python3 -c '
+import json, sys
+report = json.load(open(sys.argv[1]))
+print(report["records_at_end"], report["errors"])' "$writer_dir/loadgen.json" 2>/dev/null ||
+            echo "? ?")
+        loadgen_counted=$("$STRATA_BIN" shell --connect "$admin" -e "count 'loadgen_load'" |
+            sed -n 's/^\([0-9]*\) row(s)$/\1/p')
+        if [[ "$loadgen_status" != 0 || "$loadgen_errors" != 0 ||
+            "$loadgen_counted" != "$loadgen_rows" ]]; then
+            echo "strata-loadgen meanwhile failed: exit $loadgen_status, errors" \
+                "$loadgen_errors, $loadgen_counted of $loadgen_rows rows"
+            cat "$writer_dir/loadgen.out"
+            failures=$((failures + 1))
+        else
+            echo "meanwhile strata-loadgen ran ${LOADGEN_SECONDS} s of gets and puts through" \
+                "the Thrift port: no errors, all $loadgen_rows rows there"
         fi
     fi
     if ! stop_server "$server_pid" "$log" "strata $mode" "$STOP_TIMEOUT"; then

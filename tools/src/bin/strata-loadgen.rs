@@ -129,8 +129,9 @@ struct Args {
     /// [default: unlimited].
     #[arg(long)]
     background_write_mib_per_sec: Option<u64>,
-    /// strata's memstore flush size for a fresh table, MiB (small values make
-    /// a compaction-heavy run) [default: strata's, 128].
+    /// strata's memstore flush size, MiB (small values make a compaction-heavy
+    /// run): a fresh table's, or an existing table's changed to it (as an
+    /// `alter`) [default: strata's, 128, or the existing table's own].
     #[arg(long)]
     memstore_flush_mb: Option<u64>,
     /// Pre-split a fresh table into this many regions (by the key pattern).
@@ -655,6 +656,14 @@ fn prepare_strata(
             if spec.records == 0 {
                 // An existing table: choose among the rows it has.
                 spec.records = t.count(&strata::Scan::new())?;
+            }
+            if let Some(mb) = args.memstore_flush_mb {
+                // The table keeps its own flush size; the flag changes it (an alter, as
+                // `alter 't', MEMSTORE_FLUSHSIZE => ...`), so that it is never silently ignored.
+                let descriptor = t
+                    .descriptor()?
+                    .memstore_flush_size_bytes(mb.saturating_mul(1024 * 1024));
+                opened.alter_table(descriptor)?;
             }
             eprintln!(
                 "strata-loadgen: using table {} in {} ({} rows)",
