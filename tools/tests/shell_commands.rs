@@ -5,8 +5,8 @@
 
 use strata_tools::shell::{
     Alter, AlterChange, Append, BloomFilter, CellColumn, ColumnSpec, Command, Compression, Count,
-    CreateTable, Delete, DeleteAll, DeleteColumn, Durability, FamilySpec, Formatter, Get,
-    GetCounter, Incr, KeepDeletedCells, ListRegions, Maintenance, PreSplit, Put, RegionColumn,
+    CreateTable, Delete, DeleteAll, DeleteColumn, Durability, FamilySetting, FamilySpec, Formatter,
+    Get, GetCounter, Incr, KeepDeletedCells, ListRegions, Maintenance, PreSplit, Put, RegionColumn,
     RowSelector, Scan, ScanSpec, Split, SplitAlgorithm, StatusFormat, TableOptionKey, TableOptions,
     TimeFilter, Ttl, Warning, parse_command,
 };
@@ -118,6 +118,8 @@ fn table_administration() {
         block_cache: Some(false),
         min_versions: Some(2),
         keep_deleted_cells: Some(KeepDeletedCells::Ttl),
+        major_compaction_period_ms: Some(FamilySetting::Value(86_400_000)),
+        major_compaction_jitter_millionths: Some(FamilySetting::Value(250_000)),
     };
     check(vec![
         (
@@ -151,7 +153,8 @@ fn table_administration() {
         (
             "create 't', {NAME => 'f', VERSIONS => 3, TTL => 86400, BLOOMFILTER => 'ROWCOL', BLOCKSIZE => 16384, \
              COMPRESSION => 'ZSTD', IN_MEMORY => true, BLOCKCACHE => false, MIN_VERSIONS => 2, \
-             KEEP_DELETED_CELLS => 'TTL'}, {NAME => 'g'}",
+             KEEP_DELETED_CELLS => 'TTL', CONFIGURATION => {'hbase.hregion.majorcompaction' => 86400000, \
+             'hbase.hregion.majorcompaction.jitter' => 0.25}}, {NAME => 'g'}",
             create(
                 vec![full_family.clone(), family("g")],
                 PreSplit::None,
@@ -161,7 +164,8 @@ fn table_administration() {
         (
             "create 't', {'NAME' => 'f', 'VERSIONS' => '3', 'TTL' => '1 DAY', 'BLOOMFILTER' => 'rowcol', 'BLOCKSIZE' => '16384', \
              'COMPRESSION' => 'zstd', 'IN_MEMORY' => 'TRUE', 'BLOCKCACHE' => 'false', 'MIN_VERSIONS' => '2', \
-             'KEEP_DELETED_CELLS' => 'ttl'}, 'g'",
+             'KEEP_DELETED_CELLS' => 'ttl', 'CONFIGURATION' => {'hbase.hregion.majorcompaction' => '86400000', \
+             'hbase.hregion.majorcompaction.jitter' => '0.25'}}, 'g'",
             create(
                 vec![full_family, family("g")],
                 PreSplit::None,
@@ -343,6 +347,15 @@ fn alter_forms() {
                     ..family("f3")
                 }),
             ]),
+        ),
+        (
+            "alter 't', NAME => 'f', CONFIGURATION => {'hbase.hregion.majorcompaction' => '0', \
+             'hbase.hregion.majorcompaction.jitter' => nil}",
+            alter(vec![AlterChange::Family(FamilySpec {
+                major_compaction_period_ms: Some(FamilySetting::Value(0)),
+                major_compaction_jitter_millionths: Some(FamilySetting::Database),
+                ..family("f")
+            })]),
         ),
         (
             "alter 't', 'delete' => 'f'",

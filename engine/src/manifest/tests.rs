@@ -79,19 +79,26 @@ fn table(id: u64) -> TableRecord {
     }
 }
 
+/// The descriptor bytes of table `t` with the one family `family`.
+fn encode_family(family: FamilyDescriptor) -> Vec<u8> {
+    let mut out = Vec::new();
+    super::wire::encode_descriptor(&mut out, &TableDescriptor::new("t").family(family));
+    out
+}
+
+/// Decodes descriptor bytes [`encode_family`] made (or damaged).
+fn decode_descriptor(bytes: &[u8]) -> Result<TableDescriptor, crate::codec::DecodeError> {
+    super::wire::decode_descriptor(&mut crate::codec::Decoder::new(bytes))
+}
+
 /// A family's `MIN_VERSIONS` and `KEEP_DELETED_CELLS` follow it only when
 /// either is set (bit 1 of its TTL flag byte), so a family without them
 /// encodes as before they existed (the golden test below holds the old
 /// bytes), and a flag byte of neither form is refused.
 #[test]
 fn family_retention_is_encoded_only_when_set() {
-    let encode = |family: FamilyDescriptor| {
-        let mut out = Vec::new();
-        super::wire::encode_descriptor(&mut out, &TableDescriptor::new("t").family(family));
-        out
-    };
-    let plain = encode(FamilyDescriptor::new("f").ttl(Duration::from_secs(5)));
-    let kept = encode(
+    let plain = encode_family(FamilyDescriptor::new("f").ttl(Duration::from_secs(5)));
+    let kept = encode_family(
         FamilyDescriptor::new("f")
             .ttl(Duration::from_secs(5))
             .keep_deleted_cells(KeepDeletedCells::True),
@@ -100,15 +107,13 @@ fn family_retention_is_encoded_only_when_set() {
     // versions (4): the flag byte is at 18.
     assert_eq!((plain[18], kept[18]), (0b01, 0b11));
     assert_eq!(kept.len(), plain.len() + 5);
-    let decode =
-        |bytes: &[u8]| super::wire::decode_descriptor(&mut crate::codec::Decoder::new(bytes));
     assert_eq!(
-        decode(&kept).unwrap().families()[0].get_keep_deleted_cells(),
+        decode_descriptor(&kept).unwrap().families()[0].get_keep_deleted_cells(),
         KeepDeletedCells::True
     );
     let mut damaged = plain.clone();
     damaged[18] = 0b1000;
-    assert!(decode(&damaged).is_err());
+    assert!(decode_descriptor(&damaged).is_err());
 }
 
 /// A family's own major compaction period and jitter follow it only when
@@ -116,14 +121,7 @@ fn family_retention_is_encoded_only_when_set() {
 /// unknown presence byte is refused.
 #[test]
 fn family_major_compaction_schedule_is_encoded_only_when_set() {
-    let encode = |family: FamilyDescriptor| {
-        let mut out = Vec::new();
-        super::wire::encode_descriptor(&mut out, &TableDescriptor::new("t").family(family));
-        out
-    };
-    let decode =
-        |bytes: &[u8]| super::wire::decode_descriptor(&mut crate::codec::Decoder::new(bytes));
-    let plain = encode(FamilyDescriptor::new("f"));
+    let plain = encode_family(FamilyDescriptor::new("f"));
     let period_only = FamilyDescriptor::new("f").major_compaction_period(Some(Duration::ZERO));
     let jitter_only = FamilyDescriptor::new("f").major_compaction_jitter(Some(0.25));
     let both = FamilyDescriptor::new("f")
@@ -132,20 +130,20 @@ fn family_major_compaction_schedule_is_encoded_only_when_set() {
         .major_compaction_period(Some(Duration::from_secs(86_400)))
         .major_compaction_jitter(Some(0.0));
     for family in [&period_only, &jitter_only, &both] {
-        let bytes = encode(family.clone());
+        let bytes = encode_family(family.clone());
         assert_eq!(bytes[18] & 0b100, 0b100);
-        assert_eq!(decode(&bytes).unwrap().families()[0], *family);
+        assert_eq!(decode_descriptor(&bytes).unwrap().families()[0], *family);
     }
     assert_eq!(plain[18], 0);
-    assert_eq!(encode(period_only.clone()).len(), plain.len() + 17);
-    let mut damaged = encode(period_only);
+    assert_eq!(encode_family(period_only.clone()).len(), plain.len() + 17);
+    let mut damaged = encode_family(period_only);
     // The schedule (presence byte, period, jitter: 17 bytes) ends the family,
     // ahead of the table's tail: pre-split kind (1), region size (8), flush
     // size (8), durability (1) and value limit (8).
     let presence = damaged.len() - 26 - 17;
     assert_eq!(damaged[presence], 0b01);
     damaged[presence] = 0b100;
-    assert!(decode(&damaged).is_err());
+    assert!(decode_descriptor(&damaged).is_err());
 }
 
 #[test]
