@@ -8,9 +8,7 @@ use strata::{
     PreSplit, TableDescriptor,
 };
 
-use crate::shell::{
-    self, FamilySetting, FamilySpec, TableOptionKey, TableOptions, Ttl, descriptor_text,
-};
+use crate::shell::{self, FamilySpec, TableOptionKey, TableOptions, Ttl, descriptor_text};
 
 /// The engine's default durability, which `DURABILITY => 'USE_DEFAULT'` selects.
 const DEFAULT_DURABILITY: Durability = Durability::SyncWal;
@@ -55,19 +53,14 @@ pub fn apply_family_spec(family: FamilyDescriptor, spec: &FamilySpec) -> FamilyD
     if let Some(mode) = spec.keep_deleted_cells {
         family = family.keep_deleted_cells(mode);
     }
-    match spec.major_compaction_period_ms {
-        Some(FamilySetting::Value(ms)) => {
-            family = family.major_compaction_period(Some(Duration::from_millis(ms)));
-        }
-        Some(FamilySetting::Database) => family = family.major_compaction_period(None),
-        None => {}
+    if let Some(setting) = spec.major_compaction_period_ms {
+        family = family.major_compaction_period(setting.family_value().map(Duration::from_millis));
     }
-    match spec.major_compaction_jitter_millionths {
-        Some(FamilySetting::Value(millionths)) => {
-            family = family.major_compaction_jitter(Some(f64::from(millionths) / 1e6));
-        }
-        Some(FamilySetting::Database) => family = family.major_compaction_jitter(None),
-        None => {}
+    if let Some(setting) = spec.major_compaction_jitter_millionths {
+        let jitter = setting
+            .family_value()
+            .map(|millionths| f64::from(millionths) / 1e6);
+        family = family.major_compaction_jitter(jitter);
     }
     family
 }
@@ -244,6 +237,7 @@ pub fn table_text(descriptor: &TableDescriptor) -> String {
 mod tests {
     use super::*;
     use crate::conventions::ZSTD_LEVEL;
+    use crate::shell::FamilySetting;
     use strata::Compression;
 
     #[test]

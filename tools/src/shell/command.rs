@@ -584,6 +584,16 @@ pub enum FamilySetting<T> {
     Database,
 }
 
+impl<T> FamilySetting<T> {
+    /// The family's own value, `None` where the database's applies (the engine's form).
+    pub fn family_value(self) -> Option<T> {
+        match self {
+            FamilySetting::Value(value) => Some(value),
+            FamilySetting::Database => None,
+        }
+    }
+}
+
 impl FamilySpec {
     /// A family with no attributes given.
     pub fn named(name: &str) -> FamilySpec {
