@@ -8,7 +8,9 @@
 //!   `active_after`;
 //! * *frozen* memstores, each owning the sequences `(after, up_to]`, wait to
 //!   be flushed (a writer whose sequence predates a freeze still inserts into
-//!   the memstore that owns it);
+//!   the memstore that owns it). A flush freezes the active memstore; so
+//!   does a writer that finds it at [`active_memstore_limit`], and the next
+//!   flush writes every frozen memstore into one file;
 //! * `levels[0]` holds L0 files, newest first, possibly overlapping;
 //!   `levels[1..]` hold sorted, non-overlapping runs. For any row, cells in a
 //!   higher level (smaller index) have larger sequences than cells in a lower
@@ -29,6 +31,30 @@ pub(crate) mod output;
 mod version;
 use crate::iter::source::{FileSource, LevelSource, MemstoreSource, Source};
 use crate::memstore::{Memstore, NewCell};
+
+/// The most bytes an active memstore takes, whatever the flush size,
+/// before a writer freezes it and starts a new one (see
+/// [`active_memstore_limit`]).
+pub(crate) const ACTIVE_MEMSTORE_MAX_BYTES: u64 = 32 * 1024 * 1024;
+
+/// How many bytes a store's active memstore takes before a writer freezes it
+/// and starts a new one, for a table whose regions flush at `flush_size`
+/// bytes: a quarter of that, at most [`ACTIVE_MEMSTORE_MAX_BYTES`]. The
+/// frozen memstore waits for the region's flush, which writes every frozen
+/// memstore of a store into one file, so files stay as large as the flush
+/// size makes them.
+///
+/// Why: a random insert descends a skiplist whose nodes miss every cache
+/// level; the descent was half of a put's time at 800,000 cells (one
+/// 128 MiB memstore). Skiplists of a quarter of the cells each take one
+/// level less to search and keep more of the levels a descent walks in
+/// cache: random puts at 1,000,000 records went from 332,000 to 521,000 a
+/// second (docs/benchmarks.md). Reads pay for it with a row-filter probe
+/// per memstore (at most four memstores until the flush, more while one
+/// runs) and scans merge a source per memstore.
+pub(crate) fn active_memstore_limit(flush_size: u64) -> u64 {
+    (flush_size / 4).clamp(1, ACTIVE_MEMSTORE_MAX_BYTES)
+}
 
 /// Number of levels (L0..L6).
 pub(crate) const LEVELS: usize = 7;
@@ -171,6 +197,29 @@ impl Store {
     /// into it. Must run inside [`crate::mvcc::Mvcc::at_sequence_boundary`].
     pub(crate) fn freeze(&self, boundary: u64) {
         self.transition(|version| (version.with_frozen(boundary), ()));
+    }
+
+    /// Freezes the active memstore at `boundary`, as [`Store::freeze`]
+    /// does, when it holds at least `limit` bytes (checked again under the
+    /// version lock, so that two writers that both saw it full freeze it
+    /// once); returns whether it did. The frozen memstore is flushed with
+    /// the rest at the region's next flush. Must run inside
+    /// [`crate::mvcc::Mvcc::at_sequence_boundary`].
+    pub(crate) fn freeze_if_full(&self, boundary: u64, limit: u64) -> bool {
+        let mut guard = self.version.write();
+        if guard.active.allocated_bytes() < limit {
+            return false;
+        }
+        let next = guard.with_frozen(boundary);
+        next.debug_check_levels();
+        *guard = Arc::new(next);
+        true
+    }
+
+    /// Whether the active memstore holds at least `limit` bytes (see
+    /// [`Store::freeze_if_full`]).
+    pub(crate) fn active_is_full(&self, limit: u64) -> bool {
+        self.version.read().active.allocated_bytes() >= limit
     }
 
     /// Bytes of memory held by the frozen memstores a flush up to

@@ -13,6 +13,7 @@ use crate::ops::{
     Append, CheckAction, CheckAndMutate, CheckAndMutateResult, CompareOp, Condition, Get,
     Increment, Mutation, RowMutations,
 };
+use crate::store::active_memstore_limit;
 use crate::write::{PreparedCell, check_together_size, commit_together};
 
 /// A column as (family, qualifier).
@@ -376,7 +377,8 @@ impl Table {
             prepared.push(cells.into_prepared(region, row, durability)?);
         }
         check_together_size(&prepared)?;
-        commit_together(&self.services, &prepared)?;
+        let flush_size = state.descriptor.get_memstore_flush_size_bytes();
+        commit_together(&self.services, &prepared, active_memstore_limit(flush_size))?;
         self.notify_written(&state, &prepared);
         Ok(())
     }

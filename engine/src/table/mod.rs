@@ -28,6 +28,7 @@ use crate::read::stream::{RowStream, Scanner};
 use crate::read_snapshot::HeldReadPoint;
 use crate::region::Region;
 use crate::region::RegionActivity;
+use crate::store::active_memstore_limit;
 use crate::write::{PreparedRow, commit};
 
 /// A region of a table as reported by [`Table::regions`].
@@ -254,7 +255,8 @@ impl Table {
     /// Commits `rows` (whose rows the caller locked) and schedules the
     /// flushes the written regions now need.
     pub(super) fn commit_and_notify(&self, state: &TableState, rows: &[PreparedRow]) -> Result<()> {
-        commit(&self.services, rows)?;
+        let flush_size = state.descriptor.get_memstore_flush_size_bytes();
+        commit(&self.services, rows, active_memstore_limit(flush_size))?;
         self.notify_written(state, rows);
         Ok(())
     }

@@ -138,23 +138,38 @@ fn stronger(a: Option<SyncKind>, b: Option<SyncKind>) -> Option<SyncKind> {
 }
 
 /// Logs and applies `rows`; each row becomes visible atomically, in order.
-pub(crate) fn commit(services: &Services, rows: &[PreparedRow]) -> Result<()> {
-    commit_rows(services, rows, Visibility::EachRow)
+/// A store's active memstore that reaches `active_memstore_limit` bytes is
+/// frozen ([`crate::store::active_memstore_limit`]).
+pub(crate) fn commit(
+    services: &Services,
+    rows: &[PreparedRow],
+    active_memstore_limit: u64,
+) -> Result<()> {
+    commit_rows(services, rows, Visibility::EachRow, active_memstore_limit)
 }
 
 /// Logs and applies `rows` (all of one region, each row at most once) as
 /// one multi-row mutation: one sequence, one WAL frame, so that readers see
 /// all of them or none and replay after a crash applies all or none.
-pub(crate) fn commit_together(services: &Services, rows: &[PreparedRow]) -> Result<()> {
+pub(crate) fn commit_together(
+    services: &Services,
+    rows: &[PreparedRow],
+    active_memstore_limit: u64,
+) -> Result<()> {
     debug_assert!(
         rows.windows(2)
             .all(|pair| pair[0].region.id() == pair[1].region.id()),
         "a multi-row mutation stays in one region"
     );
-    commit_rows(services, rows, Visibility::AllRows)
+    commit_rows(services, rows, Visibility::AllRows, active_memstore_limit)
 }
 
-fn commit_rows(services: &Services, rows: &[PreparedRow], visibility: Visibility) -> Result<()> {
+fn commit_rows(
+    services: &Services,
+    rows: &[PreparedRow],
+    visibility: Visibility,
+    active_memstore_limit: u64,
+) -> Result<()> {
     if rows.is_empty() {
         return Ok(());
     }
@@ -192,7 +207,15 @@ fn commit_rows(services: &Services, rows: &[PreparedRow], visibility: Visibility
                 sequence,
                 value: &c.value,
             }));
-            grown += family.store.insert(sequence, &cells);
+            let grew = family.store.insert(sequence, &cells);
+            // A memstore grows a chunk at a time (2 MiB once large), so this
+            // is checked about once per 13,000 small cells.
+            if grew > 0 && family.store.active_is_full(active_memstore_limit) {
+                services.mvcc.at_sequence_boundary(|boundary| {
+                    family.store.freeze_if_full(boundary, active_memstore_limit)
+                });
+            }
+            grown += grew;
         }
         row.region.add_memstore_bytes(grown as i64);
         let activity = &row.region.activity;
@@ -287,4 +310,66 @@ fn append_frames(
         wal.wait(ticket)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Db, FamilyDescriptor, Get, Put, Scan, TableDescriptor};
+
+    /// Rows written; about 160 bytes of memstore each.
+    const ROWS: usize = 2500;
+
+    fn row(index: usize) -> String {
+        format!("row{:06}", (index * 7919) % ROWS)
+    }
+
+    /// With a 1 MiB flush size the active memstore is frozen at 256 KiB
+    /// (`store::active_memstore_limit`); 2,500 rows of 100 bytes fill more
+    /// than that and less than a flush (memstores grow by chunks that
+    /// double from 4 KiB: the first is frozen at 508 KiB).
+    #[test]
+    fn a_full_active_memstore_is_frozen_and_the_flush_writes_every_frozen_one_into_one_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open_default(dir.path()).unwrap();
+        let table = db
+            .create_table(
+                TableDescriptor::new("t")
+                    .family(FamilyDescriptor::new("f"))
+                    .memstore_flush_size_bytes(1024 * 1024),
+            )
+            .unwrap();
+        for index in 0..ROWS {
+            table
+                .put(&Put::new(row(index)).add("f", "q", [b'v'; 100]))
+                .unwrap();
+        }
+        let store = table.state().unwrap().regions[0].stores()[0].clone();
+        let version = store.version();
+        assert!(
+            !version.frozen.is_empty(),
+            "the active memstore passed its limit and was frozen"
+        );
+        for frozen in &version.frozen {
+            assert!(frozen.memstore.allocated_bytes() >= 256 * 1024);
+            assert!(frozen.after < frozen.up_to);
+        }
+        assert!(version.levels.iter().all(Vec::is_empty), "nothing flushed");
+        let every_row_is_read = |table: &crate::Table| {
+            for index in 0..ROWS {
+                assert_eq!(table.get(&Get::new(row(index))).unwrap().cells.len(), 1);
+            }
+            assert_eq!(table.scan(&Scan::new()).unwrap().count(), ROWS);
+        };
+        every_row_is_read(&table);
+
+        table.flush().unwrap();
+        let version = store.version();
+        assert!(version.frozen.is_empty());
+        assert_eq!(version.levels[0].len(), 1, "one file from every memstore");
+        every_row_is_read(&table);
+        drop((table, store, version));
+        db.close().unwrap();
+        let db = Db::open_default(dir.path()).unwrap();
+        every_row_is_read(&db.table("t").unwrap());
+    }
 }
