@@ -24,9 +24,8 @@
 //! Node layout in the arena (8-byte aligned), see [`NodeHeader`]:
 //! `header (32 bytes) | links: [AtomicPtr; height] | row | qualifier | value`.
 
-use std::alloc::Layout;
 use std::cmp::Ordering as CmpOrdering;
-use std::mem::size_of;
+use std::mem::{MaybeUninit, size_of};
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -40,11 +39,8 @@ use crate::prefetch;
 const MAX_HEIGHT: usize = 12;
 /// First arena chunk: small, so thousands of idle regions cost little.
 const FIRST_CHUNK_BYTES: usize = 4 * 1024;
-/// Chunks double in size up to this: one transparent huge page.
-const MAX_CHUNK_BYTES: usize = HUGE_PAGE_BYTES;
-/// A transparent huge page on x86-64 and most arm64 kernels (see
-/// [`advise_huge_pages`]).
-const HUGE_PAGE_BYTES: usize = 2 * 1024 * 1024;
+/// Chunks double in size up to this.
+const MAX_CHUNK_BYTES: usize = 1024 * 1024;
 /// Nodes larger than this get a chunk of their own instead of wasting the
 /// rest of a shared one.
 const DEDICATED_CHUNK_THRESHOLD_BYTES: usize = MAX_CHUNK_BYTES / 4;
@@ -123,84 +119,12 @@ impl NodePtr {
     }
 }
 
-/// A chunk of the arena: uninitialized bytes that never move, freed on drop.
-struct Chunk {
-    base: NonNull<u8>,
-    layout: Layout,
-}
-
-// SAFETY: a chunk owns its allocation outright (like a `Box<[u8]>`); what is
-// written in it is governed by the memstore's contract (the writer lock,
-// publication by Release stores).
-unsafe impl Send for Chunk {}
-// SAFETY: as above; `&Chunk` only gives out the base address.
-unsafe impl Sync for Chunk {}
-
-impl Chunk {
-    /// A chunk of `bytes` (> 0) bytes, 8-aligned; one of [`HUGE_PAGE_BYTES`]
-    /// or more is aligned to that and offered to the kernel as transparent
-    /// huge pages.
-    fn new(bytes: usize) -> Chunk {
-        let bytes = bytes.next_multiple_of(8).max(8);
-        let align = if bytes >= HUGE_PAGE_BYTES {
-            HUGE_PAGE_BYTES
-        } else {
-            8
-        };
-        let layout = match Layout::from_size_align(bytes, align) {
-            Ok(layout) => layout,
-            // Sizes are bounded by the cell limits (far below isize::MAX)
-            // and the alignment is a power of two: this cannot happen.
-            Err(_) => std::alloc::handle_alloc_error(Layout::new::<u64>()),
-        };
-        // SAFETY: the layout's size is at least 8, never zero.
-        let raw = unsafe { std::alloc::alloc(layout) };
-        let Some(base) = NonNull::new(raw) else {
-            std::alloc::handle_alloc_error(layout)
-        };
-        if align == HUGE_PAGE_BYTES {
-            advise_huge_pages(base, bytes);
-        }
-        Chunk { base, layout }
-    }
-
-    fn bytes(&self) -> usize {
-        self.layout.size()
-    }
-}
-
-impl Drop for Chunk {
-    fn drop(&mut self) {
-        // SAFETY: `base` came from `alloc` with exactly this layout and is
-        // freed once, here.
-        unsafe { std::alloc::dealloc(self.base.as_ptr(), self.layout) }
-    }
-}
-
-/// Asks the kernel to back `bytes` bytes at `base` with transparent huge
-/// pages. A random insert into a 128 MiB memstore touches nodes spread over
-/// 32,768 pages of 4 KiB, far more than the TLB maps, so nearly every node a
-/// descent visits costs a page walk besides its cache miss; 2 MiB pages cut
-/// the pages to 64 (and the first-touch page faults 512-fold). Advice only:
-/// where the kernel has no huge page to give (THP `never`, fragmented
-/// memory) the chunk works as before.
-fn advise_huge_pages(base: NonNull<u8>, bytes: usize) {
-    #[cfg(target_os = "linux")]
-    // SAFETY: `base..base+bytes` is one allocation this process owns;
-    // madvise(MADV_HUGEPAGE) changes how it is backed, never its contents.
-    unsafe {
-        libc::madvise(base.as_ptr().cast(), bytes, libc::MADV_HUGEPAGE);
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (base, bytes);
-}
-
 /// Bump allocator over chunks that never move.
 struct Arena {
     /// Chunks shared by small nodes; the last one is being filled.
-    shared: Vec<Chunk>,
+    shared: Vec<Box<[MaybeUninit<u64>]>>,
     /// Chunks holding one large node each.
-    dedicated: Vec<Chunk>,
+    dedicated: Vec<Box<[MaybeUninit<u64>]>>,
     /// Bytes used in the last shared chunk.
     used_in_last: usize,
     next_chunk_bytes: usize,
@@ -216,14 +140,26 @@ impl Arena {
         }
     }
 
+    fn new_chunk(bytes: usize) -> Box<[MaybeUninit<u64>]> {
+        let words = bytes.div_ceil(8);
+        std::iter::repeat_with(MaybeUninit::uninit)
+            .take(words)
+            .collect::<Vec<_>>()
+            .into_boxed_slice()
+    }
+
     /// Bytes of every chunk the arena holds (walks the chunks: for checks
     /// when the arena grows, not for every cell).
     fn held_bytes(&self) -> usize {
         self.shared
             .iter()
             .chain(&self.dedicated)
-            .map(Chunk::bytes)
+            .map(|chunk| chunk.len() * 8)
             .sum()
+    }
+
+    fn base(chunk: &mut [MaybeUninit<u64>]) -> NonNull<u8> {
+        NonNull::new(chunk.as_mut_ptr().cast::<u8>()).unwrap_or(NonNull::dangling())
     }
 
     /// Returns 8-aligned space for `bytes` (> 0) bytes and how many bytes of
@@ -231,8 +167,9 @@ impl Arena {
     fn alloc(&mut self, bytes: usize) -> (NonNull<u8>, usize) {
         let bytes = bytes.next_multiple_of(8);
         if bytes > DEDICATED_CHUNK_THRESHOLD_BYTES {
-            let chunk = Chunk::new(bytes);
-            let (base, grown) = (chunk.base, chunk.bytes());
+            let mut chunk = Self::new_chunk(bytes);
+            let grown = chunk.len() * 8;
+            let base = Self::base(&mut chunk);
             self.dedicated.push(chunk);
             return (base, grown);
         }
@@ -240,12 +177,12 @@ impl Arena {
         let fits = self
             .shared
             .last()
-            .is_some_and(|c| c.bytes() - self.used_in_last >= bytes);
+            .is_some_and(|c| c.len() * 8 - self.used_in_last >= bytes);
         if !fits {
             let size = self.next_chunk_bytes.max(bytes);
             self.next_chunk_bytes = (self.next_chunk_bytes * 2).min(MAX_CHUNK_BYTES);
-            let chunk = Chunk::new(size);
-            grown = chunk.bytes();
+            let chunk = Self::new_chunk(size);
+            grown = chunk.len() * 8;
             self.shared.push(chunk);
             self.used_in_last = 0;
         }
@@ -254,7 +191,7 @@ impl Arena {
         let base = self
             .shared
             .last_mut()
-            .map_or(NonNull::dangling(), |c| c.base);
+            .map_or(NonNull::dangling(), |c| Self::base(c));
         // SAFETY: offset + bytes <= the last shared chunk's length in bytes
         // (checked or freshly allocated above), so the result stays inside it.
         (unsafe { base.add(offset) }, grown)
