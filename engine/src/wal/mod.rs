@@ -755,22 +755,8 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) -> Result<()> {
 
         match outcome {
             Ok(segments_started) => {
-                let push_segment = |state: &mut State| {
-                    state.stats.segments_created += 1;
-                    state.segments.push_back(SegmentInfo {
-                        id: segment.id,
-                        max_sequence: 0,
-                    });
-                };
-                if segments_started.before {
-                    push_segment(&mut state);
-                }
-                if let Some(last) = state.segments.back_mut() {
-                    last.max_sequence = last.max_sequence.max(group.max_sequence);
-                }
-                if segments_started.after {
-                    push_segment(&mut state);
-                }
+                state.stats.segments_created +=
+                    record_segments(&mut state.segments, segments_started, group.max_sequence);
                 debug_assert!(
                     group.number > state.written_group && group.number > state.synced_group,
                     "groups are written and synced in the order they filled"
@@ -810,12 +796,48 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) -> Result<()> {
     }
 }
 
-/// Segments a group started: before its bytes (they did not fit) and after
-/// them (a requested roll).
+/// The ids of the segments a group started: before its bytes (they did not
+/// fit) and after them (a requested roll). A group may start both.
 #[derive(Debug, Clone, Copy, Default)]
 struct SegmentsStarted {
-    before: bool,
-    after: bool,
+    before: Option<u64>,
+    after: Option<u64>,
+}
+
+/// Records in `segments` (oldest first, the last being written) what a
+/// written group did: the segment it started before its bytes, its highest
+/// sequence in the segment its bytes went to, the segment it started after
+/// them. Returns how many segments it started.
+///
+/// Each started segment is recorded under its own id. (It once recorded the
+/// id of the segment being written when the group ended, so a group that
+/// both overflowed its segment and carried a roll listed the newest segment
+/// twice and the one between not at all: a checkpoint then read the
+/// unsealed newest segment as an older one and failed, and releasing the
+/// first entry could have deleted the segment being written.)
+fn record_segments(
+    segments: &mut VecDeque<SegmentInfo>,
+    started: SegmentsStarted,
+    group_max_sequence: u64,
+) -> u64 {
+    let mut count = 0;
+    let mut push = |segments: &mut VecDeque<SegmentInfo>, id| {
+        count += 1;
+        segments.push_back(SegmentInfo {
+            id,
+            max_sequence: 0,
+        });
+    };
+    if let Some(id) = started.before {
+        push(segments, id);
+    }
+    if let Some(last) = segments.back_mut() {
+        last.max_sequence = last.max_sequence.max(group_max_sequence);
+    }
+    if let Some(id) = started.after {
+        push(segments, id);
+    }
+    count
 }
 
 /// Writes one group (and syncs it when asked); says which new segments it
@@ -840,7 +862,7 @@ fn write_group(
     }
     if switching && segment.write_offset > header {
         start_next_segment(shared, segment, len)?;
-        started.before = true;
+        started.before = Some(segment.id);
     }
     if len > 0 {
         segment.allocate_through(segment.write_offset + len)?;
@@ -868,7 +890,7 @@ fn write_group(
     }
     if group.roll && segment.write_offset > header {
         start_next_segment(shared, segment, 0)?;
-        started.after = true;
+        started.after = Some(segment.id);
     }
     Ok(started)
 }
@@ -1127,6 +1149,72 @@ mod tests {
             capacity <= KEPT_GROUP_CAPACITY_BYTES,
             "filling buffer kept {capacity} bytes"
         );
+        wal.shutdown().unwrap();
+    }
+
+    /// A group of `frames` as the commit thread makes it, with its commit
+    /// record.
+    fn group(number: u64, frames: &[Vec<u8>], max_sequence: u64, roll: bool) -> Group {
+        let mut bytes: Vec<u8> = frames.concat();
+        let frame_bytes = bytes.len() as u64;
+        format::append_group_commit(&mut bytes, frames.len() as u32, frame_bytes);
+        Group {
+            number,
+            bytes,
+            frame_bytes,
+            frames: frames.len() as u64,
+            max_sequence,
+            sync: Some(SyncKind::Data),
+            roll,
+        }
+    }
+
+    #[test]
+    fn a_group_that_overflows_its_segment_and_rolls_records_both_new_segments() {
+        let dir = tempfile::tempdir().unwrap();
+        let io = Io::with_backend(Backend::Sync);
+        // The log's own commit thread writes segment 1; this test writes
+        // segments from 100 on beside it, through the same shared state.
+        let wal = Wal::start(dir.path(), io.clone(), 64 * 1024, 20, 1, Vec::new()).unwrap();
+        let mut segment = Segment::create(dir.path(), &io, 100, 64 * 1024, 0).unwrap();
+        let mut segments = VecDeque::from([SegmentInfo {
+            id: 100,
+            max_sequence: 0,
+        }]);
+        let big = frame(&vec![7u8; 40 * 1024]);
+        let mut write = |segment: &mut Segment, group: &Group| {
+            let started = write_group(&wal.shared, segment, group, group.sync, &mut || {}).unwrap();
+            record_segments(&mut segments, started, group.max_sequence)
+        };
+        assert_eq!(
+            write(
+                &mut segment,
+                &group(1, std::slice::from_ref(&big), 1, false)
+            ),
+            0
+        );
+        // 40 KiB more do not fit: segment 101 takes them, and the roll then
+        // seals it and starts 102.
+        assert_eq!(
+            write(&mut segment, &group(2, std::slice::from_ref(&big), 2, true)),
+            2
+        );
+        assert_eq!(segment.id, 102);
+        assert_eq!(
+            segments
+                .iter()
+                .map(|s| (s.id, s.max_sequence))
+                .collect::<Vec<_>>(),
+            [(100, 1), (101, 2), (102, 0)]
+        );
+        // Each sealed: its frame, its group's commit record, the seal.
+        for id in [100, 101] {
+            let bytes = std::fs::read(dir.path().join(segment_file_name(id))).unwrap();
+            let scan = replay::scan_frames(&bytes, SEGMENT_HEADER_BYTES);
+            assert_eq!(scan.frames.len(), 3, "segment {id}");
+            assert_eq!(scan.tail, replay::Tail::Zeros, "segment {id}");
+        }
+        drop(segment);
         wal.shutdown().unwrap();
     }
 
