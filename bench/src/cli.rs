@@ -119,6 +119,12 @@ pub struct Cli {
     #[arg(long, default_value_t = 10)]
     pub bloom_bits: u32,
 
+    /// strata only: split each 128 MiB flush size into this many memstores
+    /// (`DbOptions::memstore_parts`; faster random writes, slower reads of
+    /// rows written since the last flush).
+    #[arg(long, default_value_t = 1)]
+    pub memstore_parts: u32,
+
     /// Repetitions; engines run interleaved and the table shows medians and
     /// the min-max of ops/s.
     #[arg(long, default_value_t = 1)]
@@ -238,6 +244,7 @@ impl Cli {
                 },
                 memtable_bytes: strata::DEFAULT_MEMSTORE_FLUSH_SIZE_BYTES,
                 background_threads: BACKGROUND_THREADS,
+                memstore_parts: self.memstore_parts,
                 bulk_verify_blocks: self.bulk_verify_blocks,
             },
             progress: !self.no_progress,

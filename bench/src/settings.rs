@@ -174,6 +174,9 @@ pub struct EngineSettings {
     pub memtable_bytes: u64,
     /// Threads for flushes and compactions.
     pub background_threads: usize,
+    /// strata's `DbOptions::memstore_parts`: memstores a flush size is split
+    /// into (1: one).
+    pub memstore_parts: u32,
     /// `bulkload`: strata verifies every block before loading.
     pub bulk_verify_blocks: bool,
 }

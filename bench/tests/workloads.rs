@@ -36,6 +36,7 @@ fn tiny_config(dir: &std::path::Path, workloads: Vec<Workload>, threads: usize) 
             io: None,
             memtable_bytes: strata::DEFAULT_MEMSTORE_FLUSH_SIZE_BYTES,
             background_threads: 2,
+            memstore_parts: 1,
         },
         progress: false,
         strata_io: Vec::new(),

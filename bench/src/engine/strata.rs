@@ -111,6 +111,7 @@ impl StrataEngine {
                     settings.bloom_bits_per_key
                 },
                 background_threads: settings.background_threads,
+                memstore_parts: settings.memstore_parts,
                 ..defaults
             },
         )?;

@@ -9,7 +9,8 @@
 //! * *frozen* memstores, each owning the sequences `(after, up_to]`, wait to
 //!   be flushed (a writer whose sequence predates a freeze still inserts into
 //!   the memstore that owns it). A flush freezes the active memstore; so
-//!   does a writer that finds it at [`active_memstore_limit`], and the next
+//!   does a writer that finds it at [`active_memstore_limit`] (when the
+//!   flush size is split into several memstores), and the next
 //!   flush writes every frozen memstore into one file;
 //! * `levels[0]` holds L0 files, newest first, possibly overlapping;
 //!   `levels[1..]` hold sorted, non-overlapping runs. For any row, cells in a
@@ -32,28 +33,15 @@ mod version;
 use crate::iter::source::{FileSource, LevelSource, MemstoreSource, Source};
 use crate::memstore::{Memstore, NewCell};
 
-/// The most bytes an active memstore takes, whatever the flush size,
-/// before a writer freezes it and starts a new one (see
-/// [`active_memstore_limit`]).
-pub(crate) const ACTIVE_MEMSTORE_MAX_BYTES: u64 = 32 * 1024 * 1024;
-
 /// How many bytes a store's active memstore takes before a writer freezes it
 /// and starts a new one, for a table whose regions flush at `flush_size`
-/// bytes: a quarter of that, at most [`ACTIVE_MEMSTORE_MAX_BYTES`]. The
-/// frozen memstore waits for the region's flush, which writes every frozen
-/// memstore of a store into one file, so files stay as large as the flush
-/// size makes them.
-///
-/// Why: a random insert descends a skiplist whose nodes miss every cache
-/// level; the descent was half of a put's time at 800,000 cells (one
-/// 128 MiB memstore). Skiplists of a quarter of the cells each take one
-/// level less to search and keep more of the levels a descent walks in
-/// cache: random puts at 1,000,000 records went from 332,000 to 521,000 a
-/// second (docs/benchmarks.md). Reads pay for it with a row-filter probe
-/// per memstore (at most four memstores until the flush, more while one
-/// runs) and scans merge a source per memstore.
-pub(crate) fn active_memstore_limit(flush_size: u64) -> u64 {
-    (flush_size / 4).clamp(1, ACTIVE_MEMSTORE_MAX_BYTES)
+/// bytes in a database whose flush size is split into `parts` memstores
+/// ([`crate::DbOptions::memstore_parts`]); `None` for one part (only a
+/// flush freezes). The frozen memstores wait for the region's flush, which
+/// writes every frozen memstore of a store into one file, so files stay as
+/// large as the flush size makes them.
+pub(crate) fn active_memstore_limit(flush_size: u64, parts: u32) -> Option<u64> {
+    (parts > 1).then(|| (flush_size / u64::from(parts)).max(1))
 }
 
 /// Number of levels (L0..L6).

@@ -378,7 +378,11 @@ impl Table {
         }
         check_together_size(&prepared)?;
         let flush_size = state.descriptor.get_memstore_flush_size_bytes();
-        commit_together(&self.services, &prepared, active_memstore_limit(flush_size))?;
+        commit_together(
+            &self.services,
+            &prepared,
+            active_memstore_limit(flush_size, self.services.options.memstore_parts),
+        )?;
         self.notify_written(&state, &prepared);
         Ok(())
     }

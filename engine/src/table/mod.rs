@@ -256,7 +256,11 @@ impl Table {
     /// flushes the written regions now need.
     pub(super) fn commit_and_notify(&self, state: &TableState, rows: &[PreparedRow]) -> Result<()> {
         let flush_size = state.descriptor.get_memstore_flush_size_bytes();
-        commit(&self.services, rows, active_memstore_limit(flush_size))?;
+        commit(
+            &self.services,
+            rows,
+            active_memstore_limit(flush_size, self.services.options.memstore_parts),
+        )?;
         self.notify_written(state, rows);
         Ok(())
     }

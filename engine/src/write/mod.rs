@@ -138,12 +138,12 @@ fn stronger(a: Option<SyncKind>, b: Option<SyncKind>) -> Option<SyncKind> {
 }
 
 /// Logs and applies `rows`; each row becomes visible atomically, in order.
-/// A store's active memstore that reaches `active_memstore_limit` bytes is
-/// frozen ([`crate::store::active_memstore_limit`]).
+/// A store's active memstore that reaches `active_memstore_limit` bytes (if
+/// any) is frozen ([`crate::store::active_memstore_limit`]).
 pub(crate) fn commit(
     services: &Services,
     rows: &[PreparedRow],
-    active_memstore_limit: u64,
+    active_memstore_limit: Option<u64>,
 ) -> Result<()> {
     commit_rows(services, rows, Visibility::EachRow, active_memstore_limit)
 }
@@ -154,7 +154,7 @@ pub(crate) fn commit(
 pub(crate) fn commit_together(
     services: &Services,
     rows: &[PreparedRow],
-    active_memstore_limit: u64,
+    active_memstore_limit: Option<u64>,
 ) -> Result<()> {
     debug_assert!(
         rows.windows(2)
@@ -168,7 +168,7 @@ fn commit_rows(
     services: &Services,
     rows: &[PreparedRow],
     visibility: Visibility,
-    active_memstore_limit: u64,
+    active_memstore_limit: Option<u64>,
 ) -> Result<()> {
     if rows.is_empty() {
         return Ok(());
@@ -210,10 +210,13 @@ fn commit_rows(
             let grew = family.store.insert(sequence, &cells);
             // A memstore grows a chunk at a time (2 MiB once large), so this
             // is checked about once per 13,000 small cells.
-            if grew > 0 && family.store.active_is_full(active_memstore_limit) {
-                services.mvcc.at_sequence_boundary(|boundary| {
-                    family.store.freeze_if_full(boundary, active_memstore_limit)
-                });
+            if let Some(limit) = active_memstore_limit
+                && grew > 0
+                && family.store.active_is_full(limit)
+            {
+                services
+                    .mvcc
+                    .at_sequence_boundary(|boundary| family.store.freeze_if_full(boundary, limit));
             }
             grown += grew;
         }
@@ -314,7 +317,7 @@ fn append_frames(
 
 #[cfg(test)]
 mod tests {
-    use crate::{Db, FamilyDescriptor, Get, Put, Scan, TableDescriptor};
+    use crate::{Db, DbOptions, FamilyDescriptor, Get, Put, Scan, TableDescriptor};
 
     /// Rows written; about 160 bytes of memstore each.
     const ROWS: usize = 2500;
@@ -323,14 +326,14 @@ mod tests {
         format!("row{:06}", (index * 7919) % ROWS)
     }
 
-    /// With a 1 MiB flush size the active memstore is frozen at 256 KiB
-    /// (`store::active_memstore_limit`); 2,500 rows of 100 bytes fill more
-    /// than that and less than a flush (memstores grow by chunks that
-    /// double from 4 KiB: the first is frozen at 508 KiB).
-    #[test]
-    fn a_full_active_memstore_is_frozen_and_the_flush_writes_every_frozen_one_into_one_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Db::open_default(dir.path()).unwrap();
+    fn options(memstore_parts: u32) -> DbOptions {
+        DbOptions {
+            memstore_parts,
+            ..DbOptions::default()
+        }
+    }
+
+    fn write_rows(db: &Db) -> crate::Table {
         let table = db
             .create_table(
                 TableDescriptor::new("t")
@@ -343,6 +346,18 @@ mod tests {
                 .put(&Put::new(row(index)).add("f", "q", [b'v'; 100]))
                 .unwrap();
         }
+        table
+    }
+
+    /// In four parts of a 1 MiB flush size the active memstore is frozen at
+    /// 256 KiB (`store::active_memstore_limit`); 2,500 rows of 100 bytes
+    /// fill more than that and less than a flush (memstores grow by chunks
+    /// that double from 4 KiB: the first is frozen at 508 KiB).
+    #[test]
+    fn a_full_active_memstore_is_frozen_and_the_flush_writes_every_frozen_one_into_one_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), options(4)).unwrap();
+        let table = write_rows(&db);
         let store = table.state().unwrap().regions[0].stores()[0].clone();
         let version = store.version();
         assert!(
@@ -369,7 +384,29 @@ mod tests {
         every_row_is_read(&table);
         drop((table, store, version));
         db.close().unwrap();
-        let db = Db::open_default(dir.path()).unwrap();
+        let db = Db::open(dir.path(), options(4)).unwrap();
         every_row_is_read(&db.table("t").unwrap());
+    }
+
+    #[test]
+    fn in_one_part_only_a_flush_freezes_the_active_memstore() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), options(1)).unwrap();
+        let table = write_rows(&db);
+        let version = table.state().unwrap().regions[0].stores()[0].version();
+        assert!(version.frozen.is_empty());
+        assert!(version.levels.iter().all(Vec::is_empty), "nothing flushed");
+    }
+
+    #[test]
+    fn memstore_parts_outside_one_to_sixteen_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for parts in [0, 17] {
+            let error = Db::open(dir.path(), options(parts)).err().unwrap();
+            assert!(
+                error.to_string().contains("memstore_parts"),
+                "{parts}: {error}"
+            );
+        }
     }
 }

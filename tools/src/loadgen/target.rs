@@ -421,6 +421,7 @@ pub fn peer_settings(
         io: None,
         memtable_bytes: strata::DEFAULT_MEMSTORE_FLUSH_SIZE_BYTES,
         background_threads: defaults.background_threads,
+        memstore_parts: defaults.memstore_parts,
         bulk_verify_blocks: false,
     })
 }
