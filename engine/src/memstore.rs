@@ -291,13 +291,12 @@ impl RowFilter {
             .sum()
     }
 
-    /// Adds a row with `hash`; `rows_in_newest` counts the rows the newest
-    /// segment took. Requires the memstore's writer lock (one writer at a
-    /// time). Returns the bytes of memory a new segment took (0 without).
-    fn insert(&self, hash: u64, rows_in_newest: &mut usize) -> usize {
-        if self.may_contain(hash) {
-            return 0;
-        }
+    /// Adds a row with `hash` that the memstore does not hold yet (the
+    /// caller knows: see [`Memstore::insert_locked`]); `rows_in_newest`
+    /// counts the rows the newest segment took. Requires the memstore's
+    /// writer lock (one writer at a time). Returns the bytes of memory a new
+    /// segment took (0 without).
+    fn insert_new_row(&self, hash: u64, rows_in_newest: &mut usize) -> usize {
         let published = self.published.load(Ordering::Relaxed);
         let mut grown = 0;
         if published == 0
@@ -670,8 +669,16 @@ impl Memstore {
             self.max_height.store(height, Ordering::Relaxed);
         }
         let (node, mut grown) = Self::alloc_node(&mut writer.arena, cell, height);
-        // The row's filter bits are set before the node is published below.
-        grown += self.rows.insert(row_hash, &mut writer.filter_rows);
+        // The row's filter bits are set before the node is published below,
+        // once per row. Keys sort by row first, so the row is already here
+        // exactly when a neighbour of the new key holds it; those two nodes
+        // were just compared, so this costs no miss, where probing every
+        // filter segment did (up to six lines, in segments that outgrow L2).
+        let row_is_new = prev[0].is_none_or(|n| n.view(self).row != cell.row)
+            && existing.is_none_or(|n| n.view(self).row != cell.row);
+        if row_is_new {
+            grown += self.rows.insert_new_row(row_hash, &mut writer.filter_rows);
+        }
         if grown > 0 {
             self.allocated_bytes
                 .fetch_add(grown as u64, Ordering::Relaxed);
