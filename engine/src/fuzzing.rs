@@ -837,6 +837,7 @@ fn sample_file_info() -> FileInfo {
         data_blocks: 1,
         index_levels: 1,
         bulk: None,
+        column_rows: None,
     }
 }
 

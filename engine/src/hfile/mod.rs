@@ -12,6 +12,7 @@
 pub(crate) mod block;
 pub(crate) mod bloom;
 pub(crate) mod cache;
+pub(crate) mod column_rows;
 pub(crate) mod compress;
 pub(crate) mod data_block;
 pub(crate) mod index;
@@ -53,6 +54,11 @@ pub(crate) struct FileInfo {
     /// the manifest's record of the file). `None` for flush and compaction
     /// outputs, whose cells carry their own sequences.
     pub(crate) bulk: Option<BulkOrigin>,
+    /// Rows holding each qualifier, sorted by qualifier (a row counts once
+    /// per qualifier, whatever its versions); `None` for a file written
+    /// before these counts existed or with more than
+    /// [`column_rows::MAX_COUNTED_COLUMNS`] qualifiers.
+    pub(crate) column_rows: Option<Vec<(Vec<u8>, u64)>>,
 }
 
 /// Where a bulk-written file comes from (`docs/format.md`, "Meta block").
@@ -88,6 +94,8 @@ pub(crate) fn partition_point(
 
 /// Tag of the optional bulk-origin section at the end of the meta block.
 const META_BULK_ORIGIN: u8 = 1;
+/// Tag of the optional rows-per-column section, after the bulk origin.
+const META_COLUMN_ROWS: u8 = 2;
 
 /// Encodes the meta block payload.
 pub(crate) fn encode_meta(meta: &FileMeta, info: &FileInfo) -> Vec<u8> {
@@ -113,6 +121,14 @@ pub(crate) fn encode_meta(meta: &FileMeta, info: &FileInfo) -> Vec<u8> {
         out.put_bytes16(bulk.table.as_bytes());
         out.extend_from_slice(&bulk.source.writer_id.to_le_bytes());
         out.put_u32(bulk.source.file_number);
+    }
+    if let Some(columns) = &info.column_rows {
+        out.put_u8(META_COLUMN_ROWS);
+        out.put_u16(columns.len() as u16);
+        for (qualifier, rows) in columns {
+            out.put_bytes16(qualifier);
+            out.put_u64(*rows);
+        }
     }
     out
 }
@@ -150,26 +166,57 @@ pub(crate) fn decode_meta(
         data_blocks: d.u32()?,
         index_levels: d.u8()?,
         bulk: None,
+        column_rows: None,
     };
     let mut info = info;
     // Files written before bulk loading existed end here; a bulk writer's
-    // files carry one more section.
-    if !d.is_empty() {
+    // files carry one more section, and files written since rows were
+    // counted per column carry that section last.
+    let mut last_tag = 0;
+    while !d.is_empty() {
         let tag = d.u8()?;
-        if tag != META_BULK_ORIGIN {
-            return Err(DecodeError(format!("unknown meta section {tag}")));
+        if tag <= last_tag {
+            return Err(DecodeError(format!("meta section {tag} out of order")));
         }
-        let table = String::from_utf8(d.bytes16()?.to_vec())
-            .map_err(|_| DecodeError("bulk origin table name is not UTF-8".into()))?;
-        let mut id = [0u8; 16];
-        id.copy_from_slice(d.take(16)?);
-        info.bulk = Some(BulkOrigin {
-            table,
-            source: BulkSource {
-                writer_id: u128::from_le_bytes(id),
-                file_number: d.u32()?,
-            },
-        });
+        last_tag = tag;
+        match tag {
+            META_BULK_ORIGIN => {
+                let table = String::from_utf8(d.bytes16()?.to_vec())
+                    .map_err(|_| DecodeError("bulk origin table name is not UTF-8".into()))?;
+                let mut id = [0u8; 16];
+                id.copy_from_slice(d.take(16)?);
+                info.bulk = Some(BulkOrigin {
+                    table,
+                    source: BulkSource {
+                        writer_id: u128::from_le_bytes(id),
+                        file_number: d.u32()?,
+                    },
+                });
+            }
+            META_COLUMN_ROWS => {
+                let count = usize::from(d.u16()?);
+                if count > column_rows::MAX_COUNTED_COLUMNS {
+                    return Err(DecodeError(format!(
+                        "{count} columns counted, at most {} are",
+                        column_rows::MAX_COUNTED_COLUMNS
+                    )));
+                }
+                let mut columns: Vec<(Vec<u8>, u64)> = Vec::with_capacity(count);
+                for _ in 0..count {
+                    let qualifier = d.bytes16()?.to_vec();
+                    let rows = d.u64()?;
+                    if rows == 0
+                        || rows > meta.rows
+                        || columns.last().is_some_and(|(q, _)| *q >= qualifier)
+                    {
+                        return Err(DecodeError("inconsistent rows per column".into()));
+                    }
+                    columns.push((qualifier, rows));
+                }
+                info.column_rows = Some(columns);
+            }
+            _ => return Err(DecodeError(format!("unknown meta section {tag}"))),
+        }
     }
     if !d.is_empty() || !matches!(info.index_levels, 1 | 2) || meta.first_row > meta.last_row {
         return Err(DecodeError("inconsistent meta block".into()));
@@ -309,6 +356,7 @@ mod tests {
             data_blocks: 3,
             index_levels: 2,
             bulk: None,
+            column_rows: None,
         };
         let encoded = encode_meta(&meta, &info);
         assert_eq!(
@@ -328,10 +376,46 @@ mod tests {
         let encoded = encode_meta(&meta, &bulk);
         assert_eq!(
             decode_meta(&encoded, 9, 1000).unwrap(),
-            (meta.clone(), bulk)
+            (meta.clone(), bulk.clone())
         );
         for cut in 1..=22 {
             assert!(decode_meta(&encoded[..encoded.len() - cut], 9, 1000).is_err());
+        }
+        // Rows per column follow the bulk origin, or stand alone.
+        let counted = FileInfo {
+            column_rows: Some(vec![(b"a".to_vec(), 6), (b"b".to_vec(), 2)]),
+            ..bulk
+        };
+        let encoded = encode_meta(&meta, &counted);
+        assert_eq!(
+            decode_meta(&encoded, 9, 1000).unwrap(),
+            (meta.clone(), counted.clone())
+        );
+        // (Cutting the whole section leaves a valid file without it.)
+        for cut in 1..(1 + 2 + 2 * (2 + 1 + 8)) {
+            assert!(decode_meta(&encoded[..encoded.len() - cut], 9, 1000).is_err());
+        }
+        let alone = FileInfo {
+            bulk: None,
+            ..counted.clone()
+        };
+        let encoded = encode_meta(&meta, &alone);
+        assert_eq!(
+            decode_meta(&encoded, 9, 1000).unwrap(),
+            (meta.clone(), alone)
+        );
+        // More rows in a column than in the file, unsorted qualifiers, a
+        // column without rows: each is refused.
+        for columns in [
+            vec![(b"a".to_vec(), 7)],
+            vec![(b"b".to_vec(), 1), (b"a".to_vec(), 1)],
+            vec![(b"a".to_vec(), 0)],
+        ] {
+            let bad = FileInfo {
+                column_rows: Some(columns),
+                ..counted.clone()
+            };
+            assert!(decode_meta(&encode_meta(&meta, &bad), 9, 1000).is_err());
         }
     }
 
@@ -383,6 +467,7 @@ mod tests {
                 data_blocks,
                 index_levels: if two_levels { 2 } else { 1 },
                 bulk: None,
+                column_rows: None,
             };
             let encoded = encode_meta(&meta, &info);
             proptest::prop_assert_eq!(decode_meta(&encoded, 3, size).unwrap(), (meta, info));

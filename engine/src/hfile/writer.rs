@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::block::{BLOCK_TRAILER_BYTES, BlockHandle, frame_block, frame_in_place};
 use super::bloom::{self, cell_hash, row_hash};
+use super::column_rows::ColumnRowCounter;
 use super::data_block::DataBlockBuilder;
 use super::index::{IndexEntry, encode_index};
 use super::{BulkOrigin, FileInfo, FileMeta, MAX_INDEX_ENTRIES, Trailer, encode_meta};
@@ -59,6 +60,7 @@ pub(crate) struct HFileWriter {
     last_bloom_hash: Option<u64>,
     meta: FileMeta,
     last_key: Option<OwnedKey>,
+    column_rows: ColumnRowCounter,
 }
 
 impl HFileWriter {
@@ -92,6 +94,7 @@ impl HFileWriter {
                 markers: 0,
             },
             last_key: None,
+            column_rows: ColumnRowCounter::default(),
         })
     }
 
@@ -185,6 +188,7 @@ impl HFileWriter {
         // block's row.
         let block_row = new_row || self.builder.is_empty();
         self.builder.add_known(cell, block_row);
+        self.column_rows.record(cell.qualifier, new_row);
         let m = &mut self.meta;
         m.cells += 1;
         m.markers += u64::from(cell.kind.is_delete());
@@ -319,6 +323,7 @@ impl HFileWriter {
             data_blocks,
             index_levels,
             bulk: self.options.bulk.clone(),
+            column_rows: std::mem::take(&mut self.column_rows).finish(),
         };
         let meta_handle = self.push_block(&encode_meta(&self.meta, &info), Compression::None)?;
         let trailer = Trailer {

@@ -9,18 +9,20 @@
 //! after [`BATCHES_AHEAD`] batches. Dropping the scan stops the workers
 //! (their next send fails) and joins them.
 
+use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use super::cursor::RowView;
-use super::plan::ScanPlan;
+use super::plan::{ScanPlan, above_lower};
 use super::sink::{CellCount, RowBatch};
 use super::stream::RowStream;
 use crate::catalog::TableState;
-use crate::cell::RowResult;
+use crate::cell::{RowResult, TimeRange};
 use crate::error::{Error, Result};
+use crate::iter::run::below_upper;
 use crate::metrics::ScanTimer;
 
 /// Rows a worker sends at once, at most.
@@ -110,8 +112,25 @@ pub(crate) fn for_each_part<T: Send>(
         .collect()
 }
 
-/// Counts the rows of every part in parallel.
+/// Counts the rows of every part: from the files' meta blocks where they
+/// tell the exact count ([`known_rows`]), the other parts read in parallel.
 pub(crate) fn count_rows(parts: Parts, threads: usize) -> Result<u64> {
+    let Parts { state, plans } = parts;
+    let mut known = 0u64;
+    let mut unknown = Vec::new();
+    for plan in plans {
+        match known_rows(&state, &plan) {
+            Some(rows) => known += rows,
+            None => unknown.push(plan),
+        }
+    }
+    if unknown.is_empty() {
+        return Ok(known);
+    }
+    let parts = Parts {
+        state,
+        plans: unknown,
+    };
     let counts = for_each_part(parts, threads, |mut stream| {
         let mut cells = CellCount::default();
         let mut rows = 0u64;
@@ -120,7 +139,67 @@ pub(crate) fn count_rows(parts: Parts, threads: usize) -> Result<u64> {
         }
         Ok(rows)
     })?;
-    Ok(counts.into_iter().sum())
+    Ok(known + counts.into_iter().sum::<u64>())
+}
+
+/// The rows `plan` returns, counted without reading them, when every region
+/// it reaches can tell exactly ([`StoreVersion::known_row_count`](crate::store::version::StoreVersion::known_row_count)):
+/// the plan has no filter, time range, limit, read snapshot or raw mode, and
+/// in each region at most one family in the plan holds rows (a row in two
+/// families would count twice). `None` otherwise.
+fn known_rows(state: &TableState, plan: &ScanPlan) -> Option<u64> {
+    let every_timestamp = plan.query.time_range == TimeRange::ALL;
+    if plan.filter.is_some()
+        || plan.cell_gate.is_some()
+        || plan.query.raw
+        || plan.snapshot.is_some()
+        || plan.limit.is_some()
+        || !every_timestamp
+    {
+        return None;
+    }
+    let first = match &plan.lower {
+        Bound::Unbounded => 0,
+        Bound::Included(row) | Bound::Excluded(row) => state.region_index_for(row),
+    };
+    let mut total = 0u64;
+    for region in state.regions.get(first..).unwrap_or_default() {
+        if !below_upper(region.start(), &plan.upper) {
+            break;
+        }
+        // The plan's bounds narrowed to the region's rows.
+        let lower = if !region.start().is_empty() && above_lower(region.start(), &plan.lower) {
+            Bound::Included(region.start().to_vec())
+        } else {
+            plan.lower.clone()
+        };
+        let upper = if !region.end().is_empty() && below_upper(region.end(), &plan.upper) {
+            Bound::Excluded(region.end().to_vec())
+        } else {
+            plan.upper.clone()
+        };
+        let mut families_holding_rows = 0;
+        for family in plan.families.iter() {
+            let Some(version) = region.store_version(family.id) else {
+                continue;
+            };
+            let oldest_unexpired_ms = family.rules.oldest_unexpired_ms(plan.query.now_ms);
+            let rows = version.known_row_count(
+                &lower,
+                &upper,
+                family.columns.as_ref(),
+                oldest_unexpired_ms,
+            )?;
+            if rows > 0 {
+                families_holding_rows += 1;
+                total += rows;
+            }
+        }
+        if families_holding_rows > 1 {
+            return None;
+        }
+    }
+    Some(total)
 }
 
 /// The rows of a scan read in parallel, region parts on worker threads:

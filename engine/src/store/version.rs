@@ -8,8 +8,11 @@
 //! * every deeper level is sorted by first row, and its files are disjoint
 //!   (each file's last row is below the next file's first row).
 
+use std::collections::BTreeSet;
+use std::ops::Bound;
 use std::sync::Arc;
 
+use crate::hfile::FileMeta;
 use crate::hfile::reader::HFileReader;
 use crate::memstore::Memstore;
 
@@ -49,6 +52,116 @@ impl StoreVersion {
         self.levels
             .get(level)
             .map_or(0, |files| files.iter().map(|f| f.meta().size).sum())
+    }
+
+    /// The rows in `lower..upper` holding a cell of `columns` (`None`: any
+    /// cell), counted from the files' meta blocks without reading a data
+    /// block, when that count is exact: both memstores are empty, no file
+    /// holds a delete marker or a cell older than `oldest_unexpired_ms`
+    /// (the TTL horizon; `i64::MIN` without one), the files' row spans are
+    /// disjoint (no row is in two files) and each lies wholly inside or
+    /// wholly outside the bounds, and each file inside counted the rows of
+    /// the columns asked for (a row holding several of them counts once,
+    /// so for several columns one of them must be in every row of the
+    /// file, or all but one in none). `None` otherwise: the caller reads
+    /// the rows instead. Every row such a version holds is visible at the
+    /// current read point with every version rule, since nothing deletes,
+    /// expires or is uncommitted.
+    pub(crate) fn known_row_count(
+        &self,
+        lower: &Bound<Vec<u8>>,
+        upper: &Bound<Vec<u8>>,
+        columns: Option<&BTreeSet<Vec<u8>>>,
+        oldest_unexpired_ms: i64,
+    ) -> Option<u64> {
+        if self.active.cell_count() > 0 || self.frozen.iter().any(|f| f.memstore.cell_count() > 0) {
+            return None;
+        }
+        let mut inside: Vec<&Arc<HFileReader>> = Vec::new();
+        for (_, file) in self.files() {
+            let meta = file.meta();
+            if ends_below(meta, lower) || starts_above(meta, upper) {
+                continue;
+            }
+            let wholly_inside = !starts_below(meta, lower) && !ends_above(meta, upper);
+            if !wholly_inside || meta.markers > 0 || meta.min_timestamp < oldest_unexpired_ms {
+                return None;
+            }
+            inside.push(file);
+        }
+        inside.sort_unstable_by(|a, b| a.meta().first_row.cmp(&b.meta().first_row));
+        if inside
+            .windows(2)
+            .any(|pair| pair[0].meta().last_row >= pair[1].meta().first_row)
+        {
+            return None;
+        }
+        inside.iter().try_fold(0u64, |total, file| {
+            Some(total + file_rows_holding(file, columns)?)
+        })
+    }
+}
+
+/// The rows of one file holding a cell of `columns` (`None`: any), from
+/// its meta block; `None` when the meta cannot tell.
+fn file_rows_holding(file: &HFileReader, columns: Option<&BTreeSet<Vec<u8>>>) -> Option<u64> {
+    let rows = file.meta().rows;
+    let Some(columns) = columns else {
+        return Some(rows);
+    };
+    let counted = file.info().column_rows.as_ref()?;
+    let per_column: Vec<u64> = columns
+        .iter()
+        .map(|q| {
+            counted
+                .binary_search_by(|(c, _)| c.as_slice().cmp(q))
+                .map_or(0, |i| counted[i].1)
+        })
+        .collect();
+    if per_column.contains(&rows) {
+        // One of the columns is in every row: so is the union.
+        return Some(rows);
+    }
+    match per_column.iter().filter(|&&n| n > 0).count() {
+        0 => Some(0),
+        1 => per_column.iter().copied().max(),
+        _ => None,
+    }
+}
+
+/// Every row of the file is below `lower`.
+fn ends_below(meta: &FileMeta, lower: &Bound<Vec<u8>>) -> bool {
+    match lower {
+        Bound::Unbounded => false,
+        Bound::Included(l) => meta.last_row < *l,
+        Bound::Excluded(l) => meta.last_row <= *l,
+    }
+}
+
+/// Some row of the file is below `lower`.
+fn starts_below(meta: &FileMeta, lower: &Bound<Vec<u8>>) -> bool {
+    match lower {
+        Bound::Unbounded => false,
+        Bound::Included(l) => meta.first_row < *l,
+        Bound::Excluded(l) => meta.first_row <= *l,
+    }
+}
+
+/// Every row of the file is above `upper`.
+fn starts_above(meta: &FileMeta, upper: &Bound<Vec<u8>>) -> bool {
+    match upper {
+        Bound::Unbounded => false,
+        Bound::Included(u) => meta.first_row > *u,
+        Bound::Excluded(u) => meta.first_row >= *u,
+    }
+}
+
+/// Some row of the file is above `upper`.
+fn ends_above(meta: &FileMeta, upper: &Bound<Vec<u8>>) -> bool {
+    match upper {
+        Bound::Unbounded => false,
+        Bound::Included(u) => meta.last_row > *u,
+        Bound::Excluded(u) => meta.last_row >= *u,
     }
 }
 
