@@ -6,14 +6,16 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{RecordBatch, RecordBatchOptions};
 use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::common::stats::Precision;
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::common::{DataFusionError, Result};
+use datafusion::common::{DataFusionError, Result, Statistics};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_expr::{
     EquivalenceProperties, Partitioning, PhysicalExpr, PhysicalSortExpr,
 };
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::statistics::StatisticsArgs;
 use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
 use strata::filters::escape::to_string_binary;
@@ -356,6 +358,47 @@ impl ExecutionPlan for StrataScanExec {
                 "StrataScanExec has no children".to_owned(),
             ))
         }
+    }
+
+    /// The exact row count of a local mapped scan where the engine knows it without reading
+    /// (`Table::known_count`: compacted regions without deletes, empty memstores, no filter
+    /// or limit in the scan), so that DataFusion answers `count(*)` from it and runs no scan;
+    /// unknown otherwise. The cells view has a row per cell, which the files do not count.
+    fn statistics_from_inputs(
+        &self,
+        _input_stats: &[Arc<Statistics>],
+        args: &StatisticsArgs,
+    ) -> Result<Arc<Statistics>> {
+        let unknown = || Ok(Arc::new(Statistics::new_unknown(&self.schema)));
+        let (RowSource::Local(db), View::Mapped(_)) = (&self.source, &self.spec.view) else {
+            return unknown();
+        };
+        // The whole scan is asked as one range: partitions that cut a region into sub-ranges
+        // cut through its files, whose counts then tell nothing.
+        let everything = KeyRange::all();
+        let ranges: Vec<&KeyRange> = match args.partition() {
+            Some(partition) => self.partitions.get(partition).into_iter().collect(),
+            None => vec![&everything],
+        };
+        let table = db.table(&self.spec.table).map_err(engine_error)?;
+        let mut rows = 0u64;
+        for range in ranges {
+            let Some(scan) = self.spec.scan_within(range)? else {
+                continue;
+            };
+            match table.known_count(&scan).map_err(engine_error)? {
+                Some(known) => rows += known,
+                None => return unknown(),
+            }
+        }
+        let Ok(rows) = usize::try_from(rows) else {
+            return unknown();
+        };
+        Ok(Arc::new(Statistics {
+            num_rows: Precision::Exact(rows),
+            total_byte_size: Precision::Absent,
+            column_statistics: Statistics::unknown_column(&self.schema),
+        }))
     }
 
     fn execute(

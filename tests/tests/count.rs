@@ -55,8 +55,16 @@ fn scanned(table: &Table, scan: &Scan) -> u64 {
 /// whether the count read any block.
 fn count(t: &TestDb, table: &Table, scan: &Scan) -> (u64, bool) {
     let before = lookups(t);
+    let known = table.known_count(scan).unwrap();
     let counted = table.count(scan).unwrap();
     let read_blocks = lookups(t) > before;
+    // The count the meta tells is the one the count used: known exactly
+    // when no block was read.
+    assert_eq!(
+        known,
+        (!read_blocks).then_some(counted),
+        "known count of {scan:?}"
+    );
     assert_eq!(
         counted,
         scanned(table, scan),

@@ -142,6 +142,16 @@ pub(crate) fn count_rows(parts: Parts, threads: usize) -> Result<u64> {
     Ok(known + counts.into_iter().sum::<u64>())
 }
 
+/// The rows every part returns, counted without reading them, when each
+/// part's count is known ([`known_rows`]).
+pub(crate) fn known_count(parts: &Parts) -> Option<u64> {
+    parts
+        .plans
+        .iter()
+        .map(|plan| known_rows(&parts.state, plan))
+        .sum()
+}
+
 /// The rows `plan` returns, counted without reading them, when every region
 /// it reaches can tell exactly ([`StoreVersion::known_row_count`](crate::store::version::StoreVersion::known_row_count)):
 /// the plan has no filter, time range, limit, read snapshot or raw mode, and

@@ -41,6 +41,17 @@ impl Table {
         parallel::count_rows(parts, threads)
     }
 
+    /// The rows `scan` returns, when the files' meta blocks tell the exact
+    /// count without reading a row (the conditions are in
+    /// `docs/semantics.md`, R31: compacted regions without delete markers,
+    /// nothing in the memstores, no filter, time range or limit); `None`
+    /// when some row would have to be read, as [`Table::count`] then does.
+    /// Costs no I/O: query planners can ask it for exact statistics.
+    pub fn known_count(&self, scan: &Scan) -> Result<Option<u64>> {
+        let (parts, _) = self.parts_for_bulk(scan)?;
+        Ok(parallel::known_count(&parts))
+    }
+
     /// The scan's parts for a read inside the engine, and the threads to
     /// read them with: in parallel per region unless the scan's result
     /// depends on reading rows in order (a row limit too).

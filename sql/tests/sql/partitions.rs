@@ -106,3 +106,32 @@ fn limits_reach_the_scan_when_filters_are_exact() {
     let plan = f.explain("SELECT k FROM m WHERE n % 2 = 0 LIMIT 5");
     assert!(!plan.contains("limit=5"), "{plan}");
 }
+
+#[test]
+fn count_star_comes_from_the_files_meta_where_it_is_exact() {
+    let f = Fixture::new(2);
+    load(&f, PreSplit::Keys(vec![b"k00500".to_vec()]), 1000);
+    // Each region's rows are in one flushed file and the memstores are empty: the scan's
+    // statistics hold the exact count, DataFusion answers from them and runs no scan.
+    let plan = f.explain("SELECT count(*) FROM m");
+    assert!(!plan.contains("StrataScanExec"), "{plan}");
+    assert_eq!(f.rows("SELECT count(*) FROM m"), expect(&[&["1000"]]));
+    // A key range over whole files only, and one cutting through a file: the same answers
+    // as counting the rows.
+    assert_eq!(
+        f.rows("SELECT count(*) FROM m WHERE k >= 'k00500'"),
+        expect(&[&["500"]])
+    );
+    assert_eq!(
+        f.rows("SELECT count(*) FROM m WHERE k >= 'k00250'"),
+        expect(&[&["750"]])
+    );
+    // A row in a memstore: the count is not known without reading, the scan runs.
+    f.db.table("t")
+        .unwrap()
+        .put(&Put::new("k99999").add("d", "n", 1i64.to_be_bytes()))
+        .unwrap();
+    let plan = f.explain("SELECT count(*) FROM m");
+    assert!(plan.contains("StrataScanExec"), "{plan}");
+    assert_eq!(f.rows("SELECT count(*) FROM m"), expect(&[&["1001"]]));
+}
