@@ -306,6 +306,10 @@ pub(crate) struct DataBlock {
     kinds: IntColumn,
     sequences: IntColumn,
     values: BytesColumn,
+    /// No cell is a delete marker and no two cells of a row share a
+    /// qualifier: every column of every row has one version here, so each
+    /// cell's fate in a read is its own (found while checking the order).
+    one_version_per_column: bool,
 }
 
 /// A cell of a block with its fields decoded: byte spans of the slices
@@ -427,7 +431,7 @@ impl DataBlock {
                 "trailing bytes after the block's columns".into(),
             ));
         }
-        let block = DataBlock {
+        let mut block = DataBlock {
             rows,
             cells,
             row_keys,
@@ -439,8 +443,9 @@ impl DataBlock {
             sequences,
             values,
             data,
+            one_version_per_column: false,
         };
-        block.check_order()?;
+        block.one_version_per_column = block.check_order()?;
         Ok(block)
     }
 
@@ -456,16 +461,26 @@ impl DataBlock {
     /// descending. Adjacent row keys are compared directly, without
     /// decoding cells, and a block of one cell per row has nothing more to
     /// check (a block's first read costs this; it was most of that cost).
-    fn check_order(&self) -> Result<(), DecodeError> {
+    ///
+    /// Returns whether every column of every row has one version here and
+    /// no cell is a marker ([`DataBlock::one_version_per_column`]).
+    fn check_order(&self) -> Result<bool, DecodeError> {
         for row in 1..self.rows {
             if self.row(row - 1) >= self.row(row) {
                 return Err(DecodeError(format!("rows out of order at row {row}")));
             }
         }
-        if self.row_starts.is_none() {
-            return Ok(());
-        }
         let data = &self.data;
+        let put = u64::from(CellKind::Put.code());
+        let all_puts = if self.kinds.is_constant() {
+            self.cells == 0 || self.kinds.get(data, 0) == put
+        } else {
+            (0..self.cells).all(|cell| self.kinds.get(data, cell) == put)
+        };
+        if self.row_starts.is_none() {
+            return Ok(all_puts);
+        }
+        let mut distinct_qualifiers = true;
         let key = |cell: usize| {
             (
                 self.qualifiers.get(data, cell),
@@ -477,12 +492,21 @@ impl DataBlock {
         for row in 0..self.rows {
             let cells = self.row_cells(row);
             for cell in cells.start + 1..cells.end {
-                if key(cell - 1) >= key(cell) {
+                let (before, this) = (key(cell - 1), key(cell));
+                if before >= this {
                     return Err(DecodeError(format!("cells out of order at cell {cell}")));
                 }
+                distinct_qualifiers &= before.0 != this.0;
             }
         }
-        Ok(())
+        Ok(all_puts && distinct_qualifiers)
+    }
+
+    /// No cell is a delete marker and no two cells of a row share a
+    /// qualifier: a read decides each cell of a row here by itself.
+    #[inline]
+    pub(crate) fn one_version_per_column(&self) -> bool {
+        self.one_version_per_column
     }
 
     /// Every cell's timestamp, in order, into `out` (cleared first).
@@ -853,6 +877,10 @@ mod tests {
             prop_assert_eq!(payload.len(), predicted);
             let block = DataBlock::decode(payload).unwrap();
             prop_assert_eq!(block.cells(), cells.len());
+            // One version per column: no marker, no (row, qualifier) twice.
+            let one_version = cells.iter().all(|c| c.3 == CellKind::Put)
+                && cells.windows(2).all(|w| (&w[0].0, &w[0].1) != (&w[1].0, &w[1].1));
+            prop_assert_eq!(block.one_version_per_column(), one_version);
             let mut p = block.first();
             for c in &cells {
                 let at = p.unwrap();

@@ -26,6 +26,14 @@ pub(crate) struct BlockRow<'b> {
 }
 
 impl<'b> BlockRow<'b> {
+    /// No cell of the row's block is a delete marker and no two cells of a
+    /// row there share a qualifier: each cell of the row is resolved by
+    /// itself, as a lone cell is.
+    #[inline]
+    pub(crate) fn one_version_per_column(&self) -> bool {
+        self.block.one_version_per_column()
+    }
+
     /// Row `row` of `block` from cell `first_cell` (a block cell index in
     /// that row) to the row's end.
     #[inline]

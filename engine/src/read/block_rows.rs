@@ -82,7 +82,8 @@ pub(super) type GateOnBlock<'g> = (&'g CellGate, &'g BlockSelection, &'g mut Row
 /// `read_point` that version resolution returns and the cell gate's
 /// selection (if any) passes; the gate's column tests note each of them. A
 /// row of one cell (every row of a compacted store with one version per
-/// column) is resolved without building a resolver.
+/// column), or of a block without markers and with one version per column,
+/// is resolved without building a resolver.
 #[inline]
 pub(super) fn resolve_block_row<S: RowSink>(
     row: &BlockRow<'_>,
@@ -93,7 +94,9 @@ pub(super) fn resolve_block_row<S: RowSink>(
     mut gate: Option<GateOnBlock<'_>>,
     sink: &mut S,
 ) {
-    let lone = row.cell_count() == 1 && !query.raw;
+    // A row whose block holds no marker and one version per column needs
+    // no resolver either: no cell hides or outnumbers another.
+    let lone = (row.cell_count() == 1 || row.one_version_per_column()) && !query.raw;
     let mut resolver = (!lone).then(|| {
         Resolver::new(
             family.columns.as_ref(),
