@@ -235,3 +235,26 @@ fn counts_survive_a_reopen() {
         (100, false)
     );
 }
+
+#[test]
+fn a_bulk_loaded_table_is_counted_from_its_files_meta() {
+    let t = TestDb::new(1_000);
+    let table = t.db.create_table(one_family()).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let mut writer = table.bulk_writer(scratch.path()).unwrap();
+    for i in 0..ROWS {
+        writer.add(row(i).as_bytes(), b"f", b"a", 5, b"v").unwrap();
+        if i % 4 == 0 {
+            writer.add(row(i).as_bytes(), b"f", b"b", 5, b"w").unwrap();
+        }
+    }
+    let files = writer.finish().unwrap();
+    table
+        .bulk_load(&files.paths(), &strata::BulkLoadOptions::default())
+        .unwrap();
+    assert_eq!(count(&t, &table, &Scan::new()), (300, false));
+    assert_eq!(
+        count(&t, &table, &Scan::new().column("f", "b")),
+        (75, false)
+    );
+}

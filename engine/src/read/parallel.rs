@@ -154,7 +154,9 @@ pub(crate) fn known_count(parts: &Parts) -> Option<u64> {
 
 /// The rows `plan` returns, counted without reading them, when every region
 /// it reaches can tell exactly ([`StoreVersion::known_row_count`](crate::store::version::StoreVersion::known_row_count)):
-/// the plan has no filter, time range, limit, read snapshot or raw mode, and
+/// the plan has no filter, time range, limit, read snapshot or raw mode, it
+/// asks for at least one version, no file holds a cell newer than its read
+/// point, and
 /// in each region at most one family in the plan holds rows (a row in two
 /// families would count twice). `None` otherwise.
 fn known_rows(state: &TableState, plan: &ScanPlan) -> Option<u64> {
@@ -164,6 +166,7 @@ fn known_rows(state: &TableState, plan: &ScanPlan) -> Option<u64> {
         || plan.query.raw
         || plan.snapshot.is_some()
         || plan.limit.is_some()
+        || plan.query.max_versions == 0
         || !every_timestamp
     {
         return None;
@@ -199,6 +202,7 @@ fn known_rows(state: &TableState, plan: &ScanPlan) -> Option<u64> {
                 &upper,
                 family.columns.as_ref(),
                 oldest_unexpired_ms,
+                plan.read_point,
             )?;
             if rows > 0 {
                 families_holding_rows += 1;

@@ -63,16 +63,18 @@ impl StoreVersion {
     /// wholly outside the bounds, and each file inside counted the rows of
     /// the columns asked for (a row holding several of them counts once,
     /// so for several columns one of them must be in every row of the
-    /// file, or all but one in none). `None` otherwise: the caller reads
-    /// the rows instead. Every row such a version holds is visible at the
-    /// current read point with every version rule, since nothing deletes,
-    /// expires or is uncommitted.
+    /// file, or all but one in none), and no file inside holds a cell
+    /// newer than `read_point` (one flushed or loaded after the read
+    /// began). `None` otherwise: the caller reads the rows instead. Every
+    /// row such a version holds is visible at `read_point` with every
+    /// version rule, since nothing deletes, expires or is uncommitted.
     pub(crate) fn known_row_count(
         &self,
         lower: &Bound<Vec<u8>>,
         upper: &Bound<Vec<u8>>,
         columns: Option<&BTreeSet<Vec<u8>>>,
         oldest_unexpired_ms: i64,
+        read_point: u64,
     ) -> Option<u64> {
         if self.active.cell_count() > 0 || self.frozen.iter().any(|f| f.memstore.cell_count() > 0) {
             return None;
@@ -84,7 +86,11 @@ impl StoreVersion {
                 continue;
             }
             let wholly_inside = !starts_below(meta, lower) && !ends_above(meta, upper);
-            if !wholly_inside || meta.markers > 0 || meta.min_timestamp < oldest_unexpired_ms {
+            if !wholly_inside
+                || meta.markers > 0
+                || meta.min_timestamp < oldest_unexpired_ms
+                || meta.max_sequence > read_point
+            {
                 return None;
             }
             inside.push(file);
