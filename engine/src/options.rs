@@ -194,10 +194,10 @@ pub struct DbOptions {
     /// region's flush (still at the flush size) writes every frozen one into
     /// one file, as RocksDB keeps several write buffers. Random inserts then
     /// descend smaller skiplists whose upper levels stay in cache (random
-    /// puts at 1,000,000 records and a 128 MiB flush size: 1.25x at 2, 1.66x
+    /// puts at 1,000,000 records and a 128 MiB flush size: 1.29x at 2, 1.52x
     /// at 4), but a read of a row written since the last flush probes every
-    /// memstore: ycsb-f 0.92x / 0.77x, readwhilewriting's reads 0.89x /
-    /// 0.55x (docs/benchmarks.md, "Memstore parts"). At most 16.
+    /// memstore: ycsb-f 1.00x / 0.79x, readwhilewriting 0.81x / 0.63x
+    /// (docs/benchmarks.md, "Write workloads", memstore parts). At most 16.
     pub memstore_parts: u32,
 }
 

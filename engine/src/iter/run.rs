@@ -54,6 +54,16 @@ pub(super) struct RunBlock<'a> {
     pub(super) cell: usize,
 }
 
+/// True when `row` is inside the lower bound `lower`.
+#[inline]
+pub(crate) fn above_lower(row: &[u8], lower: &Bound<Vec<u8>>) -> bool {
+    match lower {
+        Bound::Included(l) => compare_bytes(row, l) != Ordering::Less,
+        Bound::Excluded(l) => compare_bytes(row, l) == Ordering::Greater,
+        Bound::Unbounded => true,
+    }
+}
+
 /// True when `row` is inside the upper bound `upper`.
 #[inline]
 pub(crate) fn below_upper(row: &[u8], upper: &Bound<Vec<u8>>) -> bool {

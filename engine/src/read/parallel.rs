@@ -16,13 +16,13 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use super::cursor::RowView;
-use super::plan::{ScanPlan, above_lower};
+use super::plan::ScanPlan;
 use super::sink::{CellCount, RowBatch};
 use super::stream::RowStream;
 use crate::catalog::TableState;
 use crate::cell::{RowResult, TimeRange};
 use crate::error::{Error, Result};
-use crate::iter::run::below_upper;
+use crate::iter::run::{above_lower, below_upper};
 use crate::metrics::ScanTimer;
 
 /// Rows a worker sends at once, at most.

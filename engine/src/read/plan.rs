@@ -327,15 +327,6 @@ impl ScanPlan {
     }
 }
 
-/// True when `row` is inside the lower bound `lower`.
-pub(crate) fn above_lower(row: &[u8], lower: &Bound<Vec<u8>>) -> bool {
-    match lower {
-        Bound::Included(l) => row >= l.as_slice(),
-        Bound::Excluded(l) => row > l.as_slice(),
-        Bound::Unbounded => true,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

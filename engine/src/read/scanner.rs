@@ -11,13 +11,14 @@ use std::sync::Arc;
 use strata_filters::plan::Seek;
 
 use super::cell_gate::{CellGate, RowVerdict};
-use super::plan::{ScanPlan, above_lower};
+use super::plan::ScanPlan;
 use super::sink::RowSink;
 use super::store_scan::StoreScan;
 use crate::cell::SeekKey;
 use crate::error::Result;
 use crate::gate::RowGate;
 use crate::hfile::reader::HFileReader;
+use crate::iter::run::above_lower;
 use crate::iter::run::below_upper;
 use crate::region::{ActivityCounters, Region};
 use crate::store::Store;

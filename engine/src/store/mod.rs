@@ -44,6 +44,13 @@ pub(crate) fn active_memstore_limit(flush_size: u64, parts: u32) -> Option<u64> 
     (parts > 1).then(|| (flush_size / u64::from(parts)).max(1))
 }
 
+/// Makes `next` the store's version (under its write lock), after debug
+/// builds check its level invariants: every transition ends here.
+fn install(current: &mut Arc<StoreVersion>, next: StoreVersion) {
+    next.debug_check_levels();
+    *current = Arc::new(next);
+}
+
 /// Number of levels (L0..L6).
 pub(crate) const LEVELS: usize = 7;
 
@@ -152,8 +159,7 @@ impl Store {
     ) -> R {
         let mut guard = self.version.write();
         let (next, outcome) = transition(&guard);
-        next.debug_check_levels();
-        *guard = Arc::new(next);
+        install(&mut guard, next);
         outcome
     }
 
@@ -199,8 +205,7 @@ impl Store {
             return false;
         }
         let next = guard.with_frozen(boundary);
-        next.debug_check_levels();
-        *guard = Arc::new(next);
+        install(&mut guard, next);
         true
     }
 

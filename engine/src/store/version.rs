@@ -12,8 +12,8 @@ use std::collections::BTreeSet;
 use std::ops::Bound;
 use std::sync::Arc;
 
-use crate::hfile::FileMeta;
 use crate::hfile::reader::HFileReader;
+use crate::iter::run::{above_lower, below_upper};
 use crate::memstore::Memstore;
 
 use super::LEVELS;
@@ -82,10 +82,11 @@ impl StoreVersion {
         let mut inside: Vec<&Arc<HFileReader>> = Vec::new();
         for (_, file) in self.files() {
             let meta = file.meta();
-            if ends_below(meta, lower) || starts_above(meta, upper) {
+            if !above_lower(&meta.last_row, lower) || !below_upper(&meta.first_row, upper) {
                 continue;
             }
-            let wholly_inside = !starts_below(meta, lower) && !ends_above(meta, upper);
+            let wholly_inside =
+                above_lower(&meta.first_row, lower) && below_upper(&meta.last_row, upper);
             if !wholly_inside
                 || meta.markers > 0
                 || meta.min_timestamp < oldest_unexpired_ms
@@ -132,42 +133,6 @@ fn file_rows_holding(file: &HFileReader, columns: Option<&BTreeSet<Vec<u8>>>) ->
         0 => Some(0),
         1 => per_column.iter().copied().max(),
         _ => None,
-    }
-}
-
-/// Every row of the file is below `lower`.
-fn ends_below(meta: &FileMeta, lower: &Bound<Vec<u8>>) -> bool {
-    match lower {
-        Bound::Unbounded => false,
-        Bound::Included(l) => meta.last_row < *l,
-        Bound::Excluded(l) => meta.last_row <= *l,
-    }
-}
-
-/// Some row of the file is below `lower`.
-fn starts_below(meta: &FileMeta, lower: &Bound<Vec<u8>>) -> bool {
-    match lower {
-        Bound::Unbounded => false,
-        Bound::Included(l) => meta.first_row < *l,
-        Bound::Excluded(l) => meta.first_row <= *l,
-    }
-}
-
-/// Every row of the file is above `upper`.
-fn starts_above(meta: &FileMeta, upper: &Bound<Vec<u8>>) -> bool {
-    match upper {
-        Bound::Unbounded => false,
-        Bound::Included(u) => meta.first_row > *u,
-        Bound::Excluded(u) => meta.first_row >= *u,
-    }
-}
-
-/// Some row of the file is above `upper`.
-fn ends_above(meta: &FileMeta, upper: &Bound<Vec<u8>>) -> bool {
-    match upper {
-        Bound::Unbounded => false,
-        Bound::Included(u) => meta.last_row > *u,
-        Bound::Excluded(u) => meta.last_row >= *u,
     }
 }
 

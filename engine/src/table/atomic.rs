@@ -13,7 +13,6 @@ use crate::ops::{
     Append, CheckAction, CheckAndMutate, CheckAndMutateResult, CompareOp, Condition, Get,
     Increment, Mutation, RowMutations,
 };
-use crate::store::active_memstore_limit;
 use crate::write::{PreparedCell, check_together_size, commit_together};
 
 /// A column as (family, qualifier).
@@ -377,11 +376,10 @@ impl Table {
             prepared.push(cells.into_prepared(region, row, durability)?);
         }
         check_together_size(&prepared)?;
-        let flush_size = state.descriptor.get_memstore_flush_size_bytes();
         commit_together(
             &self.services,
             &prepared,
-            active_memstore_limit(flush_size, self.services.options.memstore_parts),
+            self.active_memstore_limit(&state),
         )?;
         self.notify_written(&state, &prepared);
         Ok(())

@@ -255,14 +255,18 @@ impl Table {
     /// Commits `rows` (whose rows the caller locked) and schedules the
     /// flushes the written regions now need.
     pub(super) fn commit_and_notify(&self, state: &TableState, rows: &[PreparedRow]) -> Result<()> {
-        let flush_size = state.descriptor.get_memstore_flush_size_bytes();
-        commit(
-            &self.services,
-            rows,
-            active_memstore_limit(flush_size, self.services.options.memstore_parts),
-        )?;
+        commit(&self.services, rows, self.active_memstore_limit(state))?;
         self.notify_written(state, rows);
         Ok(())
+    }
+
+    /// The bytes at which a writer freezes a store's active memstore, for
+    /// this table's flush size and the database's memstore parts.
+    pub(super) fn active_memstore_limit(&self, state: &TableState) -> Option<u64> {
+        active_memstore_limit(
+            state.descriptor.get_memstore_flush_size_bytes(),
+            self.services.options.memstore_parts,
+        )
     }
 
     /// Schedules the flushes the regions of `rows`, just written, now need.
