@@ -6,7 +6,8 @@
 //! coordinating session plans as usual; its scan leaf ([`StrataScanExec`]) gets one partition
 //! per shard that can hold matching rows, each tagged with its worker. Three handlers of
 //! datafusion-distributed then place the scan: the stage takes one task per worker holding
-//! such a shard (desired task count), each task's variant of the leaf keeps only its worker's
+//! such a shard (desired task count; two when that is one worker, see
+//! `TASKS_FOR_ONE_WORKER`), each task's variant of the leaf keeps only its worker's
 //! partitions (scale-up), and task `i` is sent to that worker (routing). The leaf crosses the
 //! network through [`StrataCodec`]; stages above it (partial aggregates, shuffles) are
 //! datafusion-distributed's, and results stream back as Arrow Flight data over gRPC.
@@ -185,7 +186,10 @@ impl WorkerResolver for ClusterWorkers {
 pub(crate) fn coordinator(
     builder: SessionStateBuilder,
     cluster: Arc<Cluster>,
-) -> SessionStateBuilder {
+) -> Result<SessionStateBuilder> {
+    // datafusion-distributed caps a stage's tasks at the workers' count unless told otherwise;
+    // a scan one worker holds needs two tasks (`task_count`), whatever the count of workers.
+    let max_tasks = cluster.workers.len().max(TASKS_FOR_ONE_WORKER);
     builder
         .with_distributed_worker_resolver(ClusterWorkers(cluster))
         .with_distributed_planner()
@@ -193,6 +197,7 @@ pub(crate) fn coordinator(
         .with_distributed_desired_task_count_handler(desired_task_count)
         .with_distributed_scale_up_leaf_node_handler(scale_up)
         .with_distributed_route_tasks_handler(route_tasks)
+        .with_distributed_max_tasks_per_stage(max_tasks)
 }
 
 /// The workers a scan's partitions are on, in first-seen order.
@@ -206,14 +211,33 @@ fn scan_workers(scan: &StrataScanExec) -> Vec<String> {
     workers
 }
 
-/// One task per worker holding a partition of the scan.
+/// Tasks of a stage whose scan one worker holds: that worker's, and one that reads nothing.
+///
+/// datafusion-distributed runs a stage of one task under a consumer of one task in the
+/// coordinating process (it elides the network boundary), where the scan's rows are not; a
+/// second, empty task keeps the stage on the worker. The empty task goes to the same worker
+/// and costs it one empty stream.
+const TASKS_FOR_ONE_WORKER: usize = 2;
+
+/// Tasks of a scan's stage: one per worker holding a partition of the scan
+/// ([`TASKS_FOR_ONE_WORKER`] when that is one worker; one when none is, and the scan reads
+/// nothing).
+fn task_count(workers: usize) -> usize {
+    match workers {
+        0 => 1,
+        1 => TASKS_FOR_ONE_WORKER,
+        many => many,
+    }
+}
+
+/// One task per worker holding a partition of the scan (see [`task_count`]).
 fn desired_task_count(
     event: DesiredTaskCountEvent<'_>,
 ) -> Option<Result<DesiredTaskCountEventResponse>> {
     let scan = event.plan.downcast_ref::<StrataScanExec>()?;
-    Some(Ok(DesiredTaskCountEventResponse::desired(
-        scan_workers(scan).len().max(1),
-    )))
+    Some(Ok(DesiredTaskCountEventResponse::desired(task_count(
+        scan_workers(scan).len(),
+    ))))
 }
 
 /// The scan cut into one variant per worker, each with that worker's partitions (padded
@@ -227,7 +251,7 @@ fn scale_up(event: ScaleUpLeafNodeEvent<'_>) -> Option<Result<ScaleUpLeafNodeEve
             event.plan,
         ))));
     }
-    if event.task_count != workers.len() {
+    if event.task_count != task_count(workers.len()) {
         return Some(Err(DataFusionError::Plan(format!(
             "the scan of {} needs one task on each of the {} workers holding its shards, and \
              the distributed planner gave its stage {} tasks",
@@ -236,26 +260,34 @@ fn scale_up(event: ScaleUpLeafNodeEvent<'_>) -> Option<Result<ScaleUpLeafNodeEve
             event.task_count
         ))));
     }
-    let per_worker: Vec<Vec<KeyRange>> = workers
+    let mut per_worker: Vec<(Vec<KeyRange>, Option<&String>)> = workers
         .iter()
         .map(|w| {
-            scan.partitions()
+            let partitions = scan
+                .partitions()
                 .iter()
                 .zip(scan.workers())
                 .filter(|(_, on)| on.as_deref() == Some(w.as_str()))
                 .map(|(p, _)| p.clone())
-                .collect()
+                .collect();
+            (partitions, Some(w))
         })
         .collect();
-    let width = per_worker.iter().map(Vec::len).max().unwrap_or(1);
+    // The empty task of a scan one worker holds: no partition, and so no worker of its own
+    // (`route_tasks` sends it to the other task's worker).
+    per_worker.resize_with(event.task_count, || (Vec::new(), None));
+    let width = per_worker
+        .iter()
+        .map(|(partitions, _)| partitions.len())
+        .max()
+        .unwrap_or(1);
     let variants = per_worker
         .into_iter()
-        .zip(&workers)
         .map(|(partitions, worker)| {
             let count = partitions.len();
             scan.with_placement(
                 partitions,
-                vec![Some(worker.clone()); count],
+                vec![worker.cloned(); count],
                 width,
                 RowSource::Remote,
             )
@@ -273,14 +305,20 @@ fn route_tasks(event: RouteTasksEvent<'_>) -> Option<Result<RouteTasksEventRespo
     let mut urls: Option<Vec<String>> = None;
     let mut conflict = None;
     find_leaves(event.plan, &mut |leaf| {
-        let workers: Vec<String> = leaf
+        let placed: Vec<Option<String>> = leaf
             .variants()
             .iter()
             .map(|v| {
                 v.downcast_ref::<StrataScanExec>()
                     .and_then(|s| s.workers().iter().flatten().next().cloned())
-                    .unwrap_or_default()
             })
+            .collect();
+        // A variant without partitions (the empty task of a scan one worker holds) can run
+        // anywhere: on the first worker that holds a partition.
+        let anywhere = placed.iter().flatten().next().cloned().unwrap_or_default();
+        let workers: Vec<String> = placed
+            .into_iter()
+            .map(|worker| worker.unwrap_or_else(|| anywhere.clone()))
             .collect();
         match &urls {
             None => urls = Some(workers),

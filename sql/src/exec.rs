@@ -406,17 +406,18 @@ impl ExecutionPlan for StrataScanExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
+        let mut builder =
+            RecordBatchReceiverStreamBuilder::new(Arc::clone(&self.schema), READ_AHEAD_BATCHES);
+        let Some(range) = self.partitions.get(partition).cloned() else {
+            // The one partition of a scan with no key range to read (on a cluster too: no
+            // worker holds a row it could match), or a partition that pads a task's variant.
+            return Ok(builder.build());
+        };
         let RowSource::Local(db) = &self.source else {
             return Err(DataFusionError::Execution(format!(
                 "the scan of {} runs on the cluster's workers, not in the coordinating process",
                 self.spec.table
             )));
-        };
-        let mut builder =
-            RecordBatchReceiverStreamBuilder::new(Arc::clone(&self.schema), READ_AHEAD_BATCHES);
-        let Some(range) = self.partitions.get(partition).cloned() else {
-            // The one partition of a scan with no key range to read.
-            return Ok(builder.build());
         };
         let tx = builder.tx();
         let reader = PartitionReader {

@@ -105,7 +105,7 @@ impl SqlContext {
     /// against).
     pub fn with_options(db: Db, config: SessionConfig, pushdown: bool) -> Result<SqlContext> {
         let catalog = catalog::Catalog::new(db, catalog::Placement::Local, pushdown);
-        SqlContext::build(catalog, config, |builder| builder)
+        SqlContext::build(catalog, config, Ok)
     }
 
     /// A session whose tables are defined in `catalog` (tables, families, mappings; it needs
@@ -130,7 +130,7 @@ impl SqlContext {
     pub(crate) fn build(
         catalog: catalog::Catalog,
         config: SessionConfig,
-        customize: impl FnOnce(SessionStateBuilder) -> SessionStateBuilder,
+        customize: impl FnOnce(SessionStateBuilder) -> Result<SessionStateBuilder>,
     ) -> Result<SqlContext> {
         let config = config
             .with_information_schema(true)
@@ -142,7 +142,7 @@ impl SqlContext {
                 STORED_AS.to_owned(),
                 Arc::new(catalog::StrataTableFactory::new(catalog.clone())),
             );
-        let context = SessionContext::new_with_state(customize(builder).build());
+        let context = SessionContext::new_with_state(customize(builder)?.build());
         let tables = MemoryCatalogProvider::new();
         tables.register_schema(
             DEFAULT_SCHEMA,

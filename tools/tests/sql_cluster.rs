@@ -1,6 +1,7 @@
 //! Three `strata sql-worker` processes on loopback, each holding a third of two tables' key
-//! ranges, answer a word count, a filtered aggregate and a key-range query exactly as one
-//! process over all the data does; a worker that is gone fails the query with an error
+//! ranges, and one worker holding all of it, answer a word count, a filtered aggregate, key
+//! ranges across shards, inside one shard and holding nothing, and a whole-table count exactly
+//! as one process over all the data does; a worker that is gone fails the query with an error
 //! naming it. Every process is stopped at the end, and every wait is bounded.
 
 #![cfg(test)]
@@ -162,12 +163,33 @@ fn load(dir: &Path, shard: Option<usize>) {
 const MAPPING: &str = "CREATE EXTERNAL TABLE sales_by (id VARCHAR NOT NULL, region VARCHAR NOT NULL, amount BIGINT NOT NULL) \
                        STORED AS STRATA LOCATION 'sales' OPTIONS ('mapping' ':key,s:region,s:amount#b')";
 
-const QUERIES: [&str; 3] = [
+const QUERIES: [&str; 6] = [
     "SELECT word, count(*) AS n FROM (SELECT unnest(string_to_array(CAST(value AS VARCHAR), ' ')) AS word FROM docs) \
      GROUP BY word ORDER BY n DESC, word",
     "SELECT region, count(*) AS n, sum(amount) AS total FROM sales_by WHERE amount > 50 GROUP BY region ORDER BY region",
     "SELECT count(*) AS n, min(id) AS first, max(id) AS last FROM sales_by WHERE id >= 'k0150' AND id < 'k0250'",
+    // Every row, no filter: a scan of each worker's whole shard.
+    "SELECT count(*) AS n, sum(amount) AS total FROM sales_by",
+    // Rows of one shard only: one worker holds every partition of the scan.
+    "SELECT count(*) AS n, sum(amount) AS total, max(id) AS last FROM sales_by WHERE id >= 'k0010' AND id < 'k0020'",
+    // A key range no row can be in: no worker is asked.
+    "SELECT count(*) AS n FROM sales_by WHERE id > 'k5' AND id < 'k4'",
 ];
+
+/// A cluster map: each worker's url with the key range it holds of both tables.
+fn cluster_map(workers: &[(&str, &str, &str)]) -> String {
+    format!(
+        "{{\"workers\": [{}]}}",
+        workers
+            .iter()
+            .map(|(url, start, end)| format!(
+                "{{\"url\": \"{url}\", \"shards\": [{{\"table\": \"docs\", \"start\": \"{start}\", \"end\": \"{end}\"}}, \
+                 {{\"table\": \"sales\", \"start\": \"{start}\", \"end\": \"{end}\"}}]}}"
+            ))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
 
 #[test]
 fn three_workers_answer_as_one_process_does() {
@@ -185,22 +207,22 @@ fn three_workers_answer_as_one_process_does() {
         load(&dir, Some(shard));
         workers.push(Worker::start(&dir));
     }
+    // Every row on one more worker: a cluster of one process (whose every scan one worker
+    // holds).
+    let whole = root.path().join("whole");
+    load(&whole, None);
+    let lone = Worker::start(&whole);
     let bounds = ["", SHARD_BOUNDS[0], SHARD_BOUNDS[1], ""];
-    let map = format!(
-        "{{\"workers\": [{}]}}",
-        workers
-            .iter()
-            .enumerate()
-            .map(|(i, w)| format!(
-                "{{\"url\": \"{}\", \"shards\": [{{\"table\": \"docs\", \"start\": \"{}\", \"end\": \"{}\"}}, \
-                 {{\"table\": \"sales\", \"start\": \"{}\", \"end\": \"{}\"}}]}}",
-                w.url, bounds[i], bounds[i + 1], bounds[i], bounds[i + 1]
-            ))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    let shards: Vec<(&str, &str, &str)> = workers
+        .iter()
+        .enumerate()
+        .map(|(i, w)| (w.url.as_str(), bounds[i], bounds[i + 1]))
+        .collect();
     let cluster = root.path().join("cluster.json");
-    std::fs::write(&cluster, map).unwrap();
+    std::fs::write(&cluster, cluster_map(&shards)).unwrap();
+    let one_worker = root.path().join("one-worker.json");
+    std::fs::write(&one_worker, cluster_map(&[(lone.url.as_str(), "", "")])).unwrap();
+    let one_worker = one_worker.to_str().unwrap();
     let (single, catalog, cluster) = (
         single.to_str().unwrap(),
         catalog.to_str().unwrap(),
@@ -222,7 +244,31 @@ fn three_workers_answer_as_one_process_does() {
         ]);
         assert_eq!(code, 0, "{query}: {err}");
         assert_eq!(three, one, "{query}");
+        let (code, on_one_worker, err) = sql(&[
+            "--data",
+            catalog,
+            "--cluster",
+            one_worker,
+            "--format",
+            "csv",
+            "-e",
+            query,
+        ]);
+        assert_eq!(code, 0, "{query}: {err}");
+        assert_eq!(on_one_worker, one, "{query} on one worker");
     }
+    // A scan one worker holds runs there, not in the coordinating process.
+    let (_, plan, _) = sql(&[
+        "--data",
+        catalog,
+        "--cluster",
+        one_worker,
+        "--format",
+        "csv",
+        "-e",
+        &format!("EXPLAIN {}", QUERIES[3]),
+    ]);
+    assert!(plan.contains(&lone.url), "{plan}");
     // The plan shows the scans placed on the workers.
     let (_, plan, _) = sql(&[
         "--data",
@@ -262,4 +308,5 @@ fn three_workers_answer_as_one_process_does() {
     for worker in workers {
         worker.stop();
     }
+    lone.stop();
 }

@@ -324,9 +324,11 @@ fn free_port() -> Result<u16> {
         .port())
 }
 
-/// Starts one worker per (directory, key range) and a coordinating session over them.
+/// Starts one worker per (directory, key range) and a coordinating session over them, whose
+/// own (empty) database is `catalog`: each cluster needs its own, a database is opened by
+/// one owner at a time.
 fn cluster(
-    dir: &Path,
+    catalog: &Path,
     shards: &[(PathBuf, Vec<u8>, Vec<u8>)],
 ) -> Result<(SqlContext, Vec<WorkerProcess>)> {
     let exe = std::env::current_exe()?;
@@ -352,7 +354,7 @@ fn cluster(
     }
     // The workers open their databases before they listen.
     std::thread::sleep(Duration::from_secs(3));
-    let catalog = database(&dir.join("catalog"), 0..0)?;
+    let catalog = database(catalog, 0..0)?;
     let context = SqlContext::with_cluster(catalog, SessionConfig::new(), Cluster { workers })?;
     Ok((context, processes))
 }
@@ -432,8 +434,8 @@ fn main() -> Result<()> {
         }
         let whole = dir.join("whole");
         database(&whole, 0..args.rows)?.close()?;
-        let (one, p1) = cluster(&dir, &[(whole, Vec::new(), Vec::new())])?;
-        let (three, p3) = cluster(&dir, &shards)?;
+        let (one, p1) = cluster(&dir.join("catalog1"), &[(whole, Vec::new(), Vec::new())])?;
+        let (three, p3) = cluster(&dir.join("catalog3"), &shards)?;
         configs.push(Config {
             name: "1 worker process".into(),
             engine: Engine::Sql(one),
