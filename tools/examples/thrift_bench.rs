@@ -11,7 +11,9 @@
 //! temporary directory, listening on 127.0.0.1 (the clients still go through TCP); with it,
 //! it drives a running `strata thrift` (whose `--durability` then applies). Each run is
 //! bounded by `--seconds`; the table gives the median of `--repeat` runs, with the smallest
-//! and largest, and the median run's latency percentiles.
+//! and largest, and the median run's latency percentiles and CPU time per call (user and
+//! system time of this whole process over the calls: client and gateway together without
+//! `--connect`, the client alone with it).
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -108,10 +110,12 @@ impl Workload {
     }
 }
 
-/// One run: calls made, and their latencies in microseconds.
+/// One run: calls made, their latencies in microseconds, and the CPU time the whole process
+/// (client threads, and the gateway when it runs in this process) used meanwhile.
 struct RunResult {
     calls: u64,
     elapsed: Duration,
+    cpu: Duration,
     latency_us: Histogram<u64>,
 }
 
@@ -119,6 +123,25 @@ impl RunResult {
     fn calls_per_second(&self) -> f64 {
         self.calls as f64 / self.elapsed.as_secs_f64()
     }
+
+    /// CPU microseconds (user and system, every thread of this process) per call.
+    fn cpu_us_per_call(&self) -> f64 {
+        self.cpu.as_secs_f64() * 1e6 / self.calls.max(1) as f64
+    }
+}
+
+/// CPU time used so far by every thread of this process, user and system.
+fn process_cpu_time() -> Duration {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid, writable timespec; the clock id is a constant Linux knows.
+    let status = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut now) };
+    if status != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
 }
 
 fn row_key(connection: usize, index: u64) -> Vec<u8> {
@@ -211,11 +234,13 @@ fn run(
         .collect::<Result<_, String>>()?;
     start.wait();
     let began = Instant::now();
+    let cpu_before = process_cpu_time();
     std::thread::sleep(duration);
     stop.store(true, Ordering::Relaxed);
     let mut total = RunResult {
         calls: 0,
         elapsed: Duration::ZERO,
+        cpu: Duration::ZERO,
         latency_us: Histogram::<u64>::new(3).map_err(|error| error.to_string())?,
     };
     let mut per_connection = Vec::with_capacity(connections);
@@ -231,6 +256,7 @@ fn run(
             .map_err(|error| error.to_string())?;
     }
     total.elapsed = began.elapsed();
+    total.cpu = process_cpu_time().saturating_sub(cpu_before);
     Ok((total, per_connection))
 }
 
@@ -313,8 +339,8 @@ fn main() -> Result<(), String> {
         args.repeat
     );
     println!(
-        "{:<22} {:>5} {:>12} {:>23} {:>8} {:>8} {:>8}",
-        "workload", "conns", "calls/s", "(min-max)", "p50 us", "p99 us", "p999 us"
+        "{:<22} {:>5} {:>12} {:>23} {:>8} {:>8} {:>8} {:>12}",
+        "workload", "conns", "calls/s", "(min-max)", "p50 us", "p99 us", "p999 us", "cpu us/call"
     );
     // Rows written per connection so far: the next index to write, and what reads may read.
     let max_connections = args.connections.iter().copied().max().unwrap_or(1);
@@ -335,7 +361,7 @@ fn main() -> Result<(), String> {
             runs.sort_by(|a, b| a.calls_per_second().total_cmp(&b.calls_per_second()));
             let median = &runs[runs.len() / 2];
             println!(
-                "{:<22} {:>5} {:>12.0} {:>23} {:>8} {:>8} {:>8}",
+                "{:<22} {:>5} {:>12.0} {:>23} {:>8} {:>8} {:>8} {:>12.1}",
                 workload.name(),
                 connections,
                 median.calls_per_second(),
@@ -347,6 +373,7 @@ fn main() -> Result<(), String> {
                 median.latency_us.value_at_quantile(0.5),
                 median.latency_us.value_at_quantile(0.99),
                 median.latency_us.value_at_quantile(0.999),
+                median.cpu_us_per_call(),
             );
         }
     }
