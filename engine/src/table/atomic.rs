@@ -249,13 +249,13 @@ impl Table {
         }
         for m in &mutations.mutations {
             let row = match m {
-                Mutation::Put(p) => &p.row,
-                Mutation::Delete(d) => &d.row,
+                Mutation::Put(p) => p.row(),
+                Mutation::Delete(d) => d.row.as_slice(),
             };
-            if *row != mutations.row {
+            if *row != *mutations.row {
                 return Err(Error::RowMismatch {
                     expected: mutations.row.clone(),
-                    found: row.clone(),
+                    found: row.to_vec(),
                 });
             }
             if let Mutation::Delete(d) = m {
@@ -276,7 +276,7 @@ impl Table {
         for m in &mutations.mutations {
             match m {
                 Mutation::Put(put) => {
-                    if put.cells.is_empty() {
+                    if put.is_empty() {
                         return Err(Error::EmptyMutation);
                     }
                     Self::add_put_cells(state, put, now, &mut cells)?;
@@ -338,10 +338,10 @@ impl Table {
                 });
             }
             match mutation {
-                Mutation::Put(put) if put.cells.is_empty() => return Err(Error::EmptyMutation),
+                Mutation::Put(put) if put.is_empty() => return Err(Error::EmptyMutation),
                 Mutation::Put(put) => {
-                    for cell in &put.cells {
-                        Self::family_id(&state, &cell.family)?;
+                    for cell in put.cells() {
+                        Self::family_id(&state, cell.family)?;
                     }
                 }
                 Mutation::Delete(delete) => Self::validate_delete(&state, delete)?,
@@ -418,16 +418,16 @@ impl Table {
         }
         .time_range(check.time_min, check.time_max);
         let action_row = match &check.action {
-            CheckAction::Put(p) => &p.row,
-            CheckAction::Delete(d) => &d.row,
-            CheckAction::RowMutations(m) => &m.row,
-            CheckAction::Increment(i) => &i.row,
-            CheckAction::Append(a) => &a.row,
+            CheckAction::Put(p) => p.row(),
+            CheckAction::Delete(d) => d.row.as_slice(),
+            CheckAction::RowMutations(m) => m.row.as_slice(),
+            CheckAction::Increment(i) => i.row.as_slice(),
+            CheckAction::Append(a) => a.row.as_slice(),
         };
-        if *action_row != check.row {
+        if *action_row != *check.row {
             return Err(Error::RowMismatch {
                 expected: check.row.clone(),
-                found: action_row.clone(),
+                found: action_row.to_vec(),
             });
         }
         let now = self.services.now_ms();

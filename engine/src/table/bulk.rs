@@ -206,7 +206,7 @@ impl Table {
         let Some(first) = puts.first() else {
             return Vec::new();
         };
-        let (_gate, state) = match self.writable(&first.row) {
+        let (_gate, state) = match self.writable(first.row()) {
             Ok(writable) => writable,
             Err(e) => return puts.iter().map(|_| Err(e.clone())).collect(),
         };

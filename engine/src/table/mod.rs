@@ -284,9 +284,9 @@ impl Table {
 
     /// Writes a put. Returns once it is visible (and, with `SyncWal`, durable).
     pub fn put(&self, put: &Put) -> Result<()> {
-        let (_gate, state) = self.writable(&put.row)?;
+        let (_gate, state) = self.writable(put.row())?;
         let prepared = self.prepare_put(&state, put, self.services.now_ms())?;
-        let _lock = self.lock_row(&put.row);
+        let _lock = self.lock_row(put.row());
         self.commit_and_notify(&state, std::slice::from_ref(&prepared))
     }
 

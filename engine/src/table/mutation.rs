@@ -99,15 +99,15 @@ impl Table {
         put: &'a Put,
         now_ms: i64,
     ) -> Result<PreparedRow<'a>> {
-        validate_row(&put.row)?;
-        if put.cells.is_empty() {
+        validate_row(put.row())?;
+        if put.is_empty() {
             return Err(Error::EmptyMutation);
         }
-        let region = Self::region(state, &put.row)?;
+        let region = Self::region(state, put.row())?;
         let mut cells = CellsByFamily::default();
         Self::add_put_cells(state, put, now_ms, &mut cells)?;
         let durability = put.durability.unwrap_or(state.descriptor.get_durability());
-        cells.into_prepared(region, &put.row, durability)
+        cells.into_prepared(region, put.row(), durability)
     }
 
     pub(super) fn add_put_cells<'a>(
@@ -116,19 +116,19 @@ impl Table {
         now_ms: i64,
         out: &mut CellsByFamily<'a>,
     ) -> Result<()> {
-        for cell in &put.cells {
-            let family_id = Self::family_id(state, &cell.family)?;
-            validate_qualifier(&cell.qualifier)?;
+        for cell in put.cells() {
+            let family_id = Self::family_id(state, cell.family)?;
+            validate_qualifier(cell.qualifier)?;
             let timestamp = cell.timestamp.or(put.timestamp).unwrap_or(now_ms);
             validate_timestamp(timestamp)?;
-            Self::check_value(state, &cell.value)?;
+            Self::check_value(state, cell.value)?;
             out.push(
                 family_id,
                 PreparedCell {
-                    qualifier: Cow::Borrowed(&cell.qualifier),
+                    qualifier: Cow::Borrowed(cell.qualifier),
                     timestamp,
                     kind: CellKind::Put,
-                    value: Cow::Borrowed(&cell.value),
+                    value: Cow::Borrowed(cell.value),
                 },
             );
         }

@@ -245,28 +245,60 @@ fn log(services: &Services, rows: &[PreparedRow], first: u64) -> Result<()> {
         .filter(|row| row.durability != Durability::SkipWal)
         .map(|row| FRAME_HEADER_BYTES + row.encoded_len())
         .sum();
-    let mut frames = Vec::with_capacity(wal_bytes);
-    let mut frame_count = 0u64;
-    let mut sync = None;
-    let mut max_sequence = 0;
-    for (sequence, row) in (first..).zip(rows) {
-        if row.durability == Durability::SkipWal {
-            continue;
-        }
-        let frame = begin_frame(&mut frames);
-        encode_mutation(
-            &mut frames,
-            row.region.id(),
-            sequence,
-            row.row,
-            row.logged_families(),
-        );
-        finish_frame(&mut frames, frame);
-        frame_count += 1;
-        max_sequence = sequence;
-        sync = stronger(sync, sync_kind(row.durability));
+    if wal_bytes == 0 {
+        return Ok(());
     }
-    append_frames(services, &frames, frame_count, max_sequence, sync)
+    with_frame_buffer(wal_bytes, |frames| {
+        let mut frame_count = 0u64;
+        let mut sync = None;
+        let mut max_sequence = 0;
+        for (sequence, row) in (first..).zip(rows) {
+            if row.durability == Durability::SkipWal {
+                continue;
+            }
+            let frame = begin_frame(frames);
+            encode_mutation(
+                frames,
+                row.region.id(),
+                sequence,
+                row.row,
+                row.logged_families(),
+            );
+            finish_frame(frames, frame);
+            frame_count += 1;
+            max_sequence = sequence;
+            sync = stronger(sync, sync_kind(row.durability));
+        }
+        append_frames(services, frames, frame_count, max_sequence, sync)
+    })
+}
+
+/// Largest frame buffer a writing thread keeps for its next write, in bytes; a write of
+/// more gets a buffer of its own (freed when it is done).
+const KEPT_FRAME_BUFFER_BYTES: usize = 64 * 1024;
+
+thread_local! {
+    /// The thread's buffer for encoding its writes' WAL frames: the WAL copies the frames
+    /// into its group, so the buffer is free again when the append returns, and a put need
+    /// not allocate one (a malloc and free a put).
+    static FRAME_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `encode` with an empty buffer that has room for `bytes`.
+fn with_frame_buffer<T>(bytes: usize, encode: impl FnOnce(&mut Vec<u8>) -> T) -> T {
+    if bytes > KEPT_FRAME_BUFFER_BYTES {
+        return encode(&mut Vec::with_capacity(bytes));
+    }
+    FRAME_BUFFER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut frames) => {
+            frames.clear();
+            frames.reserve(bytes);
+            encode(&mut frames)
+        }
+        // Only a write made from inside another's encoding could find it taken; none is,
+        // but a buffer of its own is correct either way.
+        Err(_) => encode(&mut Vec::with_capacity(bytes)),
+    })
 }
 
 /// Appends one multi-row mutation frame holding `rows` at `sequence`
