@@ -26,7 +26,7 @@ pub(crate) mod replay;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -182,6 +182,11 @@ struct Shared {
     synced: Watermark,
     /// Mirrors `State::failed.is_some()`, read without the lock on every write.
     has_failed: AtomicBool,
+    /// Mirrors `State::segments.len()` (set under the lock wherever the list
+    /// changes), read without the lock after every write to decide whether
+    /// old segments need flushes: a second lock a put, taken while the commit
+    /// thread held it, was where a writer most often slept.
+    segment_count: AtomicUsize,
     /// Held by [`Wal::release_through`] while it deletes segments, and by a
     /// checkpoint while it reads them ([`Wal::hold_segments`]).
     release: Mutex<()>,
@@ -221,6 +226,7 @@ impl Wal {
             id: first_segment_id,
             max_sequence: 0,
         });
+        let segment_count = AtomicUsize::new(segments.len());
         let shared = Arc::new(Shared {
             dir: dir.to_path_buf(),
             io,
@@ -252,6 +258,7 @@ impl Wal {
             room: Condvar::new(),
             synced: Watermark::new(0),
             has_failed: AtomicBool::new(false),
+            segment_count,
             release: Mutex::new(()),
         });
         let thread_shared = shared.clone();
@@ -416,7 +423,7 @@ impl Wal {
 
     /// Number of segments the log holds.
     pub(crate) fn segment_count(&self) -> usize {
-        self.shared.state.lock().segments.len()
+        self.shared.segment_count.load(Ordering::Relaxed)
     }
 
     /// Highest sequence of the oldest segment, if there is an older one
@@ -445,6 +452,9 @@ impl Wal {
                     ids.push(s.id);
                 }
             }
+            self.shared
+                .segment_count
+                .store(state.segments.len(), Ordering::Relaxed);
             ids
         };
         if releasable.is_empty() {
@@ -757,6 +767,9 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) -> Result<()> {
             Ok(segments_started) => {
                 state.stats.segments_created +=
                     record_segments(&mut state.segments, segments_started, group.max_sequence);
+                shared
+                    .segment_count
+                    .store(state.segments.len(), Ordering::Relaxed);
                 debug_assert!(
                     group.number > state.written_group && group.number > state.synced_group,
                     "groups are written and synced in the order they filled"
@@ -1099,6 +1112,7 @@ mod tests {
         let t = wal.append(&huge, 1, 4, Some(SyncKind::Data)).unwrap();
         wal.wait(t).unwrap();
         assert_eq!(wal.segments().len(), 4);
+        assert_eq!(wal.segment_count(), 4);
         wal.shutdown().unwrap();
     }
 
@@ -1250,10 +1264,15 @@ mod tests {
                 + format::GROUP_COMMIT_FRAME_BYTES
                 + format::SEAL_FRAME_BYTES) as u64
         );
+        assert_eq!(wal.segment_count(), 2);
         wal.release_through(4).unwrap();
         assert!(sealed.exists());
+        assert_eq!(wal.segment_count(), 2);
         wal.release_through(5).unwrap();
         assert!(!sealed.exists());
+        // The count read without the lock follows the list.
+        assert_eq!(wal.segment_count(), 1);
+        assert_eq!(wal.segments().len(), 1);
         // Frames appended after the roll go to the new segment.
         let t = wal
             .append(&frame(b"b"), 1, 6, Some(SyncKind::Data))
