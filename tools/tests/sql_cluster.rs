@@ -176,6 +176,21 @@ const QUERIES: [&str; 6] = [
     "SELECT count(*) AS n FROM sales_by WHERE id > 'k5' AND id < 'k4'",
 ];
 
+/// Runs `query` through a session over `catalog` whose scans run on the workers of the map
+/// `cluster`, answering in CSV; exit code, stdout, stderr.
+fn sql_on(catalog: &str, cluster: &str, query: &str) -> (i32, String, String) {
+    sql(&[
+        "--data",
+        catalog,
+        "--cluster",
+        cluster,
+        "--format",
+        "csv",
+        "-e",
+        query,
+    ])
+}
+
 /// A cluster map: each worker's url with the key range it holds of both tables.
 fn cluster_map(workers: &[(&str, &str, &str)]) -> String {
     format!(
@@ -232,54 +247,18 @@ fn three_workers_answer_as_one_process_does() {
         let (code, one, err) = sql(&["--data", single, "--format", "csv", "-e", query]);
         assert_eq!(code, 0, "{err}");
         assert!(one.lines().count() > 1, "{query}: {one}");
-        let (code, three, err) = sql(&[
-            "--data",
-            catalog,
-            "--cluster",
-            cluster,
-            "--format",
-            "csv",
-            "-e",
-            query,
-        ]);
+        let (code, three, err) = sql_on(catalog, cluster, query);
         assert_eq!(code, 0, "{query}: {err}");
         assert_eq!(three, one, "{query}");
-        let (code, on_one_worker, err) = sql(&[
-            "--data",
-            catalog,
-            "--cluster",
-            one_worker,
-            "--format",
-            "csv",
-            "-e",
-            query,
-        ]);
+        let (code, on_one_worker, err) = sql_on(catalog, one_worker, query);
         assert_eq!(code, 0, "{query}: {err}");
         assert_eq!(on_one_worker, one, "{query} on one worker");
     }
     // A scan one worker holds runs there, not in the coordinating process.
-    let (_, plan, _) = sql(&[
-        "--data",
-        catalog,
-        "--cluster",
-        one_worker,
-        "--format",
-        "csv",
-        "-e",
-        &format!("EXPLAIN {}", QUERIES[3]),
-    ]);
+    let (_, plan, _) = sql_on(catalog, one_worker, &format!("EXPLAIN {}", QUERIES[3]));
     assert!(plan.contains(&lone.url), "{plan}");
     // The plan shows the scans placed on the workers.
-    let (_, plan, _) = sql(&[
-        "--data",
-        catalog,
-        "--cluster",
-        cluster,
-        "--format",
-        "csv",
-        "-e",
-        &format!("EXPLAIN {}", QUERIES[1]),
-    ]);
+    let (_, plan, _) = sql_on(catalog, cluster, &format!("EXPLAIN {}", QUERIES[1]));
     for worker in &workers {
         assert!(plan.contains(&worker.url), "{plan}");
     }
@@ -287,16 +266,7 @@ fn three_workers_answer_as_one_process_does() {
     let mut gone = workers.remove(1);
     gone.child.kill().unwrap();
     gone.child.wait().unwrap();
-    let (code, out, err) = sql(&[
-        "--data",
-        catalog,
-        "--cluster",
-        cluster,
-        "--format",
-        "csv",
-        "-e",
-        QUERIES[1],
-    ]);
+    let (code, out, err) = sql_on(catalog, cluster, QUERIES[1]);
     assert_eq!(code, 1, "{out}");
     assert!(out.is_empty(), "{out}");
     let port = gone.url.rsplit(':').next().unwrap();
