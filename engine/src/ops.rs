@@ -63,6 +63,55 @@ impl ColumnSelection {
     }
 }
 
+/// The qualifiers a read selects in one family: sorted, each once.
+///
+/// Reads test every cell's qualifier against it, so membership is tuned for the few
+/// qualifiers a read names: up to [`ColumnSet::LINEAR_MAX`] of them are compared one by one
+/// for equality, which rejects a qualifier of another length without comparing bytes (the
+/// ordered comparisons of a `BTreeSet` compared bytes every time: 8% of a scan of rows of four
+/// columns selecting two).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ColumnSet {
+    /// Sorted and without duplicates.
+    qualifiers: Vec<Vec<u8>>,
+}
+
+impl ColumnSet {
+    /// Most qualifiers tested one by one; more are binary searched.
+    const LINEAR_MAX: usize = 8;
+
+    /// Whether `qualifier` is selected.
+    #[inline]
+    pub(crate) fn contains(&self, qualifier: &[u8]) -> bool {
+        if self.qualifiers.len() <= Self::LINEAR_MAX {
+            self.qualifiers.iter().any(|q| q.as_slice() == qualifier)
+        } else {
+            self.qualifiers
+                .binary_search_by(|q| q.as_slice().cmp(qualifier))
+                .is_ok()
+        }
+    }
+
+    /// The qualifiers, in order.
+    pub(crate) fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> {
+        self.qualifiers.iter().map(Vec::as_slice)
+    }
+
+    /// How many qualifiers are selected.
+    pub(crate) fn len(&self) -> usize {
+        self.qualifiers.len()
+    }
+}
+
+impl From<&BTreeSet<Vec<u8>>> for ColumnSet {
+    fn from(set: &BTreeSet<Vec<u8>>) -> Self {
+        // A BTreeSet iterates in order and holds each qualifier once.
+        ColumnSet {
+            qualifiers: set.iter().cloned().collect(),
+        }
+    }
+}
+
 /// One cell of a [`Put`]: where its parts lie in the put's bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct PutCell {
@@ -1033,6 +1082,33 @@ mod tests {
         assert_eq!(got, vec![(b"f".to_vec(), Some(2)), (b"g".to_vec(), None)]);
         s.family("f");
         assert_eq!(s.families().next().unwrap().1, None);
+    }
+
+    #[test]
+    fn a_column_set_answers_as_the_set_it_was_made_from() {
+        for size in [
+            0usize,
+            1,
+            3,
+            ColumnSet::LINEAR_MAX,
+            ColumnSet::LINEAR_MAX + 1,
+            40,
+        ] {
+            let set: BTreeSet<Vec<u8>> = (0..size)
+                .map(|i| format!("q{}", "x".repeat(i % 5) + &i.to_string()).into_bytes())
+                .collect();
+            let columns = ColumnSet::from(&set);
+            assert_eq!(columns.len(), set.len());
+            assert!(columns.iter().eq(set.iter().map(Vec::as_slice)));
+            for probe in set.iter().cloned().chain([
+                b"".to_vec(),
+                b"q".to_vec(),
+                b"q0x".to_vec(),
+                b"zzz".to_vec(),
+            ]) {
+                assert_eq!(columns.contains(&probe), set.contains(&probe), "{probe:?}");
+            }
+        }
     }
 
     #[test]

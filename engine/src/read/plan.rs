@@ -293,7 +293,7 @@ pub(crate) fn plan_parts(
 /// The only qualifier a get reads of `family`, for ROWCOL blooms.
 pub(super) fn single_column(family: &FamilyPlan) -> Option<&[u8]> {
     match &family.columns {
-        Some(set) if set.len() == 1 => set.iter().next().map(Vec::as_slice),
+        Some(set) if set.len() == 1 => set.iter().next(),
         _ => None,
     }
 }

@@ -22,9 +22,8 @@
 //! empty qualifier, which comes before every other column of the row and,
 //! for the empty qualifier itself, sort before the puts they can hide.
 
-use std::collections::BTreeSet;
-
 use crate::cell::{CellKind, CellRef, TimeRange};
+use crate::ops::ColumnSet;
 pub(crate) use crate::schema::FamilyRules;
 use smallvec::SmallVec;
 
@@ -43,7 +42,7 @@ const INLINE_FAMILY_MARKERS: usize = 4;
 
 /// Resolves the cells of one (row, family).
 pub(crate) struct Resolver<'a> {
-    columns: Option<&'a BTreeSet<Vec<u8>>>,
+    columns: Option<&'a ColumnSet>,
     rules: FamilyRules,
     query: QueryRules,
     /// Cells with a timestamp below this are expired.
@@ -77,7 +76,7 @@ impl<'a> Resolver<'a> {
     /// row's resolver gave back ([`Resolver::into_buffer`]), so that a scan
     /// does not allocate a column's qualifier per row.
     pub(crate) fn new(
-        columns: Option<&'a BTreeSet<Vec<u8>>>,
+        columns: Option<&'a ColumnSet>,
         rules: FamilyRules,
         query: QueryRules,
         qualifier_buffer: Vec<u8>,
@@ -106,7 +105,7 @@ impl<'a> Resolver<'a> {
     /// run asks it for every row).
     #[inline]
     pub(crate) fn lone_cell_returned(
-        columns: Option<&BTreeSet<Vec<u8>>>,
+        columns: Option<&ColumnSet>,
         rules: FamilyRules,
         query: QueryRules,
         cell: &CellRef<'_>,
@@ -264,6 +263,7 @@ impl<'a> Resolver<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     fn c(q: &'static str, ts: i64, kind: CellKind, seq: u64, v: &'static str) -> CellRef<'static> {
         CellRef {
@@ -382,7 +382,9 @@ mod tests {
             keep_deleted_cells in proptest::sample::select(crate::options::KeepDeletedCells::ALL.to_vec()),
         ) {
             let cell = c(qualifier, timestamp, kind, 7, "v");
-            let columns: Option<BTreeSet<Vec<u8>>> = selected.map(|q| [q.as_bytes().to_vec()].into_iter().collect());
+            let columns: Option<ColumnSet> = selected.map(|q| {
+                ColumnSet::from(&[q.as_bytes().to_vec()].into_iter().collect::<BTreeSet<_>>())
+            });
             let rules = FamilyRules {
                 max_versions: versions,
                 ttl_ms: ttl,

@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use crate::ops::ColumnSet;
 use crate::options::{FamilyDescriptor, KeepDeletedCells, TableDescriptor};
 
 /// Per-family rules from the table descriptor.
@@ -75,7 +76,7 @@ pub(crate) struct FamilyPlan {
     pub(crate) name: Vec<u8>,
     pub(crate) rules: FamilyRules,
     /// Selected qualifiers; `None` = the whole family.
-    pub(crate) columns: Option<BTreeSet<Vec<u8>>>,
+    pub(crate) columns: Option<ColumnSet>,
 }
 
 /// The plan of `family` (id `id`) reading `columns` (`None`: all of them).
@@ -88,7 +89,7 @@ pub(crate) fn family_plan(
         id,
         name: family.name().as_bytes().to_vec(),
         rules: FamilyRules::of(family),
-        columns,
+        columns: columns.as_ref().map(ColumnSet::from),
     }
 }
 

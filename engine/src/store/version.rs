@@ -8,13 +8,13 @@
 //! * every deeper level is sorted by first row, and its files are disjoint
 //!   (each file's last row is below the next file's first row).
 
-use std::collections::BTreeSet;
 use std::ops::Bound;
 use std::sync::Arc;
 
 use crate::hfile::reader::HFileReader;
 use crate::iter::run::{above_lower, below_upper};
 use crate::memstore::Memstore;
+use crate::ops::ColumnSet;
 
 use super::LEVELS;
 
@@ -72,7 +72,7 @@ impl StoreVersion {
         &self,
         lower: &Bound<Vec<u8>>,
         upper: &Bound<Vec<u8>>,
-        columns: Option<&BTreeSet<Vec<u8>>>,
+        columns: Option<&ColumnSet>,
         oldest_unexpired_ms: i64,
         read_point: u64,
     ) -> Option<u64> {
@@ -111,7 +111,7 @@ impl StoreVersion {
 
 /// The rows of one file holding a cell of `columns` (`None`: any), from
 /// its meta block; `None` when the meta cannot tell.
-fn file_rows_holding(file: &HFileReader, columns: Option<&BTreeSet<Vec<u8>>>) -> Option<u64> {
+fn file_rows_holding(file: &HFileReader, columns: Option<&ColumnSet>) -> Option<u64> {
     let rows = file.meta().rows;
     let Some(columns) = columns else {
         return Some(rows);
