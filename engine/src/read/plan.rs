@@ -124,7 +124,7 @@ pub(super) fn family_plans(
             table: state.descriptor.name().to_owned(),
             family: String::from_utf8_lossy(name).into_owned(),
         })?;
-        plans.push(family_plan(id, family, qualifiers.cloned()));
+        plans.push(family_plan(id, family, qualifiers));
     }
     plans.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(plans.into())

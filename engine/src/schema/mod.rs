@@ -83,13 +83,13 @@ pub(crate) struct FamilyPlan {
 pub(crate) fn family_plan(
     id: u32,
     family: &FamilyDescriptor,
-    columns: Option<BTreeSet<Vec<u8>>>,
+    columns: Option<&BTreeSet<Vec<u8>>>,
 ) -> FamilyPlan {
     FamilyPlan {
         id,
         name: family.name().as_bytes().to_vec(),
         rules: FamilyRules::of(family),
-        columns: columns.as_ref().map(ColumnSet::from),
+        columns: columns.map(ColumnSet::from),
     }
 }
 
