@@ -35,6 +35,8 @@ use parking_lot::Mutex;
 use crate::cell::{CellKind, CellRef, SeekKey, compare_keys};
 use crate::prefetch;
 
+mod chunk_pool;
+
 /// Tallest tower; with p = 1/4 this serves ~16M cells without degrading.
 const MAX_HEIGHT: usize = 12;
 /// First arena chunk: small, so thousands of idle regions cost little.
@@ -141,6 +143,9 @@ impl Arena {
     }
 
     fn new_chunk(bytes: usize) -> Box<[MaybeUninit<u64>]> {
+        if bytes == chunk_pool::CHUNK_BYTES {
+            return chunk_pool::take();
+        }
         let words = bytes.div_ceil(8);
         std::iter::repeat_with(MaybeUninit::uninit)
             .take(words)
@@ -195,6 +200,18 @@ impl Arena {
         // SAFETY: offset + bytes <= the last shared chunk's length in bytes
         // (checked or freshly allocated above), so the result stays inside it.
         (unsafe { base.add(offset) }, grown)
+    }
+}
+
+impl Drop for Arena {
+    /// Gives the full-size shared chunks, their pages in memory, to the
+    /// next memstores ([`chunk_pool`]).
+    fn drop(&mut self) {
+        for chunk in self.shared.drain(..) {
+            if chunk.len() * 8 == chunk_pool::CHUNK_BYTES {
+                chunk_pool::give_back(chunk);
+            }
+        }
     }
 }
 
