@@ -215,6 +215,16 @@ impl Drop for Arena {
     }
 }
 
+/// Adds `n` to a memstore counter that only its writer changes, under the
+/// writer lock. Readers load these counters without the lock, so they stay
+/// atomics; but a plain load and store suffice to change them, and a locked
+/// read-modify-write would not: it waits until the stores before it (the
+/// node just written, on lines that often miss) have drained, and this
+/// counter and its neighbours were ~4% of a sequential put's samples.
+fn add_as_writer(counter: &AtomicU64, n: u64) {
+    counter.store(counter.load(Ordering::Relaxed) + n, Ordering::Relaxed);
+}
+
 /// Rows the row filter's first segment is sized for. Small, so that the
 /// memstores of thousands of idle regions cost little.
 const ROW_FILTER_FIRST_ROWS: usize = 1024;
@@ -697,8 +707,7 @@ impl Memstore {
             grown += self.rows.insert_new_row(row_hash, &mut writer.filter_rows);
         }
         if grown > 0 {
-            self.allocated_bytes
-                .fetch_add(grown as u64, Ordering::Relaxed);
+            add_as_writer(&self.allocated_bytes, grown as u64);
             // Only the writer changes the count, under the lock held here.
             debug_assert_eq!(
                 self.allocated_bytes() as usize,
@@ -726,15 +735,19 @@ impl Memstore {
         // stands on; above them the nodes before the key stay the last.
         writer.splice.prev = prev;
         writer.splice.prev[..height].fill(Some(node));
-        self.cell_count.fetch_add(1, Ordering::Relaxed);
+        add_as_writer(&self.cell_count, 1);
         if cell.kind.is_family_marker() {
-            self.family_markers.fetch_add(1, Ordering::Relaxed);
+            add_as_writer(&self.family_markers, 1);
         }
-        self.max_sequence.fetch_max(cell.sequence, Ordering::AcqRel);
-        self.min_timestamp
-            .fetch_min(cell.timestamp, Ordering::Relaxed);
-        self.max_timestamp
-            .fetch_max(cell.timestamp, Ordering::Relaxed);
+        if cell.sequence > self.max_sequence.load(Ordering::Relaxed) {
+            self.max_sequence.store(cell.sequence, Ordering::Release);
+        }
+        if cell.timestamp < self.min_timestamp.load(Ordering::Relaxed) {
+            self.min_timestamp.store(cell.timestamp, Ordering::Relaxed);
+        }
+        if cell.timestamp > self.max_timestamp.load(Ordering::Relaxed) {
+            self.max_timestamp.store(cell.timestamp, Ordering::Relaxed);
+        }
         grown as u64
     }
 
