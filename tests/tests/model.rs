@@ -762,7 +762,21 @@ impl Harness {
                         value_of(seed),
                     ));
                 }
-                let result = self.table.put(&put);
+                // A one-cell put at the current time with the table's
+                // durability (SyncWal, the default) is written the other
+                // way, with borrowed bytes: the model holds both to the same
+                // rules.
+                let result = match cells.as_slice() {
+                    [(family, qualifier, None, seed)] if durability == Durability::SyncWal => {
+                        self.table.put_value(
+                            ROWS[*row].as_bytes(),
+                            FAMILIES[*family].as_bytes(),
+                            QUALIFIERS[*qualifier].as_bytes(),
+                            &value_of(*seed),
+                        )
+                    }
+                    _ => self.table.put(&put),
+                };
                 let durable = durability != Durability::AsyncWal;
                 self.mutated(result, durable, "put", |m| m.write(*row, model_cells))?;
             }

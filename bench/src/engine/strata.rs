@@ -192,10 +192,9 @@ impl Engine for StrataEngine {
     }
 
     fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
-        // Durability comes from the table descriptor.
-        Ok(self
-            .table
-            .put(&Put::new(key).add(FAMILY, QUALIFIER, value))?)
+        // Durability comes from the table descriptor. The cell's bytes are
+        // borrowed, as RocksDB's and fjall's puts borrow theirs.
+        Ok(self.table.put_value(key, FAMILY, QUALIFIER, value)?)
     }
 
     fn put_for_load(&self, key: &[u8], value: &[u8]) -> Result<()> {

@@ -110,6 +110,38 @@ impl Table {
         cells.into_prepared(region, put.row(), durability)
     }
 
+    /// Prepares a put of one cell of borrowed bytes at the current time:
+    /// what [`Table::prepare_put`] makes of
+    /// `Put::new(row).add(family, qualifier, value)`, with the same checks in
+    /// the same order, without the `Put`'s copy of the bytes.
+    pub(super) fn prepare_value<'a>(
+        &self,
+        state: &TableState,
+        row: &'a [u8],
+        family: &[u8],
+        qualifier: &'a [u8],
+        value: &'a [u8],
+        now_ms: i64,
+    ) -> Result<PreparedRow<'a>> {
+        validate_row(row)?;
+        let region = Self::region(state, row)?;
+        let family_id = Self::family_id(state, family)?;
+        validate_qualifier(qualifier)?;
+        validate_timestamp(now_ms)?;
+        Self::check_value(state, value)?;
+        let mut cells = CellsByFamily::default();
+        cells.push(
+            family_id,
+            PreparedCell {
+                qualifier: Cow::Borrowed(qualifier),
+                timestamp: now_ms,
+                kind: CellKind::Put,
+                value: Cow::Borrowed(value),
+            },
+        );
+        cells.into_prepared(region, row, state.descriptor.get_durability())
+    }
+
     pub(super) fn add_put_cells<'a>(
         state: &TableState,
         put: &'a Put,
