@@ -116,7 +116,7 @@ impl Table {
         &self,
         items: &[T],
         row_of: impl Fn(&T) -> &[u8],
-        prepare: impl for<'t> Fn(&TableState, &'t T) -> Result<PreparedRow<'t>>,
+        prepare: impl for<'t> Fn(&'t TableState, &'t T) -> Result<PreparedRow<'t>>,
     ) -> Result<()> {
         let Some(first) = items.first() else {
             return Ok(());

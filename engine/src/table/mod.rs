@@ -297,7 +297,7 @@ impl Table {
         for row in rows {
             if last != Some(row.region.id()) {
                 self.supervisor
-                    .after_write(&self.inner, &row.region, flush_size);
+                    .after_write(&self.inner, row.region, flush_size);
                 last = Some(row.region.id());
             }
         }

@@ -41,7 +41,7 @@ impl<'a> CellsByFamily<'a> {
 
     pub(super) fn into_prepared(
         self,
-        region: &Arc<Region>,
+        region: &'a Arc<Region>,
         row: &'a [u8],
         durability: crate::Durability,
     ) -> Result<PreparedRow<'a>> {
@@ -64,7 +64,7 @@ impl<'a> CellsByFamily<'a> {
             "rows are routed to the region holding them"
         );
         let prepared = PreparedRow {
-            region: region.clone(),
+            region,
             row,
             families,
             durability,
@@ -95,7 +95,7 @@ impl Table {
 
     pub(super) fn prepare_put<'a>(
         &self,
-        state: &TableState,
+        state: &'a TableState,
         put: &'a Put,
         now_ms: i64,
     ) -> Result<PreparedRow<'a>> {
@@ -116,7 +116,7 @@ impl Table {
     /// the same order, without the `Put`'s copy of the bytes.
     pub(super) fn prepare_value<'a>(
         &self,
-        state: &TableState,
+        state: &'a TableState,
         row: &'a [u8],
         family: &[u8],
         qualifier: &'a [u8],
@@ -136,7 +136,7 @@ impl Table {
             .store(family_id)
             .ok_or(Error::FamilyDropped { family_id })?;
         let prepared = PreparedRow {
-            region: region.clone(),
+            region,
             row,
             families: smallvec![PreparedFamily {
                 store,
@@ -216,7 +216,7 @@ impl Table {
     /// so the caller must hold the row lock.
     pub(super) fn add_delete_cells<'a>(
         &self,
-        state: &TableState,
+        state: &'a TableState,
         delete: &'a Delete,
         now_ms: i64,
         out: &mut CellsByFamily<'a>,
@@ -285,7 +285,7 @@ impl Table {
 
     pub(super) fn prepare_delete<'a>(
         &self,
-        state: &TableState,
+        state: &'a TableState,
         delete: &'a Delete,
         now_ms: i64,
     ) -> Result<PreparedRow<'a>> {
