@@ -566,6 +566,19 @@ impl Memstore {
                 let after = n.link(self, level).load(Ordering::Relaxed).cast::<u8>();
                 prefetch::line(after);
                 prefetch::line(after.wrapping_add(prefetch::CACHE_LINE_BYTES));
+                // If `n` is not before the key the descent goes down a level
+                // at `x` and compares `x`'s next node there, usually another
+                // node (about three nodes of the lower level lie between `x`
+                // and `n`): load it too, so that its miss overlaps `n`'s
+                // instead of following it. `x` itself is cached by now.
+                if level > 0 && not_before != Some(n) {
+                    let below = self.slot(x, level - 1).load(Ordering::Relaxed);
+                    if below != n.0.as_ptr() {
+                        let below = below.cast::<u8>();
+                        prefetch::line(below);
+                        prefetch::line(below.wrapping_add(prefetch::CACHE_LINE_BYTES));
+                    }
+                }
             }
             let next_is_before_key = next.is_some_and(|n| {
                 not_before != Some(n)
