@@ -2,6 +2,8 @@
 //! its meta block, so that a count of the rows holding a column can be
 //! answered without reading a data block (`Table::count`).
 
+use crate::cell::bytes_equal;
+
 /// Most distinct qualifiers whose rows a file counts. A file with more
 /// (wide rows, qualifiers that are data) records none: the section would
 /// grow with the data and the counts serve narrow, schema-like families.
@@ -29,7 +31,7 @@ impl ColumnRowCounter {
         }
         if !new_row
             && let Some(slot) = self.current
-            && self.columns[slot].0 == qualifier
+            && bytes_equal(&self.columns[slot].0, qualifier)
         {
             return;
         }
@@ -41,11 +43,11 @@ impl ColumnRowCounter {
             self.current.map_or(0, |slot| slot + 1)
         };
         let slot = match self.columns.get(guess) {
-            Some((q, _)) if q.as_slice() == qualifier => guess,
+            Some((q, _)) if bytes_equal(q, qualifier) => guess,
             _ => match self
                 .columns
                 .iter()
-                .position(|(q, _)| q.as_slice() == qualifier)
+                .position(|(q, _)| bytes_equal(q, qualifier))
             {
                 Some(slot) => slot,
                 None if self.columns.len() == MAX_COUNTED_COLUMNS => {

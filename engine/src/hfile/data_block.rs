@@ -133,7 +133,7 @@ impl DataBlockBuilder {
     /// or its last row is another. A writer that knows this already (it
     /// compares each cell with the file's last row) passes that on instead.
     pub(crate) fn starts_row(&self, cell: &CellRef<'_>) -> bool {
-        self.row_key_ends.is_empty() || self.last_row() != cell.row
+        self.row_key_ends.is_empty() || !bytes_equal(self.last_row(), cell.row)
     }
 
     /// The payload size of `rows` rows and `cells` cells whose integer

@@ -9,7 +9,7 @@ use super::column_rows::ColumnRowCounter;
 use super::data_block::DataBlockBuilder;
 use super::index::{IndexEntry, encode_index};
 use super::{BulkOrigin, FileInfo, FileMeta, MAX_INDEX_ENTRIES, Trailer, encode_meta};
-use crate::cell::{CellRef, compare_keys};
+use crate::cell::{CellRef, bytes_equal, compare_keys};
 use crate::error::{Error, Result};
 use crate::io::budget::{IoBudget, IoPriority};
 use crate::io::{Io, IoFile, SyncKind};
@@ -158,7 +158,7 @@ impl HFileWriter {
         // raw block is cached in the buffer its frame was read into.
         // The row is compared once, with the file's last row: while the
         // block holds cells its last row is the file's.
-        let new_row = self.meta.cells == 0 || self.meta.last_row.as_slice() != cell.row;
+        let new_row = self.meta.cells == 0 || !bytes_equal(&self.meta.last_row, cell.row);
         if !self.builder.is_empty()
             && self.builder.estimated_bytes_with(cell, new_row) + BLOCK_TRAILER_BYTES
                 > self.options.block_size

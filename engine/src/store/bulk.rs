@@ -16,7 +16,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::cell::{CellKind, CellRef, validate_qualifier, validate_row, validate_timestamp};
+use crate::cell::{
+    CellKind, CellRef, bytes_equal, compare_bytes, validate_qualifier, validate_row,
+    validate_timestamp,
+};
 use crate::error::{CellKey, Error, Result};
 use crate::file_meta::BulkSource;
 use crate::hfile::BulkOrigin;
@@ -326,7 +329,7 @@ impl BulkWriter {
 
     fn family_index(&self, family: &[u8]) -> Option<usize> {
         match self.families.get(self.previous_family) {
-            Some((f, _)) if f.name().as_bytes() == family => Some(self.previous_family),
+            Some((f, _)) if bytes_equal(f.name().as_bytes(), family) => Some(self.previous_family),
             _ => self
                 .families
                 .iter()
@@ -348,10 +351,12 @@ impl BulkWriter {
             self.previous = Some(Self::key(row, family, qualifier, timestamp));
             return Ok(true);
         };
-        let row_order = previous.row.as_slice().cmp(row);
+        // `compare_bytes`, not slices' `cmp`: a library call per field of
+        // every cell was a fifth of a bulk build's time.
+        let row_order = compare_bytes(&previous.row, row);
         let order = row_order
-            .then_with(|| previous.family.as_slice().cmp(family))
-            .then_with(|| previous.qualifier.as_slice().cmp(qualifier))
+            .then_with(|| compare_bytes(&previous.family, family))
+            .then_with(|| compare_bytes(&previous.qualifier, qualifier))
             .then_with(|| timestamp.cmp(&previous.timestamp));
         if order != std::cmp::Ordering::Less {
             return Err(Error::BulkCellOutOfOrder {
@@ -366,7 +371,7 @@ impl BulkWriter {
             previous.row.clear();
             previous.row.extend_from_slice(row);
         }
-        if new_row || previous.family.as_slice() != family {
+        if new_row || !bytes_equal(&previous.family, family) {
             previous.family.clear();
             previous.family.extend_from_slice(family);
         }
