@@ -32,7 +32,7 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
-use crate::cell::{CellKind, CellRef, SeekKey, compare_keys};
+use crate::cell::{CellKind, CellRef, SeekKey, bytes_equal, compare_keys};
 use crate::prefetch;
 
 mod chunk_pool;
@@ -684,7 +684,7 @@ impl Memstore {
             .iter()
             .map(|cell| {
                 let row_hash = match hashed {
-                    Some((row, hash)) if row == cell.row => hash,
+                    Some((row, hash)) if bytes_equal(row, cell.row) => hash,
                     _ => {
                         let hash = crate::split_block::row_hash(cell.row);
                         hashed = Some((cell.row, hash));
@@ -748,8 +748,8 @@ impl Memstore {
         // exactly when a neighbour of the new key holds it; those two nodes
         // were just compared, so this costs no miss, where probing every
         // filter segment did (up to six lines, in segments that outgrow L2).
-        let row_is_new = prev[0].is_none_or(|n| n.view(self).row != cell.row)
-            && existing.is_none_or(|n| n.view(self).row != cell.row);
+        let row_is_new = prev[0].is_none_or(|n| !bytes_equal(n.view(self).row, cell.row))
+            && existing.is_none_or(|n| !bytes_equal(n.view(self).row, cell.row));
         if row_is_new {
             grown += self.rows.insert_new_row(row_hash, &mut writer.filter_rows);
         }
@@ -875,7 +875,7 @@ impl Cursor {
             return None;
         }
         let node = memstore.find_greater_or_equal(&SeekKey::row_start(row), None)?;
-        if node.view(memstore).row != row {
+        if !bytes_equal(node.view(memstore).row, row) {
             return None;
         }
         Some(Cursor {

@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering;
 
 use super::filter::{CompactionFilter, Decision};
 use super::pick::Pick;
-use crate::cell::{CellKind, CellRef, SeekKey};
+use crate::cell::{CellKind, CellRef, SeekKey, bytes_equal, compare_bytes};
 use crate::core::Services;
 use crate::error::Result;
 use crate::file_meta::FileMeta;
@@ -222,10 +222,10 @@ fn rewrite(
 ) -> Result<()> {
     let mut buffer = RowBuffer::default();
     while let Some(cell) = merged.current() {
-        if !region.end().is_empty() && cell.row >= region.end() {
+        if !region.end().is_empty() && compare_bytes(cell.row, region.end()).is_ge() {
             break;
         }
-        if cell.row != buffer.row.as_slice() {
+        if !bytes_equal(cell.row, &buffer.row) {
             outputs.emit(&mut buffer, filter)?;
             buffer.row.clear();
             buffer.row.extend_from_slice(cell.row);
@@ -269,7 +269,7 @@ impl Outputs<'_> {
             }
             let full = self.current.as_ref().is_some_and(|w| {
                 w.estimated_bytes() >= self.services.options.target_file_bytes
-                    && w.last_row() != cell.row
+                    && !bytes_equal(w.last_row(), cell.row)
             });
             if full {
                 self.finish_current()?;
