@@ -150,11 +150,7 @@ impl Arena {
         if bytes == chunk_pool::CHUNK_BYTES {
             return chunk_pool::take();
         }
-        let words = bytes.div_ceil(8);
-        std::iter::repeat_with(MaybeUninit::uninit)
-            .take(words)
-            .collect::<Vec<_>>()
-            .into_boxed_slice()
+        uninit_words(bytes.div_ceil(8))
     }
 
     /// Bytes of every chunk the arena holds (walks the chunks: for checks
@@ -215,6 +211,14 @@ impl Arena {
         // (checked or freshly allocated above), so the result stays inside it.
         (unsafe { base.add(offset) }, grown)
     }
+}
+
+/// `words` 8-byte words of fresh, unwritten memory: an arena chunk.
+fn uninit_words(words: usize) -> Box<[MaybeUninit<u64>]> {
+    std::iter::repeat_with(MaybeUninit::uninit)
+        .take(words)
+        .collect::<Vec<_>>()
+        .into_boxed_slice()
 }
 
 impl Drop for Arena {

@@ -75,10 +75,7 @@ pub(super) fn ready_count() -> usize {
 }
 
 fn allocate() -> Chunk {
-    std::iter::repeat_with(MaybeUninit::uninit)
-        .take(CHUNK_BYTES / 8)
-        .collect::<Vec<_>>()
-        .into_boxed_slice()
+    super::uninit_words(CHUNK_BYTES / 8)
 }
 
 /// A fresh chunk with a write on every page, so that the writer that takes

@@ -23,6 +23,14 @@ pub(super) fn unknown_family(state: &TableState, family: &[u8]) -> Error {
     }
 }
 
+/// The store of `family_id` in `region`: it exists unless the family was
+/// dropped concurrently.
+fn store_of(region: &Region, family_id: u32) -> Result<Arc<crate::store::Store>> {
+    region
+        .store(family_id)
+        .ok_or(Error::FamilyDropped { family_id })
+}
+
 /// Collects cells per family, keeping the last of identical
 /// (family, qualifier, timestamp, kind) keys, as HBase does within one mutation.
 #[derive(Default)]
@@ -53,10 +61,7 @@ impl<'a> CellsByFamily<'a> {
                 cells.retain(|c| seen.insert((c.qualifier.clone(), c.timestamp, c.kind)));
                 cells.reverse();
             }
-            // The store exists unless the family was dropped concurrently.
-            let store = region
-                .store(family_id)
-                .ok_or(Error::FamilyDropped { family_id })?;
+            let store = store_of(region, family_id)?;
             families.push(PreparedFamily { store, cells });
         }
         debug_assert!(
@@ -132,9 +137,7 @@ impl Table {
         // One cell needs none of `CellsByFamily`'s grouping and
         // de-duplication (they were a tenth of a small put's time on the
         // writing thread): the row is built as `into_prepared` builds it.
-        let store = region
-            .store(family_id)
-            .ok_or(Error::FamilyDropped { family_id })?;
+        let store = store_of(region, family_id)?;
         let prepared = PreparedRow {
             region,
             row,
