@@ -43,6 +43,10 @@ use format::{SEGMENT_HEADER_BYTES, segment_header};
 pub(crate) const MAX_PENDING_BYTES: usize = 64 * 1024 * 1024;
 /// Async-only data is written once this much is pending...
 const ASYNC_WRITE_BATCH_BYTES: usize = 1024 * 1024;
+/// Unsynced bytes of a segment after which the commit thread asks the disk
+/// to start writing them (RocksDB's `wal_bytes_per_sync`; HFile writers do
+/// the same per chunk).
+const WRITEBACK_STEP_BYTES: u64 = 1024 * 1024;
 /// Capacity a group buffer keeps between groups, in bytes. A burst can grow
 /// a group to [`MAX_PENDING_BYTES`]; without the bound the two buffers the
 /// commit thread alternates kept that capacity (up to 128 MiB of resident
@@ -123,6 +127,9 @@ pub struct WalStats {
     pub sync_micros_total: u64,
     /// Segments created since open.
     pub segments_created: u64,
+    /// Times the commit thread asked the disk to start writing unsynced
+    /// async bytes (every [`WRITEBACK_STEP_BYTES`] of them).
+    pub writebacks_started: u64,
 }
 
 /// A sealed or current segment and the highest sequence it holds.
@@ -154,8 +161,13 @@ struct State {
     shutdown: bool,
     /// The commit thread has exited: nothing will be written or synced again.
     stopped: bool,
-    /// The commit thread sleeps without a deadline and needs a nudge.
-    commit_thread_idle: bool,
+    /// Until when the commit thread sleeps: `None` while it works, `Some(None)`
+    /// while it sleeps without a deadline. A writer that starts a group wakes
+    /// it unless it wakes within [`ASYNC_WRITE_DELAY`] anyway. (Waking it only
+    /// from a sleep without a deadline left a group started while it slept
+    /// towards the next timed sync, up to the sync interval, 100 ms by
+    /// default, unwritten: bytes a killed process would lose.)
+    commit_thread_sleeps_until: Option<Option<Instant>>,
     stats: WalStats,
     segments: VecDeque<SegmentInfo>,
     /// The next group starts a new segment (see [`Wal::roll`]).
@@ -245,7 +257,7 @@ impl Wal {
                 failed: None,
                 shutdown: false,
                 stopped: false,
-                commit_thread_idle: false,
+                commit_thread_sleeps_until: None,
                 stats: WalStats {
                     segments_created: 1,
                     ..WalStats::default()
@@ -306,8 +318,15 @@ impl Wal {
         state.filling.extend_from_slice(frames);
         state.filling_frames += frame_count;
         state.filling_max_sequence = state.filling_max_sequence.max(max_sequence);
+        let mut wakes_too_late = false;
         if was_empty {
-            state.filling_since = Some(Instant::now());
+            let now = Instant::now();
+            state.filling_since = Some(now);
+            wakes_too_late = match state.commit_thread_sleeps_until {
+                None => false,
+                Some(None) => true,
+                Some(Some(deadline)) => deadline > now + ASYNC_WRITE_DELAY,
+            };
         }
         if let Some(kind) = sync {
             state.filling_sync = Some(match (state.filling_sync, kind) {
@@ -316,7 +335,7 @@ impl Wal {
             });
         }
         let urgent = sync.is_some() || state.filling.len() >= ASYNC_WRITE_BATCH_BYTES;
-        if urgent || (was_empty && state.commit_thread_idle) {
+        if urgent || wakes_too_late {
             shared.work.notify_one();
         }
         Ok(Ticket(state.filling_group))
@@ -527,6 +546,9 @@ struct Segment {
     allocated: u64,
     /// Data was written since the last sync.
     unsynced: bool,
+    /// Where the bytes written and not yet handed to
+    /// [`IoFile::start_writeback`] (nor synced) begin.
+    writeback_from: u64,
     /// Row mutation frames written to the segment (for its seal record).
     frames: u64,
     /// Highest sequence written to the segment (for its seal record).
@@ -534,6 +556,29 @@ struct Segment {
 }
 
 impl Segment {
+    /// After a group's write: asks the disk to start writing the segment's
+    /// unsynced bytes once there are [`WRITEBACK_STEP_BYTES`] of them (or
+    /// notes that the group's own sync covered them). Async writes are
+    /// otherwise left in the page cache until the next timed sync or a
+    /// flush: a flush's HFile sync then waited on the whole log's dirty pages
+    /// as well (ext4 writes a file's data before the journal commit that
+    /// marks its preallocated extents written), so a load's final flush
+    /// waited on the disk for the log of the whole load.
+    /// Returns whether it asked.
+    fn start_writeback_of_unsynced(&mut self, synced: bool) -> bool {
+        if synced {
+            self.writeback_from = self.write_offset;
+            return false;
+        }
+        let pending = self.write_offset.saturating_sub(self.writeback_from);
+        if pending < WRITEBACK_STEP_BYTES {
+            return false;
+        }
+        self.file.start_writeback(self.writeback_from, pending);
+        self.writeback_from = self.write_offset;
+        true
+    }
+
     fn create(
         dir: &Path,
         io: &Io,
@@ -571,6 +616,7 @@ impl Segment {
             capacity,
             allocated,
             unsynced: false,
+            writeback_from: SEGMENT_HEADER_BYTES as u64,
             frames: 0,
             max_sequence: 0,
         })
@@ -700,17 +746,16 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) -> Result<()> {
                 .into_iter()
                 .flatten()
                 .min();
+                state.commit_thread_sleeps_until = Some(deadline);
                 match deadline {
                     Some(deadline) => {
-                        state.commit_thread_idle = false;
                         shared.work.wait_until(&mut state, deadline);
                     }
                     None => {
-                        state.commit_thread_idle = true;
                         shared.work.wait(&mut state);
-                        state.commit_thread_idle = false;
                     }
                 }
+                state.commit_thread_sleeps_until = None;
             }
             let mut bytes = std::mem::replace(&mut state.filling, std::mem::take(&mut spare));
             let frame_bytes = bytes.len() as u64;
@@ -778,6 +823,7 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) -> Result<()> {
                 state.written_group = group.number;
                 state.stats.groups_written += u64::from(!group.bytes.is_empty());
                 state.stats.frames_written += group.frames;
+                state.stats.writebacks_started += u64::from(segments_started.writeback);
                 state.stats.bytes_written += group.frame_bytes;
                 if sync.is_some() {
                     state.synced_group = group.number;
@@ -815,6 +861,9 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) -> Result<()> {
 struct SegmentsStarted {
     before: Option<u64>,
     after: Option<u64>,
+    /// The group's write also started the writeback of the segment's
+    /// unsynced bytes.
+    writeback: bool,
 }
 
 /// Records in `segments` (oldest first, the last being written) what a
@@ -891,6 +940,7 @@ fn write_group(
         segment.frames += group.frames;
         segment.max_sequence = segment.max_sequence.max(group.max_sequence);
         segment.unsynced = sync.is_none();
+        started.writeback = segment.start_writeback_of_unsynced(sync.is_some());
     } else if let Some(kind) = sync
         && segment.unsynced
     {
@@ -900,6 +950,7 @@ fn write_group(
             .sync(kind)
             .map_err(|e| Error::io(format!("syncing {}", segment.file.path().display()), e))?;
         segment.unsynced = false;
+        segment.writeback_from = segment.write_offset;
     }
     if group.roll && segment.write_offset > header {
         start_next_segment(shared, segment, 0)?;
@@ -962,6 +1013,71 @@ mod tests {
                 wal.append(&frame(b"c"), 1, 3, None),
                 Err(Error::Closed)
             ));
+        }
+    }
+
+    /// An async group started while the commit thread sleeps towards a timed
+    /// sync is written within about [`ASYNC_WRITE_DELAY`], not at that sync
+    /// (until then a killed process would lose it).
+    #[test]
+    fn an_async_group_is_written_soon_while_a_timed_sync_is_far_off() {
+        let dir = tempfile::tempdir().unwrap();
+        let io = Io::with_backend(Backend::Sync);
+        let wal = Wal::start(dir.path(), io, 1 << 20, 60_000, 1, Vec::new()).unwrap();
+        let written = |groups: u64| {
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while wal.stats().groups_written < groups {
+                if Instant::now() > deadline {
+                    return false;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            true
+        };
+        wal.append(&frame(b"a"), 1, 1, None).unwrap();
+        assert!(written(1), "{:?}", wal.stats());
+        // The commit thread now sleeps until the sync 60 s after "a".
+        wal.append(&frame(b"b"), 1, 2, None).unwrap();
+        assert!(written(2), "{:?}", wal.stats());
+        assert_eq!(wal.stats().syncs, 0);
+        wal.shutdown().unwrap();
+    }
+
+    /// Async bytes are handed to the disk a step at a time as they are
+    /// written, so the sync that follows (or a flush's) has little left to
+    /// wait for; synced groups need no hint.
+    #[test]
+    fn async_groups_start_their_writeback_every_step_and_synced_groups_do_not() {
+        const PAYLOAD: usize = 64 * 1024;
+        let steps = 3;
+        let appends = steps * (WRITEBACK_STEP_BYTES as usize) / PAYLOAD + 1;
+        for backend in [Backend::Sync, Backend::Uring] {
+            for synced in [false, true] {
+                let dir = tempfile::tempdir().unwrap();
+                let io = Io::with_backend(backend);
+                let wal = Wal::start(dir.path(), io, 64 << 20, 60_000, 1, Vec::new()).unwrap();
+                let payload = vec![7u8; PAYLOAD];
+                for sequence in 1..=appends as u64 {
+                    let sync = synced.then_some(SyncKind::Data);
+                    wal.append(&frame(&payload), 1, sequence, sync).unwrap();
+                    // One group per append, so each write is its own step.
+                    let deadline = Instant::now() + Duration::from_secs(5);
+                    while wal.stats().groups_written < sequence && Instant::now() < deadline {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                }
+                let stats = wal.stats();
+                if synced {
+                    assert_eq!(stats.writebacks_started, 0, "{stats:?}");
+                } else {
+                    assert!(
+                        stats.writebacks_started >= steps as u64
+                            && stats.writebacks_started <= steps as u64 + 1,
+                        "{backend:?}: {stats:?}"
+                    );
+                }
+                wal.shutdown().unwrap();
+            }
         }
     }
 

@@ -399,6 +399,12 @@ fn families(snapshot: &StateSnapshot) -> Vec<Family> {
             stats.wal.segments_created,
         ),
         Family::single(
+            "strata_wal_writebacks_started",
+            Counter,
+            "Times the WAL asked the disk to start writing its unsynced async bytes.",
+            stats.wal.writebacks_started,
+        ),
+        Family::single(
             "strata_wal_segment_files",
             Gauge,
             "WAL segment files on disk.",
