@@ -39,6 +39,10 @@ mod chunk_pool;
 
 /// Tallest tower; with p = 1/4 this serves ~16M cells without degrading.
 const MAX_HEIGHT: usize = 12;
+/// Cache lines of the node after the next that a cursor's step loads
+/// ahead: a small cell's node (32-byte header, link, 16-byte row, 100-byte
+/// value) spans three.
+const CURSOR_PREFETCH_LINES: usize = 3;
 /// First arena chunk: small, so thousands of idle regions cost little.
 const FIRST_CHUNK_BYTES: usize = 4 * 1024;
 /// Chunks double in size up to this.
@@ -909,10 +913,28 @@ impl Cursor {
         self.node = self.memstore.find_last();
     }
 
-    /// Moves to the next cell.
+    /// Moves to the next cell, and starts loading the one after it: a
+    /// memstore filled in random order keeps neighbours far apart in its
+    /// arena, so a flush or scan walking it would otherwise wait for a miss
+    /// per cell (a flush of 200,000 random 116-byte cells took 1.6-2x as
+    /// long as one of the same cells written in order). The node reached
+    /// here was itself loaded ahead by the previous step, so its link is
+    /// at hand, and the next node's miss overlaps the caller's work on
+    /// this one.
     pub(crate) fn next(&mut self) {
         if let Some(n) = self.node {
             self.node = self.memstore.load(Some(n), 0);
+            if let Some(reached) = self.node {
+                let after = reached
+                    .link(&self.memstore, 0)
+                    .load(Ordering::Relaxed)
+                    .cast::<u8>();
+                if !after.is_null() {
+                    for line in 0..CURSOR_PREFETCH_LINES {
+                        prefetch::line(after.wrapping_add(line * prefetch::CACHE_LINE_BYTES));
+                    }
+                }
+            }
         }
     }
 }
