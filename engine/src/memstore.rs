@@ -46,7 +46,7 @@ const CURSOR_PREFETCH_LINES: usize = 3;
 /// First arena chunk: small, so thousands of idle regions cost little.
 const FIRST_CHUNK_BYTES: usize = 4 * 1024;
 /// Chunks double in size up to this.
-const MAX_CHUNK_BYTES: usize = 1024 * 1024;
+const MAX_CHUNK_BYTES: usize = 2 * 1024 * 1024;
 /// Cache lines after its last node the arena loads ahead for the next one:
 /// a small cell's node (header, links, a 16-byte row and a 100-byte value)
 /// takes about three.
@@ -129,15 +129,41 @@ impl NodePtr {
     }
 }
 
+/// One chunk of an arena: a smaller one of its own, or a full-size one
+/// from (and, when the memstore is dropped, back to) the chunk pool.
+enum ArenaChunk {
+    Own(Box<[MaybeUninit<u64>]>),
+    Pooled(chunk_pool::Chunk),
+}
+
+impl ArenaChunk {
+    fn words(&mut self) -> &mut [MaybeUninit<u64>] {
+        match self {
+            ArenaChunk::Own(words) => words,
+            ArenaChunk::Pooled(chunk) => chunk.words(),
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        match self {
+            ArenaChunk::Own(words) => words.len() * 8,
+            ArenaChunk::Pooled(_) => chunk_pool::CHUNK_BYTES,
+        }
+    }
+}
+
 /// Bump allocator over chunks that never move.
 struct Arena {
     /// Chunks shared by small nodes; the last one is being filled.
-    shared: Vec<Box<[MaybeUninit<u64>]>>,
+    shared: Vec<ArenaChunk>,
     /// Chunks holding one large node each.
-    dedicated: Vec<Box<[MaybeUninit<u64>]>>,
+    dedicated: Vec<ArenaChunk>,
     /// Bytes used in the last shared chunk.
     used_in_last: usize,
     next_chunk_bytes: usize,
+    /// The inserts come in no order: full-size chunks are asked for on huge
+    /// pages (see [`chunk_pool`]). Set by the writer before each insert.
+    random_inserts: bool,
 }
 
 impl Arena {
@@ -147,14 +173,15 @@ impl Arena {
             dedicated: Vec::new(),
             used_in_last: 0,
             next_chunk_bytes: FIRST_CHUNK_BYTES,
+            random_inserts: false,
         }
     }
 
-    fn new_chunk(bytes: usize) -> Box<[MaybeUninit<u64>]> {
+    fn new_chunk(&self, bytes: usize) -> ArenaChunk {
         if bytes == chunk_pool::CHUNK_BYTES {
-            return chunk_pool::take();
+            return ArenaChunk::Pooled(chunk_pool::take(self.random_inserts));
         }
-        uninit_words(bytes.div_ceil(8))
+        ArenaChunk::Own(uninit_words(bytes.div_ceil(8)))
     }
 
     /// Bytes of every chunk the arena holds (walks the chunks: for checks
@@ -163,12 +190,21 @@ impl Arena {
         self.shared
             .iter()
             .chain(&self.dedicated)
-            .map(|chunk| chunk.len() * 8)
+            .map(ArenaChunk::bytes)
             .sum()
     }
 
-    fn base(chunk: &mut [MaybeUninit<u64>]) -> NonNull<u8> {
-        NonNull::new(chunk.as_mut_ptr().cast::<u8>()).unwrap_or(NonNull::dangling())
+    /// Full-size chunks on huge pages (for tests).
+    #[cfg(test)]
+    fn huge_chunks(&self) -> usize {
+        self.shared
+            .iter()
+            .filter(|chunk| matches!(chunk, ArenaChunk::Pooled(c) if c.is_huge()))
+            .count()
+    }
+
+    fn base(chunk: &mut ArenaChunk) -> NonNull<u8> {
+        NonNull::new(chunk.words().as_mut_ptr().cast::<u8>()).unwrap_or(NonNull::dangling())
     }
 
     /// Returns 8-aligned space for `bytes` (> 0) bytes and how many bytes of
@@ -176,8 +212,8 @@ impl Arena {
     fn alloc(&mut self, bytes: usize) -> (NonNull<u8>, usize) {
         let bytes = bytes.next_multiple_of(8);
         if bytes > DEDICATED_CHUNK_THRESHOLD_BYTES {
-            let mut chunk = Self::new_chunk(bytes);
-            let grown = chunk.len() * 8;
+            let mut chunk = self.new_chunk(bytes);
+            let grown = chunk.bytes();
             let base = Self::base(&mut chunk);
             self.dedicated.push(chunk);
             return (base, grown);
@@ -186,12 +222,12 @@ impl Arena {
         let fits = self
             .shared
             .last()
-            .is_some_and(|c| c.len() * 8 - self.used_in_last >= bytes);
+            .is_some_and(|c| c.bytes() - self.used_in_last >= bytes);
         if !fits {
             let size = self.next_chunk_bytes.max(bytes);
             self.next_chunk_bytes = (self.next_chunk_bytes * 2).min(MAX_CHUNK_BYTES);
-            let chunk = Self::new_chunk(size);
-            grown = chunk.len() * 8;
+            let chunk = self.new_chunk(size);
+            grown = chunk.bytes();
             self.shared.push(chunk);
             self.used_in_last = 0;
         }
@@ -229,8 +265,8 @@ impl Drop for Arena {
     /// Gives the full-size shared chunks, their pages in memory, to the
     /// next memstores ([`chunk_pool`]).
     fn drop(&mut self) {
-        for chunk in self.shared.drain(..) {
-            if chunk.len() * 8 == chunk_pool::CHUNK_BYTES {
+        for chunk in self.shared.drain(..).chain(self.dedicated.drain(..)) {
+            if let ArenaChunk::Pooled(chunk) = chunk {
                 chunk_pool::give_back(chunk);
             }
         }
@@ -750,6 +786,7 @@ impl Memstore {
             // at the new levels and simply descend.
             self.max_height.store(height, Ordering::Relaxed);
         }
+        writer.arena.random_inserts = !writer.splice.last_hit;
         let (node, mut grown) = Self::alloc_node(&mut writer.arena, cell, height);
         // The row's filter bits are set before the node is published below,
         // once per row. Keys sort by row first, so the row is already here
@@ -1034,6 +1071,27 @@ mod tests {
         assert!(held(b"abc").is_none());
         assert!(held(b"").is_none());
         assert!(held(b"c").is_none());
+    }
+
+    /// Full-size chunks are asked for on huge pages only while the inserts
+    /// come in no order (see `chunk_pool`): 40,000 cells of 130 bytes fill
+    /// the doubling small chunks (4 KiB .. 1 MiB) and then two full ones.
+    #[test]
+    fn only_a_memstore_written_in_random_order_asks_for_huge_pages() {
+        let fill = |key_of: &dyn Fn(u64) -> u64| {
+            let m = Memstore::new();
+            for i in 0..40_000u64 {
+                let row = key_of(i).to_be_bytes();
+                m.insert_all(&[put(&row, b"q", 1, i + 1, &[b'v'; 100])]);
+            }
+            let writer = m.writer.lock();
+            (writer.arena.huge_chunks(), writer.arena.shared.len())
+        };
+        let (huge, chunks) = fill(&|i| i);
+        assert_eq!(huge, 0, "in order: {chunks} chunks");
+        // A multiplicative hash: a permutation of the keys, in no order.
+        let (huge, chunks) = fill(&|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        assert!(huge >= 2, "random: {huge} of {chunks} chunks huge");
     }
 
     #[test]
