@@ -236,7 +236,7 @@ impl Arena {
         let base = self
             .shared
             .last_mut()
-            .map_or(NonNull::dangling(), |c| Self::base(c));
+            .map_or(NonNull::dangling(), Self::base);
         // The next node goes right after this one: its lines are loaded now,
         // while this insert and the caller's next write run, so that the
         // next node's stores do not wait for them (they did, at the writer
