@@ -25,7 +25,7 @@
 //! descend the skiplist through nodes spread over the whole arena, and with
 //! 4 KiB pages nearly every node a descent visits also missed the TLB, a
 //! page walk that a virtual machine makes twice (fillrandom and overwrite
-//! 1.12x and 1.18x at 200,000 records, fillrandom 1.3x at 1,000,000). A
+//! 1.16x and 1.14x at 200,000 records, 1.38x and 1.22x at 1,000,000). A
 //! memstore written in order does not: its inserts touch the last few nodes
 //! only, and a huge page costs the filler more to fault in (where the
 //! host backs guest memory on first touch, 2 MiB at a time is slow), time

@@ -139,6 +139,15 @@ pub(crate) struct SegmentInfo {
     pub(crate) max_sequence: u64,
 }
 
+/// What the commit thread is doing, for writers deciding whether to wake it.
+#[derive(Debug, Clone, Copy)]
+enum CommitThread {
+    /// Running: it looks at the filling group before it sleeps again.
+    Working,
+    /// Waiting for work, until `until` (`None`: until woken).
+    Sleeping { until: Option<Instant> },
+}
+
 struct State {
     /// Frames of the filling group.
     filling: Vec<u8>,
@@ -161,13 +170,12 @@ struct State {
     shutdown: bool,
     /// The commit thread has exited: nothing will be written or synced again.
     stopped: bool,
-    /// Until when the commit thread sleeps: `None` while it works, `Some(None)`
-    /// while it sleeps without a deadline. A writer that starts a group wakes
+    /// What the commit thread is doing. A writer that starts a group wakes
     /// it unless it wakes within [`ASYNC_WRITE_DELAY`] anyway. (Waking it only
     /// from a sleep without a deadline left a group started while it slept
     /// towards the next timed sync, up to the sync interval, 100 ms by
     /// default, unwritten: bytes a killed process would lose.)
-    commit_thread_sleeps_until: Option<Option<Instant>>,
+    commit_thread: CommitThread,
     stats: WalStats,
     segments: VecDeque<SegmentInfo>,
     /// The next group starts a new segment (see [`Wal::roll`]).
@@ -257,7 +265,7 @@ impl Wal {
                 failed: None,
                 shutdown: false,
                 stopped: false,
-                commit_thread_sleeps_until: None,
+                commit_thread: CommitThread::Working,
                 stats: WalStats {
                     segments_created: 1,
                     ..WalStats::default()
@@ -322,10 +330,12 @@ impl Wal {
         if was_empty {
             let now = Instant::now();
             state.filling_since = Some(now);
-            wakes_too_late = match state.commit_thread_sleeps_until {
-                None => false,
-                Some(None) => true,
-                Some(Some(deadline)) => deadline > now + ASYNC_WRITE_DELAY,
+            wakes_too_late = match state.commit_thread {
+                CommitThread::Working => false,
+                CommitThread::Sleeping { until: None } => true,
+                CommitThread::Sleeping {
+                    until: Some(deadline),
+                } => deadline > now + ASYNC_WRITE_DELAY,
             };
         }
         if let Some(kind) = sync {
@@ -746,7 +756,7 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) -> Result<()> {
                 .into_iter()
                 .flatten()
                 .min();
-                state.commit_thread_sleeps_until = Some(deadline);
+                state.commit_thread = CommitThread::Sleeping { until: deadline };
                 match deadline {
                     Some(deadline) => {
                         shared.work.wait_until(&mut state, deadline);
@@ -755,7 +765,7 @@ fn run_commit_loop(shared: &Shared, mut segment: Segment) -> Result<()> {
                         shared.work.wait(&mut state);
                     }
                 }
-                state.commit_thread_sleeps_until = None;
+                state.commit_thread = CommitThread::Working;
             }
             let mut bytes = std::mem::replace(&mut state.filling, std::mem::take(&mut spare));
             let frame_bytes = bytes.len() as u64;
