@@ -243,6 +243,50 @@ fn enospc_during_a_flush_removes_the_output_keeps_the_data_and_stops_writes() {
     }
 }
 
+/// ENOSPC on a later megabyte of a large flush: those are written by the
+/// HFile writer's write-behind thread while the next is built, and its
+/// failure must come back the same way as an inline write's.
+#[test]
+fn enospc_on_a_later_chunk_of_a_large_flush_removes_the_output_and_stops_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let faults = FaultInjector::new(6);
+    let db = Db::open_with_faults(dir.path(), options(), &faults).unwrap();
+    let t = db.create_table(table_descriptor()).unwrap();
+    // 3,000 rows of 2 KB in each family: about 6 MB a file, six write-buffers.
+    let large = |i: usize| {
+        let value = vec![b'x'; 2000];
+        Put::new(row(i))
+            .add("a", "big", &value)
+            .add("b", "big", &value)
+    };
+    for i in 0..3000 {
+        t.put(&large(i)).unwrap();
+    }
+    let before = hfiles(dir.path());
+    faults.add_rule(
+        FaultRule::new(IoOp::Write, InjectedError::Enospc)
+            .on(FileKind::HFile)
+            .after(2),
+    );
+    let error = t.flush().unwrap_err();
+    assert!(stopped_by(&error).is_out_of_space(), "{error:?}");
+    assert_eq!(hfiles(dir.path()), before, "the failed outputs are removed");
+    let got = t.get(&Get::new(row(2999))).unwrap();
+    assert_eq!(got.value("a", "big").map(<[u8]>::len), Some(2000));
+    assert!(matches!(
+        t.put(&put(3000)).unwrap_err(),
+        Error::WritesStopped { .. }
+    ));
+    faults.clear_rules();
+    let _ = db.close();
+    let db = Db::open(dir.path(), options()).unwrap();
+    let t = db.table("t").unwrap();
+    for i in [0, 1500, 2999] {
+        let got = t.get(&Get::new(row(i))).unwrap();
+        assert_eq!(got.value("b", "big").map(<[u8]>::len), Some(2000), "{i}");
+    }
+}
+
 #[test]
 fn enospc_during_a_compaction_keeps_the_inputs_and_stops_writes() {
     let dir = tempfile::tempdir().unwrap();
