@@ -68,12 +68,19 @@ impl Chunk {
         let Some(start) = NonNull::new(raw.cast::<MaybeUninit<u64>>()) else {
             std::alloc::handle_alloc_error(CHUNK_LAYOUT)
         };
-        if huge {
-            // SAFETY: the range is this chunk's own allocation, aligned to
-            // the page size. Advice only: a failure (no THP here) leaves
-            // ordinary pages, which are correct too.
-            let _ = unsafe { libc::madvise(raw.cast(), CHUNK_BYTES, libc::MADV_HUGEPAGE) };
-        }
+        // Advised either way: the allocator reuses freed memory, and advice
+        // stays with the range, so a plain chunk could otherwise land on
+        // an earlier huge one's pages and pay their faults (in a process
+        // that ran random loads first, sequential ones slowed down).
+        let advice = if huge {
+            libc::MADV_HUGEPAGE
+        } else {
+            libc::MADV_NOHUGEPAGE
+        };
+        // SAFETY: the range is this chunk's own allocation, aligned to the
+        // page size. Advice only: a failure (no THP here) leaves the pages
+        // as they are, which is correct too.
+        let _ = unsafe { libc::madvise(raw.cast(), CHUNK_BYTES, advice) };
         Chunk { start, huge }
     }
 
