@@ -161,9 +161,6 @@ struct Arena {
     /// Bytes used in the last shared chunk.
     used_in_last: usize,
     next_chunk_bytes: usize,
-    /// The inserts come in no order: full-size chunks are asked for on huge
-    /// pages (see [`chunk_pool`]). Set by the writer before each insert.
-    random_inserts: bool,
 }
 
 impl Arena {
@@ -173,13 +170,14 @@ impl Arena {
             dedicated: Vec::new(),
             used_in_last: 0,
             next_chunk_bytes: FIRST_CHUNK_BYTES,
-            random_inserts: false,
         }
     }
 
-    fn new_chunk(&self, bytes: usize) -> ArenaChunk {
+    /// A chunk of `bytes`; a full-size one on huge pages when the inserts
+    /// come in no order (see [`chunk_pool`]).
+    fn new_chunk(bytes: usize, random_inserts: bool) -> ArenaChunk {
         if bytes == chunk_pool::CHUNK_BYTES {
-            return ArenaChunk::Pooled(chunk_pool::take(self.random_inserts));
+            return ArenaChunk::Pooled(chunk_pool::take(random_inserts));
         }
         ArenaChunk::Own(uninit_words(bytes.div_ceil(8)))
     }
@@ -209,10 +207,10 @@ impl Arena {
 
     /// Returns 8-aligned space for `bytes` (> 0) bytes and how many bytes of
     /// new chunk capacity were allocated for it.
-    fn alloc(&mut self, bytes: usize) -> (NonNull<u8>, usize) {
+    fn alloc(&mut self, bytes: usize, random_inserts: bool) -> (NonNull<u8>, usize) {
         let bytes = bytes.next_multiple_of(8);
         if bytes > DEDICATED_CHUNK_THRESHOLD_BYTES {
-            let mut chunk = self.new_chunk(bytes);
+            let mut chunk = Self::new_chunk(bytes, random_inserts);
             let grown = chunk.bytes();
             let base = Self::base(&mut chunk);
             self.dedicated.push(chunk);
@@ -226,7 +224,7 @@ impl Arena {
         if !fits {
             let size = self.next_chunk_bytes.max(bytes);
             self.next_chunk_bytes = (self.next_chunk_bytes * 2).min(MAX_CHUNK_BYTES);
-            let chunk = self.new_chunk(size);
+            let chunk = Self::new_chunk(size, random_inserts);
             grown = chunk.bytes();
             self.shared.push(chunk);
             self.used_in_last = 0;
@@ -786,8 +784,9 @@ impl Memstore {
             // at the new levels and simply descend.
             self.max_height.store(height, Ordering::Relaxed);
         }
-        writer.arena.random_inserts = !writer.splice.last_hit;
-        let (node, mut grown) = Self::alloc_node(&mut writer.arena, cell, height);
+        // Inserts that keep missing the splice come in no order.
+        let random_inserts = !writer.splice.last_hit;
+        let (node, mut grown) = Self::alloc_node(&mut writer.arena, cell, height, random_inserts);
         // The row's filter bits are set before the node is published below,
         // once per row. Keys sort by row first, so the row is already here
         // exactly when a neighbour of the new key holds it; those two nodes
@@ -844,10 +843,15 @@ impl Memstore {
     }
 
     /// Writes a complete, unlinked node into the arena.
-    fn alloc_node(arena: &mut Arena, cell: &NewCell<'_>, height: usize) -> (NodePtr, usize) {
+    fn alloc_node(
+        arena: &mut Arena,
+        cell: &NewCell<'_>,
+        height: usize,
+        random_inserts: bool,
+    ) -> (NodePtr, usize) {
         let payload = HEADER_BYTES + height * LINK_BYTES;
         let total = payload + cell.row.len() + cell.qualifier.len() + cell.value.len();
-        let (base, grown) = arena.alloc(total);
+        let (base, grown) = arena.alloc(total, random_inserts);
         let header = NodeHeader {
             timestamp: cell.timestamp,
             sequence: cell.sequence,

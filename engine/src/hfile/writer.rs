@@ -59,11 +59,25 @@ pub(crate) struct WriteBudget {
 struct WriteBehind {
     /// Buffers to write, at their offsets, in order.
     jobs: Option<mpsc::SyncSender<(u64, Vec<u8>)>>,
-    /// Each written buffer back (for reuse), or its write's error.
+    /// Each written buffer back, emptied for reuse, or its write's error.
     done: mpsc::Receiver<std::io::Result<Vec<u8>>>,
     /// A buffer was sent whose result is not received yet.
     in_flight: bool,
     worker: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Writes `buffer` at `offset` and asks the disk to start writing it: the
+/// disk writes this chunk while the next is built, so the sync that ends
+/// the file waits for about one chunk, not the whole file.
+fn write_chunk(file: &IoFile, offset: u64, buffer: &[u8]) -> std::io::Result<()> {
+    file.write_at(offset, buffer)?;
+    file.start_writeback(offset, buffer.len() as u64);
+    Ok(())
+}
+
+/// The error of a write-behind thread that is gone.
+fn write_thread_stopped() -> std::io::Error {
+    std::io::Error::other("the HFile write thread stopped")
 }
 
 impl WriteBehind {
@@ -75,12 +89,9 @@ impl WriteBehind {
         let worker = std::thread::Builder::new()
             .name("strata-hfile-write".into())
             .spawn(move || {
-                for (offset, buffer) in queued {
-                    let written = file.write_at(offset, &buffer).map(|()| {
-                        // The disk writes this chunk while the next is
-                        // built, so the sync that ends the file waits for
-                        // about one chunk, not the whole file.
-                        file.start_writeback(offset, buffer.len() as u64);
+                for (offset, mut buffer) in queued {
+                    let written = write_chunk(&file, offset, &buffer).map(|()| {
+                        buffer.clear();
                         buffer
                     });
                     if finished.send(written).is_err() {
@@ -104,7 +115,7 @@ impl WriteBehind {
         }
         match self.done.recv() {
             Ok(written) => written.map(Some),
-            Err(_) => Err(std::io::Error::other("the HFile write thread stopped")),
+            Err(_) => Err(write_thread_stopped()),
         }
     }
 
@@ -117,7 +128,7 @@ impl WriteBehind {
             .as_ref()
             .is_some_and(|jobs| jobs.send((offset, buffer)).is_ok());
         if !sent {
-            return Err(std::io::Error::other("the HFile write thread stopped"));
+            return Err(write_thread_stopped());
         }
         self.in_flight = true;
         Ok(returned)
@@ -333,19 +344,13 @@ impl HFileWriter {
                     .take()
                     .unwrap_or_else(|| Vec::with_capacity(buffer_capacity(&self.options)));
                 let full = std::mem::replace(&mut self.buffer, next);
-                let returned = write_behind
+                self.spare = write_behind
                     .send(self.written, full)
-                    .map_err(|e| Error::io(format!("writing {}", self.path.display()), e))?;
-                self.spare = returned.map(|mut buffer| {
-                    buffer.clear();
-                    buffer
-                });
+                    .map_err(|e| self.write_error(e))?;
             }
             None => {
-                self.file
-                    .write_at(self.written, &self.buffer)
-                    .map_err(|e| Error::io(format!("writing {}", self.path.display()), e))?;
-                self.file.start_writeback(self.written, len);
+                write_chunk(&self.file, self.written, &self.buffer)
+                    .map_err(|e| self.write_error(e))?;
                 self.buffer.clear();
             }
         }
@@ -353,12 +358,15 @@ impl HFileWriter {
         Ok(())
     }
 
+    /// A failed write of this file, as the engine's error.
+    fn write_error(&self, e: std::io::Error) -> Error {
+        Error::io(format!("writing {}", self.path.display()), e)
+    }
+
     /// Waits until every buffer handed to the write-behind thread is written.
     fn wait_written(&mut self) -> Result<()> {
         if let Some(write_behind) = &mut self.write_behind {
-            write_behind
-                .wait()
-                .map_err(|e| Error::io(format!("writing {}", self.path.display()), e))?;
+            write_behind.wait().map_err(|e| self.write_error(e))?;
         }
         Ok(())
     }
