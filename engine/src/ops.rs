@@ -13,7 +13,7 @@ use smallvec::SmallVec;
 pub use strata_filters::CompareOp;
 use strata_filters::Filter;
 
-use crate::cell::RowResult;
+use crate::cell::{RowResult, bytes_equal};
 use crate::error::Result;
 use crate::options::Durability;
 use crate::read_snapshot::{ReadSnapshot, SnapshotRef};
@@ -84,7 +84,7 @@ impl ColumnSet {
     #[inline]
     pub(crate) fn contains(&self, qualifier: &[u8]) -> bool {
         if self.qualifiers.len() <= Self::LINEAR_MAX {
-            self.qualifiers.iter().any(|q| q.as_slice() == qualifier)
+            self.qualifiers.iter().any(|q| bytes_equal(q, qualifier))
         } else {
             self.qualifiers
                 .binary_search_by(|q| q.as_slice().cmp(qualifier))

@@ -466,7 +466,7 @@ impl DataBlock {
     /// no cell is a marker ([`DataBlock::one_version_per_column`]).
     fn check_order(&self) -> Result<bool, DecodeError> {
         for row in 1..self.rows {
-            if self.row(row - 1) >= self.row(row) {
+            if compare_bytes(self.row(row - 1), self.row(row)) != Ordering::Less {
                 return Err(DecodeError(format!("rows out of order at row {row}")));
             }
         }
@@ -481,9 +481,11 @@ impl DataBlock {
             return Ok(all_puts);
         }
         let mut distinct_qualifiers = true;
-        let key = |cell: usize| {
+        // After the qualifier: timestamp, kind and sequence, each descending.
+        // Read only for cells sharing a qualifier (a version of the same
+        // column), not for every cell: this check runs on every block read.
+        let version = |cell: usize| {
             (
-                self.qualifiers.get(data, cell),
                 std::cmp::Reverse(self.timestamps.get(data, cell) as i64),
                 std::cmp::Reverse(self.kinds.get(data, cell)),
                 std::cmp::Reverse(self.sequences.get(data, cell)),
@@ -491,12 +493,21 @@ impl DataBlock {
         };
         for row in 0..self.rows {
             let cells = self.row_cells(row);
+            let mut before = self.qualifiers.get(data, cells.start);
             for cell in cells.start + 1..cells.end {
-                let (before, this) = (key(cell - 1), key(cell));
-                if before >= this {
+                let this = self.qualifiers.get(data, cell);
+                let ordered = match compare_bytes(before, this) {
+                    Ordering::Less => true,
+                    Ordering::Greater => false,
+                    Ordering::Equal => {
+                        distinct_qualifiers = false;
+                        version(cell - 1) < version(cell)
+                    }
+                };
+                if !ordered {
                     return Err(DecodeError(format!("cells out of order at cell {cell}")));
                 }
-                distinct_qualifiers &= before.0 != this.0;
+                before = this;
             }
         }
         Ok(all_puts && distinct_qualifiers)
@@ -574,6 +585,12 @@ impl DataBlock {
     /// The cells' values as a filter batch.
     pub(crate) fn value_batch(&self) -> Option<strata_filters::Batch<'_>> {
         self.bytes_batch(&self.values)
+    }
+
+    /// The qualifier of cell `cell`.
+    #[inline]
+    pub(crate) fn qualifier(&self, cell: usize) -> &[u8] {
+        self.qualifiers.get(&self.data, cell)
     }
 
     /// Row key `r`.

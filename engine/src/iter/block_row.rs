@@ -118,8 +118,9 @@ impl<'b> BlockRow<'b> {
         }
     }
 
-    /// The row's cells in store order, decoded one at a time.
-    #[inline]
+    /// The row's cells in store order, decoded one at a time (the read
+    /// path walks [`BlockRow::cell_indexes`], to test a qualifier first).
+    #[cfg(test)]
     pub(crate) fn cells(&self) -> impl Iterator<Item = BlockCell<'b>> + use<'b> {
         let row = *self;
         self.cell_indexes().map(move |index| row.cell(index))
@@ -200,6 +201,12 @@ impl<'b> BlockRef<'b> {
     #[inline]
     pub(crate) fn cell_count(self) -> usize {
         self.0.cells()
+    }
+
+    /// The qualifier of cell `index` (a block cell index).
+    #[inline]
+    pub(crate) fn qualifier(self, index: usize) -> &'b [u8] {
+        self.0.qualifier(index)
     }
 
     /// The qualifier column, for a kernel.

@@ -59,8 +59,9 @@ pub(super) fn none_selected(bits: &Bitmap, row: &BlockRow<'_>) -> Option<Option<
     next.is_none_or(|i| i >= cells.end).then_some(next)
 }
 
-/// The first cell of `block` at or after cell `from` that the cell gate's
-/// selection passes (`None`: none); `Some(from)` without a selection.
+/// The first cell of `block` at or after cell `from` that a row needs to
+/// return anything ([`BlockSelection::rows_need`]; `None`: none);
+/// `Some(from)` without such a bound.
 pub(super) fn next_passing_cell(
     gate: Option<&CellGate>,
     family: &[u8],
@@ -68,7 +69,7 @@ pub(super) fn next_passing_cell(
     block: BlockRef<'_>,
     from: usize,
 ) -> Option<usize> {
-    match gate_selection(gate, family, held, block).and_then(|s| s.cells.as_ref()) {
+    match gate_selection(gate, family, held, block).and_then(BlockSelection::rows_need) {
         Some(bits) => next_set_bit(bits, from),
         None => Some(from),
     }
@@ -105,7 +106,15 @@ pub(super) fn resolve_block_row<S: RowSink>(
             std::mem::take(qualifier_buffer),
         )
     });
-    for block_cell in row.cells() {
+    // A lone cell of a column the read does not select is never returned:
+    // its qualifier alone decides, before the rest of the cell is decoded
+    // (a projection of a few columns of wide rows skips most cells here).
+    let skip_unselected = lone.then_some(family.columns.as_ref()).flatten();
+    for index in row.cell_indexes() {
+        if skip_unselected.is_some_and(|set| !set.contains(row.block().qualifier(index))) {
+            continue;
+        }
+        let block_cell = row.cell(index);
         let cell = block_cell.cell();
         let returned = cell.sequence <= read_point
             && match resolver.as_mut() {

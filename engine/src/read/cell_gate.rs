@@ -31,7 +31,7 @@ use strata_filters::model::CompareOp;
 use strata_filters::plan::{CellPredicate, ColumnValuePredicate};
 use strata_filters::{Bitmap, CellRef as FilterCell, Plan};
 
-use crate::cell::CellRef;
+use crate::cell::{CellRef, bytes_equal};
 use crate::iter::block_row::BlockRef;
 
 /// The cell predicates or column value tests of a plan that may be applied
@@ -106,6 +106,22 @@ impl BlockKernel {
 pub(crate) struct BlockSelection {
     pub(crate) cells: Option<Bitmap>,
     columns: SmallVec<[Option<Bitmap>; 2]>,
+    /// For a gate of column tests: the cells of one test's column (of a
+    /// test that rejects rows missing the column) whose value passes it.
+    /// A row holding none of them fails that test whatever its versions
+    /// (its newest visible version of the column fails, or it has none),
+    /// so a scan skips such rows without resolving them.
+    tested_cells: Option<Bitmap>,
+}
+
+impl BlockSelection {
+    /// The cells a row of the block needs one of to return anything (`None`:
+    /// no such bound, every row is resolved): the cells passing every cell
+    /// predicate, or the passing cells of a column test's column.
+    #[inline]
+    pub(crate) fn rows_need(&self) -> Option<&Bitmap> {
+        self.cells.as_ref().or(self.tested_cells.as_ref())
+    }
 }
 
 /// The state of each column test in the row being resolved.
@@ -258,26 +274,58 @@ impl CellGate {
 
     /// What the gate computes once per cached block of `family`.
     pub(crate) fn block_selection(&self, family: &[u8], block: BlockRef<'_>) -> BlockSelection {
+        let columns: SmallVec<[Option<Bitmap>; 2]> = self
+            .columns
+            .iter()
+            .map(|test| {
+                (test.family.as_slice() == family).then(|| {
+                    let mut bits = Bitmap::zeros(0);
+                    match block.value_batch() {
+                        Some(values) => test.kernel.eval(&values, &mut bits),
+                        None => {
+                            bits = Bitmap::from_bools(
+                                block.cells().map(|cell| test.kernel.matches(cell.value)),
+                            )
+                        }
+                    }
+                    bits
+                })
+            })
+            .collect();
+        // One test that rejects rows missing its column bounds the rows that
+        // can pass: those holding a passing cell of the column.
+        let tested_cells = self
+            .columns
+            .iter()
+            .zip(&columns)
+            .find_map(|(test, bits)| {
+                test.filter_if_missing
+                    .then_some(bits.as_ref())
+                    .flatten()
+                    .map(|bits| (test, bits))
+            })
+            .map(|(test, passing)| {
+                // Only the passing cells' qualifiers are compared: a selective
+                // test passes few cells, and the others are clear already.
+                let mut in_column = passing.clone();
+                for (word_index, &word) in passing.words().iter().enumerate() {
+                    let mut word = word;
+                    while word != 0 {
+                        let cell = word_index * 64 + word.trailing_zeros() as usize;
+                        word &= word - 1;
+                        if cell < passing.len()
+                            && !bytes_equal(block.qualifier(cell), &test.qualifier)
+                        {
+                            in_column.set(cell, false);
+                        }
+                    }
+                }
+                in_column
+            });
         BlockSelection {
             cells: (!self.predicates.is_empty()).then(|| self.block_cells(family, block)),
-            columns: self
-                .columns
-                .iter()
-                .map(|test| {
-                    (test.family.as_slice() == family).then(|| {
-                        let mut bits = Bitmap::zeros(0);
-                        match block.value_batch() {
-                            Some(values) => test.kernel.eval(&values, &mut bits),
-                            None => {
-                                bits = Bitmap::from_bools(
-                                    block.cells().map(|cell| test.kernel.matches(cell.value)),
-                                )
-                            }
-                        }
-                        bits
-                    })
-                })
-                .collect(),
+            columns,
+            tested_cells,
         }
     }
 
@@ -546,6 +594,18 @@ mod tests {
                         }
                     }
                 }
+                // The cells a row needs: the first test that rejects rows missing its
+                // column, of this family: its column's cells whose value passes.
+                let bounding = gate
+                    .columns
+                    .iter()
+                    .find(|test| test.filter_if_missing && test.family.as_slice() == b"f");
+                let want = bounding.map(|test| {
+                    Bitmap::from_bools(BlockRef::new(&block).cells().map(|cell| {
+                        cell.qualifier == test.qualifier.as_slice() && test.kernel.matches(cell.value)
+                    }))
+                });
+                prop_assert_eq!(selection.rows_need(), want.as_ref());
             }
         }
     }

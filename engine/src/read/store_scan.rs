@@ -16,7 +16,7 @@ use std::ops::Bound;
 use super::block_rows::{
     HeldSelections, gate_selection, next_passing_cell, none_selected, resolve_block_row,
 };
-use super::cell_gate::{CellGate, RowVerdict};
+use super::cell_gate::{BlockSelection, CellGate, RowVerdict};
 use super::plan::ScanPlan;
 use super::resolve::{QueryRules, Resolver};
 use super::sink::RowSink;
@@ -111,7 +111,7 @@ impl StoreScan {
             gate.begin_row(verdict);
         }
         let selection = gate_selection(gate, &family.name, &mut self.block_cells, row.block());
-        if let Some(bits) = selection.and_then(|s| s.cells.as_ref())
+        if let Some(bits) = selection.and_then(BlockSelection::rows_need)
             && none_selected(bits, &row).is_some()
         {
             // On to the next row with a passing cell, within the run, on
@@ -165,7 +165,7 @@ impl StoreScan {
         if let Some(block_row) = self.rows.lend_block_row(row)? {
             let selection =
                 gate_selection(gate, &family.name, &mut self.block_cells, block_row.block());
-            if let Some(bits) = selection.and_then(|s| s.cells.as_ref())
+            if let Some(bits) = selection.and_then(BlockSelection::rows_need)
                 && let Some(next_passing_cell) = none_selected(bits, &block_row)
             {
                 // No cell of the row passes: it returns nothing. No other
