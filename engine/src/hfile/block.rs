@@ -234,6 +234,49 @@ impl IntColumn {
         self.base.wrapping_add(delta)
     }
 
+    /// The largest value the column's base and width can hold (its values
+    /// are at most this; saturating at u64::MAX).
+    pub(crate) fn largest_possible(&self) -> u64 {
+        let widest_delta = match self.width {
+            0 => 0,
+            8 => u64::MAX,
+            width => (1u64 << (8 * u32::from(width))) - 1,
+        };
+        self.base.saturating_add(widest_delta)
+    }
+
+    /// Calls `f` with every value in order, stopping at its first error.
+    /// The width is matched once for the column, not once per value (block
+    /// decoding walks whole columns this way).
+    #[inline]
+    pub(crate) fn try_for_each<E>(
+        &self,
+        data: &[u8],
+        mut f: impl FnMut(u64) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let base = self.base;
+        let packed = data
+            .get(self.start..self.start + self.count * usize::from(self.width))
+            .unwrap_or_default();
+        match self.width {
+            0 => (0..self.count).try_for_each(|_| f(base)),
+            1 => packed
+                .iter()
+                .try_for_each(|&b| f(base.wrapping_add(u64::from(b)))),
+            2 => packed.chunks_exact(2).try_for_each(|b| {
+                f(base.wrapping_add(u64::from(u16::from_le_bytes([b[0], b[1]]))))
+            }),
+            4 => packed.chunks_exact(4).try_for_each(|b| {
+                f(base.wrapping_add(u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))))
+            }),
+            _ => packed.chunks_exact(8).try_for_each(|b| {
+                let mut a = [0u8; 8];
+                a.copy_from_slice(b);
+                f(base.wrapping_add(u64::from_le_bytes(a)))
+            }),
+        }
+    }
+
     /// A column of `count` values all equal to `value` (no bytes of its own).
     pub(crate) fn constant(value: u64, count: usize) -> IntColumn {
         IntColumn {
@@ -311,14 +354,30 @@ impl BytesColumn {
         let mut offsets = Vec::with_capacity(count + 1);
         let mut total: u64 = 0;
         offsets.push(0u32);
-        for i in 0..count {
-            // Checked: a length near u64::MAX would wrap the sum back into
-            // range and make the offsets go backwards (found by fuzzing).
-            total = total
-                .checked_add(lengths.get(data, i))
-                .filter(|&total| total <= u64::from(u32::MAX))
-                .ok_or_else(|| DecodeError("byte column too long".into()))?;
-            offsets.push(total as u32);
+        // When no `count` items of the column's widest length can pass
+        // u32::MAX (the usual block: short lengths, a few thousand items),
+        // the running total needs no check per item.
+        let all_fit = lengths
+            .largest_possible()
+            .checked_mul(count as u64)
+            .is_some_and(|most| most <= u64::from(u32::MAX));
+        if all_fit {
+            lengths.try_for_each(data, |length| {
+                total += length;
+                offsets.push(total as u32);
+                Ok::<(), DecodeError>(())
+            })?;
+        } else {
+            lengths.try_for_each(data, |length| {
+                // Checked: a length near u64::MAX would wrap the sum back into
+                // range and make the offsets go backwards (found by fuzzing).
+                total = total
+                    .checked_add(length)
+                    .filter(|&total| total <= u64::from(u32::MAX))
+                    .ok_or_else(|| DecodeError("byte column too long".into()))?;
+                offsets.push(total as u32);
+                Ok(())
+            })?;
         }
         d.take(total as usize)?;
         Ok(BytesColumn::Variable { offsets, start })
