@@ -246,17 +246,30 @@ proptest! {
     #[test]
     fn long_compare_agrees(
         count in 0usize..=150,
-        fixed_eight in any::<bool>(),
+        shape in 0..3,
         seed in proptest::collection::vec(prop_oneof![Just(0i64), Just(-1), Just(i64::MIN), Just(i64::MAX), any::<i64>()], 1..8),
         pick in any::<usize>(),
         op in ops(),
         keys in keys(),
     ) {
         let numbers: Vec<i64> = seed.iter().copied().cycle().take(count).collect();
-        let batch_keys = if fixed_eight {
-            Keys::Fixed { width: 8, count: numbers.len(), data: numbers.iter().flat_map(|n| n.to_be_bytes()).collect() }
-        } else {
-            keys
+        let batch_keys = match shape {
+            0 => Keys::Fixed { width: 8, count: numbers.len(), data: numbers.iter().flat_map(|n| n.to_be_bytes()).collect() },
+            // A wide row's values: integers between strings of other lengths.
+            1 => {
+                let mut offsets = vec![0u32];
+                let mut data = Vec::new();
+                for (i, n) in numbers.iter().enumerate() {
+                    if i % 3 == 1 {
+                        data.extend_from_slice(&b"catnote"[..i % 7]);
+                    } else {
+                        data.extend_from_slice(&n.to_be_bytes());
+                    }
+                    offsets.push(data.len() as u32);
+                }
+                Keys::Var { offsets, data }
+            }
+            _ => keys,
         };
         let value = numbers.get(pick % numbers.len().max(1)).copied().unwrap_or(3);
         check(&LongCompare::new(op, value), &batch_keys)?;
