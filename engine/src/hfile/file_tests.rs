@@ -218,6 +218,63 @@ fn blocks_stay_within_the_block_size() {
     }
 }
 
+/// Rows of a few small cells (a wide table's row, as a bulk load or a
+/// compaction writes it) lie whole in one block: a block ends before a row
+/// the row before says will not fit, so a scan's block runs go on across
+/// blocks. The blocks stay within the block size and nearly full.
+#[test]
+fn small_rows_lie_whole_in_one_block() {
+    let qualifiers: [&[u8]; 4] = [b"amount", b"cat", b"note", b"qty"];
+    let cells: Vec<Owned> = (0..20_000u64)
+        .flat_map(|i| {
+            qualifiers.iter().map(move |q| {
+                let value = if q.len() == 3 {
+                    b"cat3".to_vec()
+                } else {
+                    i.to_be_bytes().to_vec()
+                };
+                (
+                    i.to_be_bytes().to_vec(),
+                    q.to_vec(),
+                    1,
+                    CellKind::Put,
+                    0,
+                    value,
+                )
+            })
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let block_size = 14 * 1024;
+    let reader = write(
+        dir.path(),
+        &cells,
+        block_size,
+        Compression::None,
+        BloomType::Row,
+    );
+    assert!(reader.block_count() > 50);
+    for ordinal in 0..reader.block_count() {
+        let block = reader.data_block(ordinal).unwrap();
+        assert_eq!(
+            block.whole_rows(),
+            block.rows(),
+            "block {ordinal}'s last row goes on"
+        );
+        let stored = reader.block_len(ordinal).unwrap() as usize;
+        assert!(
+            stored <= block_size,
+            "block {ordinal}: {stored} bytes stored"
+        );
+        if ordinal + 1 < reader.block_count() {
+            assert!(
+                stored > block_size - 200,
+                "block {ordinal} is filled: {stored}"
+            );
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 

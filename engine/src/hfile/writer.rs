@@ -167,6 +167,28 @@ pub(crate) struct HFileWriter {
     meta: FileMeta,
     last_key: Option<OwnedKey>,
     column_rows: ColumnRowCounter,
+    /// The size of the row being added so far, and of the row before it
+    /// ([`row_bytes`]): a block is cut before a row the last one's size
+    /// says will not fit ([`HFileWriter::add_ordered`]).
+    row_bytes: usize,
+    last_row_bytes: usize,
+}
+
+/// Rows of at most 1/`WHOLE_ROW_SHARE` of a block are kept whole in one
+/// block where the size of the row before predicts it ([`HFileWriter::add_ordered`]);
+/// larger rows would leave too much of a block empty.
+const WHOLE_ROW_SHARE: usize = 8;
+
+/// About what `cell` adds to a block's payload: its qualifier and value
+/// (and key, for a row's first cell) and a few bytes of its integer
+/// columns. A prediction, not [`DataBlockBuilder::estimated_bytes_with`]'s
+/// exact size.
+fn row_bytes(cell: &CellRef<'_>, new_row: bool) -> usize {
+    const INTEGER_COLUMN_BYTES: usize = 12;
+    cell.qualifier.len()
+        + cell.value.len()
+        + INTEGER_COLUMN_BYTES
+        + if new_row { cell.row.len() } else { 0 }
 }
 
 impl HFileWriter {
@@ -202,6 +224,8 @@ impl HFileWriter {
             },
             last_key: None,
             column_rows: ColumnRowCounter::default(),
+            row_bytes: 0,
+            last_row_bytes: 0,
         })
     }
 
@@ -265,12 +289,31 @@ impl HFileWriter {
         // raw block is cached in the buffer its frame was read into.
         // The row is compared once, with the file's last row: while the
         // block holds cells its last row is the file's.
+        //
+        // A block also ends before a row's first cell when the row before
+        // was small and as large a row would not fit: rows then lie whole
+        // in one block (unless they outgrow the row before), and a scan
+        // reads them straight from the block, run after run across blocks,
+        // where a row cut in two takes the merge. The block is left short
+        // by less than a row.
         let new_row = self.meta.cells == 0 || !bytes_equal(&self.meta.last_row, cell.row);
-        if !self.builder.is_empty()
-            && self.builder.estimated_bytes_with(cell, new_row) + BLOCK_TRAILER_BYTES
-                > self.options.block_size
-        {
-            self.finish_block(new_row)?;
+        let added = row_bytes(cell, new_row);
+        if new_row {
+            self.last_row_bytes = self.row_bytes;
+            self.row_bytes = 0;
+        }
+        self.row_bytes += added;
+        if !self.builder.is_empty() {
+            let with_cell = self.builder.estimated_bytes_with(cell, new_row) + BLOCK_TRAILER_BYTES;
+            let rest_of_row =
+                if new_row && self.last_row_bytes <= self.options.block_size / WHOLE_ROW_SHARE {
+                    self.last_row_bytes.saturating_sub(added)
+                } else {
+                    0
+                };
+            if with_cell + rest_of_row > self.options.block_size {
+                self.finish_block(new_row)?;
+            }
         }
         if new_row {
             if self.meta.cells == 0 {
