@@ -3,6 +3,8 @@
 //!
 //! ```text
 //! strata-sql-bench [--rows N] [--dir DIR] [--runs 5] [--partitions 1,2] [--workers]
+//!                  [--configs NAME,..] [--queries NAME,..]   (names containing one of these)
+//!                  [--cache-mb N]   (the block cache of the in-process database)
 //! strata-sql-bench worker --data DIR --listen ADDR      (one process of the --workers runs)
 //! ```
 //!
@@ -25,7 +27,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use strata::filters::model::{ColumnValueTest, Comparator, CompareOp};
-use strata::{Db, FamilyDescriptor, Filter, Scan, TableDescriptor};
+use strata::{Db, DbOptions, FamilyDescriptor, Filter, Scan, TableDescriptor};
 use strata_sql::datafusion::arrow::array::RecordBatch;
 use strata_sql::datafusion::arrow::util::pretty::pretty_format_batches;
 use strata_sql::datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
@@ -95,10 +97,15 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-/// Opens (creating and loading when missing) the database in `dir` with rows `range`.
-fn database(dir: &Path, range: std::ops::Range<u64>) -> Result<Db> {
+/// Opens (creating and loading when missing) the database in `dir` with rows `range`, with
+/// a block cache of `cache_bytes` (the default without).
+fn database(dir: &Path, range: std::ops::Range<u64>, cache_bytes: Option<u64>) -> Result<Db> {
     let fresh = !dir.exists();
-    let db = Db::open_default(dir)?;
+    let mut options = DbOptions::default();
+    if let Some(bytes) = cache_bytes {
+        options.block_cache_bytes = bytes;
+    }
+    let db = Db::open(dir, options)?;
     if fresh {
         let started = Instant::now();
         let scratch = dir.join("load");
@@ -252,6 +259,12 @@ struct Args {
     runs: usize,
     partitions: Vec<usize>,
     workers: bool,
+    /// Only configurations whose name contains one of these (all when empty).
+    configs: Vec<String>,
+    /// Only queries whose name contains one of these (all when empty).
+    queries: Vec<String>,
+    /// The in-process database's block cache (the engine's default without).
+    cache_bytes: Option<u64>,
 }
 
 fn parse_args() -> Result<Args> {
@@ -261,6 +274,9 @@ fn parse_args() -> Result<Args> {
         runs: 5,
         partitions: vec![1, 2],
         workers: false,
+        configs: Vec::new(),
+        queries: Vec::new(),
+        cache_bytes: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -276,6 +292,9 @@ fn parse_args() -> Result<Args> {
                     .collect::<std::result::Result<_, _>>()?
             }
             "--workers" => args.workers = true,
+            "--configs" => args.configs = value()?.split(',').map(str::to_owned).collect(),
+            "--cache-mb" => args.cache_bytes = Some(value()?.parse::<u64>()? << 20),
+            "--queries" => args.queries = value()?.split(',').map(str::to_owned).collect(),
             other => return Err(format!("unknown argument {other}").into()),
         }
     }
@@ -354,7 +373,7 @@ fn cluster(
     }
     // The workers open their databases before they listen.
     std::thread::sleep(Duration::from_secs(3));
-    let catalog = database(catalog, 0..0)?;
+    let catalog = database(catalog, 0..0, None)?;
     let context = SqlContext::with_cluster(catalog, SessionConfig::new(), Cluster { workers })?;
     Ok((context, processes))
 }
@@ -375,7 +394,7 @@ fn main() -> Result<()> {
     };
     std::fs::create_dir_all(&dir)?;
     let runtime = runtime()?;
-    let db = database(&dir.join("strata"), 0..args.rows)?;
+    let db = database(&dir.join("strata"), 0..args.rows, args.cache_bytes)?;
     let parquet = dir.join("parquet");
     if !parquet.exists() {
         let started = Instant::now();
@@ -419,7 +438,7 @@ fn main() -> Result<()> {
         let mut shards = Vec::new();
         for i in 0..3 {
             let shard = dir.join(format!("shard{i}"));
-            database(&shard, bounds[i]..bounds[i + 1])?.close()?;
+            database(&shard, bounds[i]..bounds[i + 1], None)?.close()?;
             let start = if i == 0 {
                 Vec::new()
             } else {
@@ -433,7 +452,7 @@ fn main() -> Result<()> {
             shards.push((shard, start, end));
         }
         let whole = dir.join("whole");
-        database(&whole, 0..args.rows)?.close()?;
+        database(&whole, 0..args.rows, None)?.close()?;
         let (one, p1) = cluster(&dir.join("catalog1"), &[(whole, Vec::new(), Vec::new())])?;
         let (three, p3) = cluster(&dir.join("catalog3"), &shards)?;
         configs.push(Config {
@@ -447,6 +466,10 @@ fn main() -> Result<()> {
         _processes.extend(p1);
         _processes.extend(p3);
     }
+    let chosen = |name: &str, wanted: &[String]| {
+        wanted.is_empty() || wanted.iter().any(|w| name.contains(w.as_str()))
+    };
+    configs.retain(|c| chosen(&c.name, &args.configs));
     // What the scans were given: the pushed filters and ranges, with pushdown on and off.
     for config in configs.iter().take(2) {
         if let Engine::Sql(context) = &config.engine {
@@ -467,6 +490,9 @@ fn main() -> Result<()> {
         uptime()
     );
     for (name, sql) in queries(args.rows) {
+        if !chosen(name, &args.queries) {
+            continue;
+        }
         let mut times: Vec<Vec<f64>> = vec![Vec::new(); configs.len()];
         let mut answers: Vec<String> = vec![String::new(); configs.len()];
         // One untimed run each (caches warm for everyone), then alternating timed runs.
