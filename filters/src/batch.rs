@@ -110,8 +110,8 @@ impl<'a> VarBatch<'a> {
         let Some(last) = offsets.last() else {
             return Err(BatchError::NoOffsets);
         };
-        // Every batch a block's scan makes is checked: a fold without an early exit, which
-        // the compiler vectorises, and the position only once one is found out of order.
+        // Every batch a block's scan makes is checked: a fold without a branch per pair,
+        // and the position looked for only once one is found out of order.
         let out_of_order = offsets
             .windows(2)
             .fold(false, |bad, pair| bad | (pair[0] > pair[1]));
