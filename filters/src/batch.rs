@@ -110,12 +110,7 @@ impl<'a> VarBatch<'a> {
         let Some(last) = offsets.last() else {
             return Err(BatchError::NoOffsets);
         };
-        // Every batch a block's scan makes is checked: a fold without a branch per pair,
-        // and the position looked for only once one is found out of order.
-        let out_of_order = offsets
-            .windows(2)
-            .fold(false, |bad, pair| bad | (pair[0] > pair[1]));
-        if out_of_order && let Some(index) = offsets.windows(2).position(|pair| pair[0] > pair[1]) {
+        if let Some(index) = offsets.windows(2).position(|pair| pair[0] > pair[1]) {
             return Err(BatchError::BadOffsets { index: index + 1 });
         }
         if *last as usize > data.len() {

@@ -234,17 +234,6 @@ impl IntColumn {
         self.base.wrapping_add(delta)
     }
 
-    /// The largest value the column's base and width can hold (its values
-    /// are at most this; saturating at u64::MAX).
-    pub(crate) fn largest_possible(&self) -> u64 {
-        let widest_delta = match self.width {
-            0 => 0,
-            8 => u64::MAX,
-            width => (1u64 << (8 * u32::from(width))) - 1,
-        };
-        self.base.saturating_add(widest_delta)
-    }
-
     /// Calls `f` with every value in order, stopping at its first error.
     /// The width is matched once for the column, not once per value (block
     /// decoding walks whole columns this way).
@@ -354,30 +343,16 @@ impl BytesColumn {
         let mut offsets = Vec::with_capacity(count + 1);
         let mut total: u64 = 0;
         offsets.push(0u32);
-        // When no `count` items of the column's widest length can pass
-        // u32::MAX (the usual block: short lengths, a few thousand items),
-        // the running total needs no check per item.
-        let all_fit = lengths
-            .largest_possible()
-            .checked_mul(count as u64)
-            .is_some_and(|most| most <= u64::from(u32::MAX));
-        if all_fit {
-            lengths.try_for_each(data, |length| {
-                total += length;
-                offsets.push(total as u32);
-                Ok::<(), DecodeError>(())
-            })?;
-        } else {
-            lengths.try_for_each(data, |length| {
-                // Checked: a length near u64::MAX would wrap the sum back into
-                // range and make the offsets go backwards (found by fuzzing).
-                total = total
-                    .checked_add(length)
-                    .filter(|&total| total <= u64::from(u32::MAX))
-                    .ok_or_else(|| DecodeError("byte column too long".into()))?;
-                offsets.push(total as u32);
-                Ok(())
-            })?;
+        // Saturating, so a length near u64::MAX cannot wrap the sum back
+        // into range (found by fuzzing); the sums only grow, so a last one
+        // within u32::MAX means every offset pushed was exact.
+        lengths.try_for_each(data, |length| {
+            total = total.saturating_add(length);
+            offsets.push(total as u32);
+            Ok::<(), DecodeError>(())
+        })?;
+        if total > u64::from(u32::MAX) {
+            return Err(DecodeError("byte column too long".into()));
         }
         d.take(total as usize)?;
         Ok(BytesColumn::Variable { offsets, start })
@@ -455,6 +430,31 @@ impl BytesColumn {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Lengths whose sum passes u32::MAX, or would wrap a u64 back into
+    /// range (a fuzzer's find), are refused, never turned into offsets.
+    #[test]
+    fn byte_columns_whose_lengths_overflow_are_refused() {
+        for lengths in [
+            vec![u64::MAX, 2, 3],
+            vec![u64::from(u32::MAX), 1],
+            vec![1, u64::MAX - 1, 5],
+        ] {
+            let mut payload = Vec::new();
+            encode_ints(&lengths, &mut payload);
+            payload.extend_from_slice(&[7u8; 64]);
+            let parsed = BytesColumn::parse(&mut Decoder::new(&payload), lengths.len(), &payload);
+            assert!(
+                matches!(&parsed, Err(DecodeError(reason)) if reason == "byte column too long"),
+                "{lengths:?}: {parsed:?}"
+            );
+        }
+        let mut payload = Vec::new();
+        encode_ints(&[3, 1, 4], &mut payload);
+        payload.extend_from_slice(b"abcdefgh");
+        let parsed = BytesColumn::parse(&mut Decoder::new(&payload), 3, &payload).unwrap();
+        assert_eq!(parsed.get(&payload, 2), b"efgh");
+    }
 
     #[test]
     fn raw_payloads_at_the_slab_limit_unframe_intact() {

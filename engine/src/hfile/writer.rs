@@ -168,7 +168,7 @@ pub(crate) struct HFileWriter {
     last_key: Option<OwnedKey>,
     column_rows: ColumnRowCounter,
     /// The size of the row being added so far, and of the row before it
-    /// ([`row_bytes`]): a block is cut before a row the last one's size
+    /// ([`predicted_cell_bytes`] summed): a block is cut before a row the last one's size
     /// says will not fit ([`HFileWriter::add_ordered`]).
     row_bytes: usize,
     last_row_bytes: usize,
@@ -183,7 +183,7 @@ const WHOLE_ROW_SHARE: usize = 8;
 /// (and key, for a row's first cell) and a few bytes of its integer
 /// columns. A prediction, not [`DataBlockBuilder::estimated_bytes_with`]'s
 /// exact size.
-fn row_bytes(cell: &CellRef<'_>, new_row: bool) -> usize {
+fn predicted_cell_bytes(cell: &CellRef<'_>, new_row: bool) -> usize {
     const INTEGER_COLUMN_BYTES: usize = 12;
     cell.qualifier.len()
         + cell.value.len()
@@ -297,7 +297,7 @@ impl HFileWriter {
         // where a row cut in two takes the merge. The block is left short
         // by less than a row.
         let new_row = self.meta.cells == 0 || !bytes_equal(&self.meta.last_row, cell.row);
-        let added = row_bytes(cell, new_row);
+        let added = predicted_cell_bytes(cell, new_row);
         if new_row {
             self.last_row_bytes = self.row_bytes;
             self.row_bytes = 0;

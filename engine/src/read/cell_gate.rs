@@ -298,26 +298,17 @@ impl CellGate {
             .columns
             .iter()
             .zip(&columns)
-            .find_map(|(test, bits)| {
-                test.filter_if_missing
-                    .then_some(bits.as_ref())
-                    .flatten()
-                    .map(|bits| (test, bits))
+            .find_map(|(test, bits)| match bits {
+                Some(bits) if test.filter_if_missing => Some((test, bits)),
+                _ => None,
             })
             .map(|(test, passing)| {
                 // Only the passing cells' qualifiers are compared: a selective
                 // test passes few cells, and the others are clear already.
                 let mut in_column = passing.clone();
-                for (word_index, &word) in passing.words().iter().enumerate() {
-                    let mut word = word;
-                    while word != 0 {
-                        let cell = word_index * 64 + word.trailing_zeros() as usize;
-                        word &= word - 1;
-                        if cell < passing.len()
-                            && !bytes_equal(block.qualifier(cell), &test.qualifier)
-                        {
-                            in_column.set(cell, false);
-                        }
+                for cell in passing.iter_ones() {
+                    if !bytes_equal(block.qualifier(cell), &test.qualifier) {
+                        in_column.set(cell, false);
                     }
                 }
                 in_column

@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 use memchr::memmem;
 use regex::bytes::Regex;
 
-use crate::batch::{Batch, Bitmap, VarBatch};
+use crate::batch::{Batch, Bitmap};
 use crate::compare::{bit_matches, compile_regex, contains_ignore_case};
 use crate::model::{BitOp, Comparator, CompareOp, ModelError, RowMask};
 use segment::{Combine, SegmentPlan};
@@ -580,19 +580,10 @@ impl Kernel for LongCompare {
                 out,
             ),
             Batch::Fixed(fixed) => out.reset_zeros(fixed.count()),
-            Batch::Var(var) => {
-                // The operator chosen once for the batch, not once per entry.
-                let value = self.value;
-                match self.op {
-                    CompareOp::Less => longs_of_var(var, out, |n| n < value),
-                    CompareOp::LessOrEqual => longs_of_var(var, out, |n| n <= value),
-                    CompareOp::Equal => longs_of_var(var, out, |n| n == value),
-                    CompareOp::NotEqual => longs_of_var(var, out, |n| n != value),
-                    CompareOp::GreaterOrEqual => longs_of_var(var, out, |n| n >= value),
-                    CompareOp::Greater => longs_of_var(var, out, |n| n > value),
-                    CompareOp::NoOp => out.reset_zeros(var.count()),
-                }
-            }
+            Batch::Var(_) => per_entry(batch, out, |entry| match <[u8; 8]>::try_from(entry) {
+                Ok(bytes) => self.op.holds(i64::from_be_bytes(bytes).cmp(&self.value)),
+                Err(_) => false,
+            }),
         }
     }
 
@@ -610,23 +601,6 @@ impl Kernel for LongCompare {
         }
         self.op.holds(number.cmp(&self.value))
     }
-}
-
-/// `test` on each entry of `var` that is 8 bytes long, read as a big-endian signed integer;
-/// entries of other lengths fail. Entries are located straight from the offsets (checked
-/// when the batch was made), the usual column of a wide row's values: integers between
-/// strings.
-fn longs_of_var(var: &VarBatch<'_>, out: &mut Bitmap, test: impl Fn(i64) -> bool) {
-    let (offsets, data) = (var.offsets(), var.data());
-    out.fill(var.count(), |index| {
-        let start = offsets.get(index).copied().unwrap_or(0) as usize;
-        let end = offsets.get(index + 1).copied().unwrap_or(0) as usize;
-        end.wrapping_sub(start) == 8
-            && data
-                .get(start..end)
-                .and_then(|bytes| <[u8; 8]>::try_from(bytes).ok())
-                .is_some_and(|bytes| test(i64::from_be_bytes(bytes)))
-    });
 }
 
 /// The outcome of a match-only comparator (substring, regexstring, bit, null) under an
