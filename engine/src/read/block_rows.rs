@@ -55,7 +55,7 @@ pub(super) fn gate_selection<'h>(
 /// selected cell after the row (`None`: none in the block).
 pub(super) fn none_selected(bits: &Bitmap, row: &BlockRow<'_>) -> Option<Option<usize>> {
     let cells = row.cell_indexes();
-    let next = next_set_bit(bits, cells.start);
+    let next = bits.next_one(cells.start);
     next.is_none_or(|i| i >= cells.end).then_some(next)
 }
 
@@ -70,7 +70,7 @@ pub(super) fn next_passing_cell(
     from: usize,
 ) -> Option<usize> {
     match gate_selection(gate, family, held, block).and_then(BlockSelection::rows_need) {
-        Some(bits) => next_set_bit(bits, from),
+        Some(bits) => bits.next_one(from),
         None => Some(from),
     }
 }
@@ -141,36 +141,5 @@ pub(super) fn resolve_block_row<S: RowSink>(
     }
     if let Some(resolver) = resolver {
         *qualifier_buffer = resolver.into_buffer();
-    }
-}
-
-/// The first set bit of `bits` at or after `from`.
-pub(super) fn next_set_bit(bits: &Bitmap, from: usize) -> Option<usize> {
-    let words = bits.words();
-    let mut index = from / 64;
-    let mut word = words.get(index)? & (u64::MAX << (from % 64));
-    loop {
-        if word != 0 {
-            let bit = index * 64 + word.trailing_zeros() as usize;
-            return (bit < bits.len()).then_some(bit);
-        }
-        index += 1;
-        word = *words.get(index)?;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn next_set_bit_finds_the_first_one_at_or_after() {
-        let bits = Bitmap::from_bools((0..200).map(|i| i == 3 || i == 64 || i == 130 || i == 199));
-        let want = |from: usize| (from..200).find(|&i| bits.get(i));
-        for from in 0..205 {
-            assert_eq!(next_set_bit(&bits, from), want(from), "from {from}");
-        }
-        assert_eq!(next_set_bit(&Bitmap::zeros(0), 0), None);
-        assert_eq!(next_set_bit(&Bitmap::zeros(64), 0), None);
     }
 }
