@@ -254,7 +254,11 @@ impl Wal {
             async_sync_interval: Duration::from_millis(async_sync_interval_ms),
             sync_latency: LatencyHistogram::default(),
             state: Mutex::new(State {
-                filling: Vec::new(),
+                // Both group buffers start at the capacity they keep: a
+                // buffer grown from empty by doubling copied the group made
+                // so far at every step while the writer held the lock
+                // (unwritten capacity costs address space, not memory).
+                filling: Vec::with_capacity(KEPT_GROUP_CAPACITY_BYTES),
                 filling_frames: 0,
                 filling_max_sequence: 0,
                 filling_sync: None,
@@ -711,7 +715,7 @@ fn commit_loop(shared: &Shared, segment: Segment) -> Result<()> {
 }
 
 fn run_commit_loop(shared: &Shared, mut segment: Segment) -> Result<()> {
-    let mut spare = Vec::new();
+    let mut spare = Vec::with_capacity(KEPT_GROUP_CAPACITY_BYTES);
     // When the oldest unsynced async write happened, if any.
     let mut unsynced_since: Option<Instant> = None;
     // A durable group whose writers are not woken yet. They are woken with
