@@ -275,6 +275,49 @@ fn small_rows_lie_whole_in_one_block() {
     }
 }
 
+#[test]
+fn a_cell_count_hint_changes_no_byte_of_the_file() {
+    let cells = numbered_cells(3_000, 5, b"value");
+    let dir = tempfile::tempdir().unwrap();
+    let io = Io::with_backend(Backend::Sync);
+    let file_bytes = |hint: Option<u64>, bloom: BloomType| {
+        let path = dir.path().join("hinted.hfile");
+        let _ = std::fs::remove_file(&path);
+        let mut w = HFileWriter::create(
+            io.clone(),
+            &path,
+            WriterOptions {
+                family: b"f".to_vec(),
+                block_size: 1024,
+                compression: Compression::None,
+                bloom,
+                bloom_bits_per_key: 10,
+                bulk: None,
+                budget: None,
+            },
+        )
+        .unwrap();
+        if let Some(hint) = hint {
+            w.expect_cells(hint);
+        }
+        for c in &cells {
+            w.add(&r(c)).unwrap();
+        }
+        w.finish(7).unwrap();
+        std::fs::read(&path).unwrap()
+    };
+    for bloom in [BloomType::Row, BloomType::RowCol, BloomType::None] {
+        let unhinted = file_bytes(None, bloom);
+        // Exact, too few, none and far too many: the same file.
+        for hint in [3_000, 10, 0, 1 << 20] {
+            assert!(
+                file_bytes(Some(hint), bloom) == unhinted,
+                "hint {hint}, {bloom:?}"
+            );
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 

@@ -229,6 +229,18 @@ impl HFileWriter {
         })
     }
 
+    /// Makes room for the bloom keys of up to `cells` cells (a flush knows
+    /// its memstores' count), so that the list does not grow by doubling,
+    /// each step copying it into freshly faulted pages, while the file is
+    /// built. Only a capacity: a wrong count changes no byte of the file.
+    pub(crate) fn expect_cells(&mut self, cells: u64) {
+        if self.options.bloom != BloomType::None {
+            let cells = usize::try_from(cells).unwrap_or(usize::MAX);
+            self.bloom_hashes
+                .reserve(cells.saturating_sub(self.bloom_hashes.len()));
+        }
+    }
+
     /// Bytes the file will take, roughly (written plus pending).
     pub(crate) fn estimated_bytes(&self) -> u64 {
         self.written + self.buffer.len() as u64 + self.builder.estimated_bytes() as u64

@@ -151,13 +151,12 @@ fn write_stores(
             continue;
         };
         let version = store.version();
-        let sources: Vec<Source> = version
-            .frozen
-            .iter()
-            .filter(|f| f.up_to <= boundary)
+        let flushed = || version.frozen.iter().filter(|f| f.up_to <= boundary);
+        let cells = flushed().map(|f| f.memstore.cell_count()).sum();
+        let sources: Vec<Source> = flushed()
             .map(|f| Source::from(MemstoreSource::new(f.memstore.clone())))
             .collect();
-        match write_file(services, family, sources) {
+        match write_file(services, family, sources, cells) {
             Ok(file) => written.push((store.clone(), file)),
             Err(e) => {
                 remove_new_files(services, written.iter().filter_map(|(_, f)| f.as_ref()));
@@ -168,12 +167,13 @@ fn write_stores(
     Ok(written)
 }
 
-/// Writes the cells of `sources` (merged, all visible) into a new file;
-/// `None` when there are no cells.
+/// Writes the cells of `sources` (merged, all visible; `cells` of them at
+/// most) into a new file; `None` when there are no cells.
 fn write_file(
     services: &Services,
     family: &FamilyDescriptor,
     sources: Vec<Source>,
+    cells: u64,
 ) -> Result<Option<NewFile>> {
     let mut merged = MergedSources::new(sources, u64::MAX);
     merged.seek(&SeekKey::row_start(b""))?;
@@ -181,6 +181,7 @@ fn write_file(
         return Ok(None);
     }
     let mut output = OutputFile::create(services, family, IoPriority::Flush)?;
+    output.expect_cells(cells);
     let written = (|| -> Result<()> {
         while let Some(cell) = merged.current() {
             output.add(&cell)?;

@@ -80,6 +80,12 @@ impl OutputFile {
         })
     }
 
+    /// Tells the writer how many cells are coming, at most (a capacity
+    /// hint: see [`HFileWriter::expect_cells`]).
+    pub(crate) fn expect_cells(&mut self, cells: u64) {
+        self.writer.expect_cells(cells);
+    }
+
     /// Appends a cell (cells come in store order; the writer checks it).
     pub(crate) fn add(&mut self, cell: &CellRef<'_>) -> Result<()> {
         self.writer.add(cell)
