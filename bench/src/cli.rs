@@ -7,15 +7,16 @@
 //! [--block-size B] [--compression none|zstd] [--cache-mb M]
 //! [--bloom-bits K] [--repeat R] [--seed S]`
 //!
-//! Added since: `--ops N`, `--no-progress`, `--cold`, and `--io` taking
-//! both back ends (`--io uring,sync`).
+//! Added since: `--ops N`, `--no-progress`, `--cold`, `--io` taking
+//! both back ends (`--io uring,sync`), and `--isolate`.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::config::{COLD_CACHE_MB, DEFAULT_CACHE_MB, DEFAULT_SEED, RunConfig};
-use crate::error::Result;
+use crate::config::{COLD_CACHE_MB, ChildCommand, DEFAULT_CACHE_MB, DEFAULT_SEED, RunConfig};
+use crate::error::{BenchError, Result};
 use crate::settings::{
     BACKGROUND_THREADS, CompressionChoice, DurabilityChoice, EngineKind, EngineSettings, IoChoice,
     ValueKind,
@@ -168,6 +169,64 @@ pub struct Cli {
     /// by default (`verify_checksums_before_ingest = false`).
     #[arg(long)]
     pub bulk_verify_blocks: bool,
+
+    /// Each run in a process of its own: strata-bench starts itself once
+    /// per workload, repetition and engine, in the same interleaved order
+    /// and with the same options, and reads the run's result back. No run
+    /// then inherits what an engine before it left in the process (its
+    /// threads, allocator state, memory peak).
+    #[arg(long)]
+    pub isolate: bool,
+
+    /// The repetition number of a child's single run (set by --isolate).
+    #[arg(long, hide = true, default_value_t = 0)]
+    pub run_number: u32,
+}
+
+/// Options an isolated suite's child is given anew for its one run (their
+/// values, too, are not passed on).
+const PER_CHILD_OPTIONS: [&str; 7] = [
+    "--engines",
+    "--workloads",
+    "--num",
+    "--repeat",
+    "--io",
+    "--json",
+    "--run-number",
+];
+
+/// Flags an isolated suite's child is given anew or not at all.
+const PER_CHILD_FLAGS: [&str; 2] = ["--isolate", "--no-progress"];
+
+/// The command that starts a child for one run of an isolated suite, from
+/// this process's arguments (`args`, without the program's name).
+pub fn child_command(args: impl IntoIterator<Item = OsString>) -> Result<ChildCommand> {
+    let program = std::env::current_exe()
+        .map_err(|e| BenchError::io("finding strata-bench's own executable", e))?;
+    Ok(ChildCommand {
+        program,
+        args: child_args(args),
+    })
+}
+
+/// `args` without the options and flags each child is given anew.
+fn child_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let mut kept = Vec::new();
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        // An argument that is not UTF-8 is a value (a path), never ours.
+        let text = arg.to_str().unwrap_or_default();
+        let name = text.split_once('=').map_or(text, |(name, _)| name);
+        if PER_CHILD_OPTIONS.contains(&name) {
+            if !text.contains('=') {
+                // The value is the next argument.
+                args.next();
+            }
+        } else if !PER_CHILD_FLAGS.contains(&name) {
+            kept.push(arg);
+        }
+    }
+    kept
 }
 
 /// Measurements that are not workloads.
@@ -251,6 +310,8 @@ impl Cli {
             strata_io: if io.len() > 1 { io } else { Vec::new() },
             cold: self.cold,
             warm: self.warm,
+            isolate: None,
+            first_run: self.run_number,
         };
         config.validate()?;
         Ok(config)
@@ -260,6 +321,40 @@ impl Cli {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_child_keeps_every_option_but_the_ones_it_is_given_anew() {
+        let args = [
+            "--isolate",
+            "--engines",
+            "all",
+            "--workloads=fillseq,readrandom",
+            "--num",
+            "5000",
+            "--cache-mb",
+            "64",
+            "--repeat",
+            "3",
+            "--io=uring,sync",
+            "--json",
+            "out.json",
+            "--no-progress",
+            "--warm",
+            "--dir",
+            "/tmp/b",
+            "--run-number",
+            "2",
+        ];
+        let kept = child_args(args.iter().map(OsString::from));
+        assert_eq!(kept, ["--cache-mb", "64", "--warm", "--dir", "/tmp/b"]);
+        // What is kept still parses, with the child's own options added.
+        let mut child: Vec<OsString> = vec!["strata-bench".into()];
+        child.extend(kept);
+        child.extend(["--engines", "strata", "--run-number", "2"].map(OsString::from));
+        let cli = Cli::try_parse_from(child).unwrap();
+        assert_eq!(cli.run_config().unwrap().first_run, 2);
+        assert!(cli.warm);
+    }
 
     #[test]
     fn no_arguments_is_the_quick_suite() {

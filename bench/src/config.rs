@@ -4,6 +4,7 @@
 //! read them (this module names the workloads, which drive the engines), and
 //! re-exported here for programs that configure a run through this module.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use crate::error::{BenchError, Result};
@@ -73,6 +74,25 @@ pub struct RunConfig {
     /// Warm reads (`--warm`): one untimed full pass over the loaded data
     /// before the timed phase.
     pub warm: bool,
+    /// Each run in a process of its own (`--isolate`): the program and the
+    /// arguments that start a child for one run, to which the run's engine,
+    /// workload, back end and number are added (see `runner::run_isolated`).
+    /// `None`: every run in this process.
+    pub isolate: Option<ChildCommand>,
+    /// The number of the first repetition (a child started for repetition
+    /// `n` runs only that one; 0 otherwise).
+    pub first_run: u32,
+}
+
+/// How to start a child `strata-bench` for one run of an isolated suite.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChildCommand {
+    /// The program (this executable).
+    pub program: PathBuf,
+    /// The parent's arguments without the ones each child is given anew
+    /// (engines, workloads, repetitions, back ends, JSON output, progress
+    /// and isolation).
+    pub args: Vec<OsString>,
 }
 
 impl RunConfig {

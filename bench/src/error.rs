@@ -24,6 +24,9 @@ pub enum BenchError {
     Json(serde_json::Error),
     /// The command line asked for something that cannot run.
     Usage(String),
+    /// A run in a child process (`--isolate`) failed or returned no
+    /// result.
+    Child(String),
     /// An engine gave an answer the workload knows to be wrong (for example
     /// a scan that returned fewer entries than were loaded).
     Check(String),
@@ -50,6 +53,7 @@ impl fmt::Display for BenchError {
             BenchError::Io { context, source } => write!(f, "{context}: {source}"),
             BenchError::Json(e) => write!(f, "json: {e}"),
             BenchError::Usage(message) => write!(f, "{message}"),
+            BenchError::Child(message) => write!(f, "{message}"),
             BenchError::Check(message) => write!(f, "sanity check failed: {message}"),
         }
     }

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use strata_bench::cli::{Cli, Command};
+use strata_bench::cli::{self, Cli, Command};
 use strata_bench::{memory, report, runner};
 
 // jemalloc for every Rust allocation, strata's and fjall's alike (RocksDB's
@@ -43,7 +43,10 @@ fn run(cli: &Cli) -> strata_bench::Result<()> {
         }
         return Ok(());
     }
-    let config = cli.run_config()?;
+    let mut config = cli.run_config()?;
+    if cli.isolate {
+        config.isolate = Some(cli::child_command(std::env::args_os().skip(1))?);
+    }
     let engines: Vec<_> = config.engines.iter().map(|e| e.name()).collect();
     let strata_io: Vec<&str> = config
         .strata_io_variants()
@@ -51,7 +54,7 @@ fn run(cli: &Cli) -> strata_bench::Result<()> {
         .map(|io| io.map_or("auto", |io| io.name()))
         .collect();
     eprintln!(
-        "strata-bench: {} workload(s) x {} engine(s) [{}] x {} run(s), num {}, threads {}, durability {:?}, strata io {}, block cache {} MiB{}",
+        "strata-bench: {} workload(s) x {} engine(s) [{}] x {} run(s), num {}, threads {}, durability {:?}, strata io {}, block cache {} MiB{}{}",
         config.workloads.len(),
         engines.len(),
         engines.join(","),
@@ -63,6 +66,11 @@ fn run(cli: &Cli) -> strata_bench::Result<()> {
         config.settings.cache_bytes >> 20,
         if config.cold {
             ", cold (page cache evicted before every timed operation, untimed)"
+        } else {
+            ""
+        },
+        if config.isolate.is_some() {
+            ", each run in a process of its own"
         } else {
             ""
         },

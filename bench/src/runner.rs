@@ -1,8 +1,10 @@
 //! Runs workloads against engines: a fresh directory per engine, workload
 //! and repetition; the untimed load; the timed phase with its measurements
 //! (with `--cold`, the page cache evicted before every operation, untimed);
-//! settling; the result record.
+//! settling; the result record. With `--isolate`, each run in a child
+//! process of its own.
 
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -11,7 +13,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use parking_lot::Mutex;
 
 use crate::cold::PageCacheEvictor;
-use crate::config::RunConfig;
+use crate::config::{ChildCommand, RunConfig};
 use crate::engine::{self, Engine, WalCounters};
 use crate::error::{BenchError, Result};
 use crate::keys::{ValuePool, permutation};
@@ -39,7 +41,7 @@ pub fn run_all(
     config.validate()?;
     let mut results = Vec::new();
     for &workload in &config.workloads {
-        for run in 0..config.repeat {
+        for run in config.first_run..config.first_run.saturating_add(config.repeat) {
             for &engine in &config.engines {
                 let io_variants = match engine {
                     EngineKind::Strata => config.strata_io_variants(),
@@ -47,7 +49,10 @@ pub fn run_all(
                     EngineKind::RocksDb | EngineKind::Fjall => vec![None],
                 };
                 for io in io_variants {
-                    let result = run_one(config, engine, io, workload, run)?;
+                    let result = match &config.isolate {
+                        Some(child) => run_isolated(config, child, engine, io, workload, run)?,
+                        None => run_one(config, engine, io, workload, run)?,
+                    };
                     on_result(&result);
                     results.push(result);
                 }
@@ -55,6 +60,60 @@ pub fn run_all(
         }
     }
     Ok(results)
+}
+
+/// Runs `workload` once against `engine_kind` in a child process started by
+/// `child` (`--isolate`), which runs [`run_one`] with the same settings and
+/// hands its result back as JSON; the child's failure is this run's, with
+/// what it printed.
+pub fn run_isolated(
+    config: &RunConfig,
+    child: &ChildCommand,
+    engine_kind: EngineKind,
+    io: Option<IoChoice>,
+    workload: Workload,
+    run: u32,
+) -> Result<RunResult> {
+    let output_file = tempfile::NamedTempFile::new()
+        .map_err(|e| BenchError::io("creating a child run's result file", e))?;
+    let mut command = Command::new(&child.program);
+    command
+        .args(&child.args)
+        .args(["--engines", engine_kind.name()])
+        .args(["--workloads", workload.name()])
+        .args(["--num", &config.num.to_string()])
+        .args(["--repeat", "1", "--run-number", &run.to_string()])
+        .arg("--no-progress")
+        .arg("--json")
+        .arg(output_file.path());
+    if let Some(io) = io {
+        command.args(["--io", io.name()]);
+    }
+    let label = format!("{} {} run {run}", engine_kind.name(), workload.name());
+    let output = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| BenchError::io(format!("starting the child process of {label}"), e))?;
+    if !output.status.success() {
+        let printed = String::from_utf8_lossy(&output.stderr);
+        return Err(BenchError::Child(format!(
+            "the child process of {label} failed ({}): {}",
+            output.status,
+            printed.trim()
+        )));
+    }
+    let text = std::fs::read_to_string(output_file.path())
+        .map_err(|e| BenchError::io(format!("reading the result of {label}"), e))?;
+    let mut results: Vec<RunResult> = serde_json::from_str(&text)?;
+    match (results.pop(), results.is_empty()) {
+        (Some(result), true) => Ok(result),
+        _ => Err(BenchError::Child(format!(
+            "the child process of {label} returned {} results instead of one",
+            results.len() + 1
+        ))),
+    }
 }
 
 /// Runs `workload` once against `engine_kind` in a fresh directory; `io` is

@@ -3,7 +3,8 @@
 #![cfg(test)]
 
 use strata_bench::config::{
-    CompressionChoice, DurabilityChoice, EngineKind, EngineSettings, RunConfig, ValueKind,
+    ChildCommand, CompressionChoice, DurabilityChoice, EngineKind, EngineSettings, RunConfig,
+    ValueKind,
 };
 use strata_bench::report::{self, RunResult};
 use strata_bench::runner;
@@ -42,6 +43,8 @@ fn tiny_config(dir: &std::path::Path, workloads: Vec<Workload>, threads: usize) 
         strata_io: Vec::new(),
         cold: false,
         warm: false,
+        isolate: None,
+        first_run: 0,
     }
 }
 
@@ -331,4 +334,70 @@ fn warm_reads_fill_the_block_cache_before_the_timed_phase() {
     use clap::Parser;
     let cli = strata_bench::cli::Cli::try_parse_from(["strata-bench", "--cold", "--warm"]);
     assert!(cli.is_err(), "--cold and --warm conflict");
+}
+
+#[test]
+fn isolated_runs_come_back_from_their_own_processes_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("results.json");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_strata-bench"))
+        .args([
+            "--isolate",
+            "--workloads",
+            "fillseq,readrandom",
+            "--repeat",
+            "2",
+        ])
+        .args(["--num", &TINY_NUM.to_string(), "--no-progress", "--dir"])
+        .arg(dir.path())
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let results: Vec<RunResult> =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let order: Vec<(&str, u32)> = results
+        .iter()
+        .map(|r| (r.workload.as_str(), r.run))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            ("fillseq", 0),
+            ("fillseq", 1),
+            ("readrandom", 0),
+            ("readrandom", 1)
+        ]
+    );
+    for r in &results {
+        // The children ran the parent's record count, not their own default.
+        assert_eq!(r.num, TINY_NUM);
+        let workload = Workload::parse_list(&r.workload).unwrap()[0];
+        check_counts(r, workload, TINY_NUM);
+    }
+}
+
+#[test]
+fn a_failed_child_run_is_an_error_with_what_it_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = tiny_config(dir.path(), vec![Workload::FillSeq], 1);
+    config.isolate = Some(ChildCommand {
+        program: env!("CARGO_BIN_EXE_strata-bench").into(),
+        // Every child refuses its command line: no value can be empty.
+        args: vec!["--value-size".into(), "0".into()],
+    });
+    let error = runner::run_all(&config, |_| {}).unwrap_err().to_string();
+    assert!(
+        error.contains("the child process of strata fillseq run 0 failed"),
+        "{error}"
+    );
+    assert!(
+        error.contains("--value-size must be at least 1 byte"),
+        "{error}"
+    );
 }
