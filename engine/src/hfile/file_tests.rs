@@ -51,15 +51,7 @@ fn write(
     let mut w = HFileWriter::create(
         io.clone(),
         &path,
-        WriterOptions {
-            family: b"f".to_vec(),
-            block_size,
-            compression,
-            bloom,
-            bloom_bits_per_key: 10,
-            bulk: None,
-            budget: None,
-        },
+        writer_options(block_size, compression, bloom),
     )
     .unwrap();
     for c in cells {
@@ -68,6 +60,20 @@ fn write(
     let meta = w.finish(7).unwrap();
     assert_eq!(meta.cells, cells.len() as u64);
     open(&io, dir, Arc::new(BlockCache::new(1 << 20)))
+}
+
+/// A writer of family `f` with 10 bloom bits a key, no bulk-load role and
+/// no I/O budget.
+fn writer_options(block_size: usize, compression: Compression, bloom: BloomType) -> WriterOptions {
+    WriterOptions {
+        family: b"f".to_vec(),
+        block_size,
+        compression,
+        bloom,
+        bloom_bits_per_key: 10,
+        bulk: None,
+        budget: None,
+    }
 }
 
 /// The file [`write`] wrote in `dir` (id 7), opened through `cache`.
@@ -283,20 +289,8 @@ fn a_cell_count_hint_changes_no_byte_of_the_file() {
     let file_bytes = |hint: Option<u64>, bloom: BloomType| {
         let path = dir.path().join("hinted.hfile");
         let _ = std::fs::remove_file(&path);
-        let mut w = HFileWriter::create(
-            io.clone(),
-            &path,
-            WriterOptions {
-                family: b"f".to_vec(),
-                block_size: 1024,
-                compression: Compression::None,
-                bloom,
-                bloom_bits_per_key: 10,
-                bulk: None,
-                budget: None,
-            },
-        )
-        .unwrap();
+        let options = writer_options(1024, Compression::None, bloom);
+        let mut w = HFileWriter::create(io.clone(), &path, options).unwrap();
         if let Some(hint) = hint {
             w.expect_cells(hint);
         }
@@ -663,15 +657,7 @@ fn cells_out_of_order_are_refused() {
         let mut w = HFileWriter::create(
             Io::with_backend(Backend::Sync),
             &path,
-            WriterOptions {
-                family: b"f".to_vec(),
-                block_size: 4096,
-                compression: Compression::None,
-                bloom: BloomType::Row,
-                bloom_bits_per_key: 10,
-                bulk: None,
-                budget: None,
-            },
+            writer_options(4096, Compression::None, BloomType::Row),
         )
         .unwrap();
         w.add(&r(&first)).unwrap();
