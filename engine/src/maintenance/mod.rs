@@ -277,10 +277,12 @@ impl Supervisor {
         if !present || region.schedule.is_retired() {
             return Ok(false);
         }
-        let _slot = self.compaction_slot(region)?;
+        let slot = self.compaction_slot(region)?;
         let Some(daughters) = split::split_region(&self.services, table, region, key)
             .map_err(|e| self.services.fail_change(e))?
         else {
+            drop(slot);
+            self.compact_if_wanted(table, region);
             return Ok(false);
         };
         // Compaction rewrites the shared files into each daughter's own.
@@ -336,14 +338,25 @@ impl Supervisor {
         major: bool,
     ) -> Result<()> {
         self.services.check_writable()?;
-        let _slot = self.compaction_slot(region)?;
+        let slot = self.compaction_slot(region)?;
         if region.schedule.is_retired() {
             // A split replaced the region meanwhile: its daughters compact.
             return Ok(());
         }
         let state = table.state.read().clone();
-        compaction::compact_region_now(&self.services, &state, region, major)
-            .map_err(|e| self.services.fail_change(e))
+        let outcome = compaction::compact_region_now(&self.services, &state, region, major)
+            .map_err(|e| self.services.fail_change(e));
+        drop(slot);
+        self.compact_if_wanted(table, region);
+        outcome
+    }
+
+    /// Queues a compaction of `region` when one was asked for while its
+    /// compaction slot was taken (the caller has just given it back).
+    fn compact_if_wanted(&self, table: &Arc<TableInner>, region: &Arc<Region>) {
+        if region.schedule.take_compaction_wanted() && !region.schedule.is_retired() {
+            self.pool.schedule_compaction(table, region);
+        }
     }
 
     /// The region's compaction slot, for a compaction or split the caller
@@ -390,8 +403,12 @@ impl Supervisor {
             pool::Job::Compact(table, region) => {
                 let outcome = self.compact_once(&table, &region);
                 region.schedule.give_back_compaction_slot();
-                // More to do: look again (the score is recomputed then).
-                if let Ok(true) = outcome {
+                // More to do, or files came while this one ran (a flush
+                // could not queue a compaction then): look again (the
+                // score is recomputed then). A failed run is not retried
+                // here; the next flush asks again.
+                let wanted = region.schedule.take_compaction_wanted();
+                if matches!(outcome, Ok(true)) || (outcome.is_ok() && wanted) {
                     self.pool.schedule_compaction(&table, &region);
                 }
                 outcome.map(|_| ())

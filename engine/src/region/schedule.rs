@@ -31,12 +31,28 @@ const SLOT_RECHECK: Duration = Duration::from_millis(10);
 pub(crate) struct RegionSchedule {
     flush_queued: AtomicBool,
     flush_lock: Mutex<()>,
-    /// True while the compaction slot is taken.
-    compaction_taken: Mutex<bool>,
+    /// Whether the compaction slot is taken, and whether a compaction was
+    /// asked for meanwhile (one lock, so no request falls between a
+    /// holder's last look and its giving the slot back).
+    compaction_slot: Mutex<SlotState>,
     /// Signalled whenever the compaction slot is given back.
     compaction_freed: Condvar,
     split_queued: AtomicBool,
     retired: AtomicBool,
+}
+
+/// The compaction slot's state.
+#[derive(Default)]
+struct SlotState {
+    /// True while the slot is taken (a compaction is queued or running, or
+    /// a caller runs a compaction, split or merge now).
+    taken: bool,
+    /// True when a compaction was asked for while the slot was taken: the
+    /// request could not queue one, so whoever frees the slot looks again
+    /// (a flush that adds L0 files while a compaction runs would otherwise
+    /// leave them uncompacted once that compaction, which looked before
+    /// they came, gives the slot back).
+    wanted: bool,
 }
 
 /// The compaction slot, held by a caller running a compaction or split now;
@@ -69,21 +85,33 @@ impl RegionSchedule {
     }
 
     /// Takes the compaction slot for a background compaction about to be
-    /// queued; false when it is taken (one is queued or running).
+    /// queued; false when it is taken (one is queued or running), and the
+    /// request is then remembered for whoever frees the slot (see
+    /// [`RegionSchedule::take_compaction_wanted`]).
     pub(crate) fn reserve_compaction_slot(&self) -> bool {
-        let mut taken = self.compaction_taken.lock();
-        if *taken {
+        let mut slot = self.compaction_slot.lock();
+        if slot.taken {
+            slot.wanted = true;
             return false;
         }
-        *taken = true;
+        slot.taken = true;
+        slot.wanted = false;
         true
     }
 
     /// Gives the compaction slot back (a queued compaction ran, or was
-    /// dropped) and wakes whoever waits for it.
+    /// dropped) and wakes whoever waits for it. A request made meanwhile
+    /// stays for [`RegionSchedule::take_compaction_wanted`].
     pub(crate) fn give_back_compaction_slot(&self) {
-        *self.compaction_taken.lock() = false;
+        self.compaction_slot.lock().taken = false;
         self.compaction_freed.notify_all();
+    }
+
+    /// True when a compaction was asked for while the slot was taken and
+    /// nobody has acted on it since; clears the request. Whoever gave the
+    /// slot back calls this and queues a compaction when it says so.
+    pub(crate) fn take_compaction_wanted(&self) -> bool {
+        std::mem::take(&mut self.compaction_slot.lock().wanted)
     }
 
     /// Waits for the compaction slot and takes it. A background compaction
@@ -99,20 +127,20 @@ impl RegionSchedule {
         closed: impl Fn() -> bool,
         cancel_queued: impl Fn() -> bool,
     ) -> Result<CompactionSlot<'_>> {
-        let mut taken = self.compaction_taken.lock();
+        let mut slot = self.compaction_slot.lock();
         loop {
             if closed() {
                 return Err(Error::Closed);
             }
-            if !*taken {
-                *taken = true;
+            if !slot.taken {
+                slot.taken = true;
                 return Ok(CompactionSlot { schedule: self });
             }
             if cancel_queued() {
                 // The queued job's reservation is ours now.
                 return Ok(CompactionSlot { schedule: self });
             }
-            let _ = self.compaction_freed.wait_for(&mut taken, SLOT_RECHECK);
+            let _ = self.compaction_freed.wait_for(&mut slot, SLOT_RECHECK);
         }
     }
 
@@ -185,6 +213,41 @@ mod tests {
             }
             assert!(matches!(waiter.join().unwrap(), Err(Error::Closed)));
         });
+    }
+
+    /// A compaction asked for while the slot is taken (a flush finishing
+    /// while a compaction runs) is remembered for whoever gives the slot
+    /// back, once; a compaction queued afterwards covers it.
+    #[test]
+    fn a_compaction_asked_for_while_the_slot_is_taken_is_not_lost() {
+        let schedule = RegionSchedule::default();
+        assert!(!schedule.take_compaction_wanted(), "nothing asked yet");
+        assert!(schedule.reserve_compaction_slot(), "a compaction runs");
+        assert!(
+            !schedule.reserve_compaction_slot(),
+            "a flush asks meanwhile"
+        );
+        schedule.give_back_compaction_slot();
+        assert!(schedule.take_compaction_wanted(), "the request survives");
+        assert!(!schedule.take_compaction_wanted(), "and is taken once");
+
+        // A slot held by a caller (a compaction run now) keeps the request
+        // for that caller too.
+        let slot = schedule
+            .wait_for_compaction_slot(|| false, || false)
+            .unwrap();
+        assert!(!schedule.reserve_compaction_slot());
+        drop(slot);
+        assert!(schedule.take_compaction_wanted());
+
+        // A compaction queued after the request looks after it: nothing is
+        // left for the next holder.
+        assert!(schedule.reserve_compaction_slot());
+        assert!(!schedule.reserve_compaction_slot());
+        schedule.give_back_compaction_slot();
+        assert!(schedule.reserve_compaction_slot(), "queued anew");
+        schedule.give_back_compaction_slot();
+        assert!(!schedule.take_compaction_wanted(), "covered by that one");
     }
 
     #[test]
