@@ -8,8 +8,10 @@
 //!   when it has run; a compaction or split the caller runs now takes over a
 //!   queued one's slot (the queued job is dropped: what the caller runs
 //!   covers it) or waits for a running one (woken when it gives the slot
-//!   back), and holds the slot while it runs. A flush may run alongside: flushes only add L0 files, compactions
-//!   only replace the files they picked.
+//!   back), and holds the slot while it runs. A flush may run alongside:
+//!   flushes only add L0 files, compactions only replace the files they
+//!   picked. A compaction asked for while the slot is taken is remembered,
+//!   and whoever gives the slot back queues one for it.
 //! * Split: at most one queued (`split_queued`).
 //! * Retired: a split replaced the region by its daughters; it takes no more
 //!   jobs.
