@@ -809,6 +809,17 @@ impl Plan {
         out
     }
 
+    /// True when [`Plan::for_each_output_cell`] passes every cell of a row through unchanged
+    /// and in order, except for the cells beyond `max_versions` of a column: the plan has no
+    /// cell predicates, dropped columns, KeyOnly or FirstKeyOnly. A scan then returns such a
+    /// row as it was read, without building its cells anew.
+    pub fn returns_cells_unchanged(&self) -> bool {
+        self.cell_filter.is_empty()
+            && self.dropped_columns.is_empty()
+            && self.key_only.is_none()
+            && !self.first_cell_only
+    }
+
     /// [`Plan::output_cells`] without collecting them: `emit` gets each returned cell, in
     /// order (a scan writes them straight into its row). Returns how many there were.
     pub fn for_each_output_cell<'a>(

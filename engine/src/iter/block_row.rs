@@ -249,6 +249,12 @@ impl HeldBlock {
         self.0.bytes()
     }
 
+    /// True when both hold the same cached block (not an equal one).
+    #[inline]
+    pub(crate) fn same_as(&self, other: &HeldBlock) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
     /// True when this is `block` (the same cached block, not an equal one).
     #[inline]
     pub(crate) fn is(&self, block: BlockRef<'_>) -> bool {

@@ -151,6 +151,15 @@ impl FilterStage {
                 }
                 (outcome.cells.len(), outcome.stop_scan)
             }
+            // Every cell is returned as it was read (the usual row of a
+            // scan filtered on its key): the output takes the row whole,
+            // sharing the blocks it lends from, so no value is copied.
+            None if plan.returns_cells_unchanged()
+                && within_versions(&cells, self.max_versions) =>
+            {
+                output.copy_row(input);
+                (input.len(), false)
+            }
             // The plan's cells go straight into the output, without a vector.
             None => {
                 let mut index = 0;
@@ -167,6 +176,24 @@ impl FilterStage {
         self.returned += 1;
         Verdict::Return { stop }
     }
+}
+
+/// True when no column of `cells` (a row's cells, column by column, newest
+/// version first) has more than `max_versions` versions.
+fn within_versions(cells: &[FilterCell<'_>], max_versions: u32) -> bool {
+    let mut column: Option<(&[u8], &[u8])> = None;
+    let mut versions = 0u32;
+    for cell in cells {
+        if column != Some((cell.family, cell.qualifier)) {
+            column = Some((cell.family, cell.qualifier));
+            versions = 0;
+        }
+        versions = versions.saturating_add(1);
+        if versions > max_versions {
+            return false;
+        }
+    }
+    true
 }
 
 /// Writes returned cell `index` of `row` into `output`, starting the row

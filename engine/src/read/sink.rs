@@ -52,6 +52,25 @@ pub(crate) trait RowSink {
     fn push_block_cell(&mut self, family: &[u8], cell: &BlockCell<'_>) {
         self.push_cell(family, cell.cell());
     }
+    /// Starts a row that is `row` whole: its key and every cell, in order
+    /// (a filtered scan returning a row as it was read). A [`RowBuffer`]
+    /// shares the blocks `row` lends from instead of copying the cells.
+    fn copy_row(&mut self, row: &RowBuffer) {
+        self.begin_row(row.row());
+        for cell in row.cells(0..row.len()) {
+            self.push_cell(
+                cell.family,
+                &CellRef {
+                    row: row.row(),
+                    qualifier: cell.qualifier,
+                    timestamp: cell.timestamp,
+                    kind: cell.kind,
+                    sequence: 0,
+                    value: cell.value,
+                },
+            );
+        }
+    }
 }
 
 impl RowSink for Vec<Cell> {
@@ -438,6 +457,29 @@ impl RowSink for RowBuffer {
         }
     }
 
+    fn copy_row(&mut self, row: &RowBuffer) {
+        // The spans stay valid: they index the copied bytes and the shared
+        // blocks, in the same order. A block this buffer already holds at
+        // the same place (the usual case: consecutive rows of one block) is
+        // kept without touching its count.
+        self.row_in_block = row.row_in_block;
+        if row.row_in_block.is_none() {
+            self.row.clone_from(&row.row);
+        }
+        self.bytes.clone_from(&row.bytes);
+        self.families_end = row.families_end;
+        self.families.clone_from(&row.families);
+        self.cells.clone_from(&row.cells);
+        self.blocks.truncate(row.blocks.len());
+        for (i, block) in row.blocks.iter().enumerate() {
+            match self.blocks.get_mut(i) {
+                Some(held) if held.same_as(block) => {}
+                Some(held) => *held = block.clone(),
+                None => self.blocks.push(block.clone()),
+            }
+        }
+    }
+
     fn push_cell(&mut self, family: &[u8], cell: &CellRef<'_>) {
         let family = self.family_span(family);
         let start = self.bytes.len();
@@ -654,6 +696,78 @@ mod tests {
                 assert_eq!(buffer.bytes(), b"fam");
             }
         }
+    }
+
+    /// A row copied whole shares the blocks its cells are lent from (no
+    /// value is copied) and reads back the same, key, cells and all; the
+    /// copy keeps the blocks it already holds from row to row, and a sink
+    /// that cannot lend gets the same cells as copies.
+    #[test]
+    fn a_row_copied_whole_shares_its_blocks() {
+        let first = rows_block(3);
+        let second = block(7, 2);
+        let mut input = RowBuffer::default();
+        let mut output = RowBuffer::default();
+        lone_row_from(&mut input, b"fam", &first, 0, true);
+        output.copy_row(&input);
+        assert_eq!(output.row(), b"r\x00");
+        assert_eq!(output.blocks().len(), 1);
+        assert!(output.blocks()[0].same_as(&input.blocks()[0]));
+        assert_eq!(output.bytes(), b"fam", "nothing but the family copied");
+        let cell = output.cell(0).unwrap();
+        assert_eq!((cell.qualifier, cell.value), (&b"q\x00"[..], &b"v\x00"[..]));
+        let held = Arc::strong_count(&first);
+        lone_row_from(&mut input, b"fam", &first, 1, true);
+        output.copy_row(&input);
+        assert_eq!(Arc::strong_count(&first), held, "the same block, kept");
+        assert_eq!(output.row(), b"r\x01");
+
+        // A row with a copied key, a lent cell of another block and a
+        // copied cell.
+        input.begin_row(b"owned");
+        push_from(&mut input, b"fam", &second, 1);
+        input.push_cell(
+            b"g",
+            &CellRef {
+                row: b"owned",
+                qualifier: b"q",
+                timestamp: 5,
+                kind: CellKind::Put,
+                sequence: 1,
+                value: b"copied",
+            },
+        );
+        output.copy_row(&input);
+        let read = |buffer: &RowBuffer| {
+            buffer
+                .cells(0..buffer.len())
+                .map(|c| {
+                    (
+                        c.family.to_vec(),
+                        c.qualifier.to_vec(),
+                        c.timestamp,
+                        c.value.to_vec(),
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(output.row(), b"owned");
+        assert_eq!(read(&output), read(&input));
+        assert_eq!(read(&output)[0].3, b"v\x01\x07");
+        let mut owned: Vec<Cell> = Vec::new();
+        owned.copy_row(&input);
+        let owned: Vec<_> = owned
+            .iter()
+            .map(|c| {
+                (
+                    c.family.clone(),
+                    c.qualifier.clone(),
+                    c.timestamp,
+                    c.value.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(owned, read(&input));
     }
 
     fn push_from(buffer: &mut RowBuffer, family: &[u8], block: &Arc<DataBlock>, i: usize) {
