@@ -114,6 +114,10 @@ fn rewrite_pick(
         family,
         current: None,
         done: Vec::new(),
+        cells_per_file: expected_cells_per_file(
+            pick.inputs().map(|f| (f.meta().cells, f.meta().size)),
+            services.options.target_file_bytes,
+        ),
     };
     if let Err(e) = rewrite(&mut merged, region, &filter, &mut outputs) {
         outputs.abandon();
@@ -249,12 +253,35 @@ fn rewrite(
     outputs.finish_current()
 }
 
+/// How many cells one output file will hold, about, for inputs of
+/// `(cells, bytes)` each: the inputs' cells in the share of their bytes one file of
+/// `target_file_bytes` takes, an eighth more for slack, at most all of
+/// them. A capacity hint for the file's bloom keys (see
+/// [`OutputFile::expect_cells`]): too few costs one more growth of the
+/// list, too many a little memory while the file is written.
+fn expected_cells_per_file(
+    inputs: impl Iterator<Item = (u64, u64)>,
+    target_file_bytes: u64,
+) -> u64 {
+    let (cells, bytes) = inputs.fold((0u64, 0u64), |(cells, bytes), (c, b)| {
+        (cells.saturating_add(c), bytes.saturating_add(b))
+    });
+    if bytes == 0 {
+        return 0;
+    }
+    let share = u128::from(cells) * u128::from(target_file_bytes) / u128::from(bytes);
+    let with_slack = share.saturating_add(share / 8);
+    u64::try_from(with_slack).unwrap_or(u64::MAX).min(cells)
+}
+
 /// The files a compaction writes.
 struct Outputs<'a> {
     services: &'a Services,
     family: &'a FamilyDescriptor,
     current: Option<OutputFile>,
     done: Vec<NewFile>,
+    /// Cells one output file is expected to hold (a capacity hint).
+    cells_per_file: u64,
 }
 
 impl Outputs<'_> {
@@ -276,11 +303,12 @@ impl Outputs<'_> {
             }
             let output = match &mut self.current {
                 Some(output) => output,
-                None => self.current.insert(OutputFile::create(
-                    self.services,
-                    self.family,
-                    IoPriority::Compaction,
-                )?),
+                None => {
+                    let mut output =
+                        OutputFile::create(self.services, self.family, IoPriority::Compaction)?;
+                    output.expect_cells(self.cells_per_file);
+                    self.current.insert(output)
+                }
             };
             if decision == Decision::Ghost {
                 output.add(&CellRef {
@@ -330,4 +358,31 @@ fn commit(
             .map(|m| (pick.output_level as u8, m.clone()))
             .collect(),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expected_cells_per_file;
+
+    #[test]
+    fn an_output_file_expects_its_share_of_the_input_cells() {
+        const MIB: u64 = 1024 * 1024;
+        // 4 MiB of inputs holding 40,000 cells, cut into 1 MiB files:
+        // 10,000 a file, and an eighth more.
+        let inputs = [(30_000, 3 * MIB), (10_000, MIB)];
+        assert_eq!(expected_cells_per_file(inputs.into_iter(), MIB), 11_250);
+        // A target larger than the inputs: all of them, no more.
+        assert_eq!(
+            expected_cells_per_file(inputs.into_iter(), 64 * MIB),
+            40_000
+        );
+        // Nothing to go by: no hint; huge counts do not overflow.
+        assert_eq!(expected_cells_per_file(std::iter::empty(), MIB), 0);
+        assert_eq!(expected_cells_per_file([(5, 0)].into_iter(), MIB), 0);
+        let huge = [(u64::MAX, u64::MAX), (u64::MAX, 1)];
+        assert_eq!(
+            expected_cells_per_file(huge.into_iter(), u64::MAX),
+            u64::MAX
+        );
+    }
 }
