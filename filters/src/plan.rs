@@ -809,15 +809,18 @@ impl Plan {
         out
     }
 
-    /// True when [`Plan::for_each_output_cell`] passes every cell of a row through unchanged
-    /// and in order, except for the cells beyond `max_versions` of a column: the plan has no
-    /// cell predicates, dropped columns, KeyOnly or FirstKeyOnly. A scan then returns such a
-    /// row as it was read, without building its cells anew.
-    pub fn returns_cells_unchanged(&self) -> bool {
+    /// True when [`Plan::for_each_output_cell`] would return every one of `cells` (a row
+    /// that passed the row-level tests) unchanged and in order: the plan has no cell
+    /// predicates, dropped columns, KeyOnly or FirstKeyOnly, and no column of the row has
+    /// more than `max_versions` versions. A scan then returns the row as it was read,
+    /// without building its cells anew.
+    pub fn returns_row_unchanged(&self, cells: &[CellRef<'_>], max_versions: u32) -> bool {
+        let mut versions = VersionCount::default();
         self.cell_filter.is_empty()
             && self.dropped_columns.is_empty()
             && self.key_only.is_none()
             && !self.first_cell_only
+            && cells.iter().all(|cell| versions.of(cell) <= max_versions)
     }
 
     /// [`Plan::output_cells`] without collecting them: `emit` gets each returned cell, in
@@ -829,8 +832,7 @@ impl Plan {
         mut emit: impl FnMut(OutputCell<'a>),
     ) -> usize {
         let mut emitted = 0;
-        let mut column: Option<(&[u8], &[u8])> = None;
-        let mut versions = 0u32;
+        let mut versions = VersionCount::default();
         for cell in cells {
             if !self
                 .cell_filter
@@ -839,12 +841,7 @@ impl Plan {
             {
                 continue;
             }
-            if column != Some((cell.family, cell.qualifier)) {
-                column = Some((cell.family, cell.qualifier));
-                versions = 0;
-            }
-            versions = versions.saturating_add(1);
-            if versions > max_versions {
+            if versions.of(cell) > max_versions {
                 continue;
             }
             // A dropped column's cells count their versions, and FirstKeyOnly's first cell
@@ -870,6 +867,26 @@ impl Plan {
             }
         }
         emitted
+    }
+}
+
+/// Numbers the versions of each column as a row's cells go by (column by column, newest
+/// version first).
+#[derive(Default)]
+struct VersionCount<'a> {
+    column: Option<(&'a [u8], &'a [u8])>,
+    versions: u32,
+}
+
+impl<'a> VersionCount<'a> {
+    /// `cell`'s version in its column: 1 for the first cell of a column.
+    fn of(&mut self, cell: &CellRef<'a>) -> u32 {
+        if self.column != Some((cell.family, cell.qualifier)) {
+            self.column = Some((cell.family, cell.qualifier));
+            self.versions = 0;
+        }
+        self.versions = self.versions.saturating_add(1);
+        self.versions
     }
 }
 

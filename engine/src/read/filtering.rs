@@ -154,9 +154,7 @@ impl FilterStage {
             // Every cell is returned as it was read (the usual row of a
             // scan filtered on its key): the output takes the row whole,
             // sharing the blocks it lends from, so no value is copied.
-            None if plan.returns_cells_unchanged()
-                && within_versions(&cells, self.max_versions) =>
-            {
+            None if plan.returns_row_unchanged(&cells, self.max_versions) => {
                 output.copy_row(input);
                 (input.len(), false)
             }
@@ -176,24 +174,6 @@ impl FilterStage {
         self.returned += 1;
         Verdict::Return { stop }
     }
-}
-
-/// True when no column of `cells` (a row's cells, column by column, newest
-/// version first) has more than `max_versions` versions.
-fn within_versions(cells: &[FilterCell<'_>], max_versions: u32) -> bool {
-    let mut column: Option<(&[u8], &[u8])> = None;
-    let mut versions = 0u32;
-    for cell in cells {
-        if column != Some((cell.family, cell.qualifier)) {
-            column = Some((cell.family, cell.qualifier));
-            versions = 0;
-        }
-        versions = versions.saturating_add(1);
-        if versions > max_versions {
-            return false;
-        }
-    }
-    true
 }
 
 /// Writes returned cell `index` of `row` into `output`, starting the row
